@@ -1,0 +1,91 @@
+"""The API registry: every API this package can encode and decode, by key and by name."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..schema import Struct, in_range
+from .api_versions import ApiVersionsRequest, ApiVersionsResponse
+from .consumer_group_describe import ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse
+from .consumer_group_heartbeat import ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse
+from .create_topics import CreateTopicsRequest, CreateTopicsResponse
+from .delete_groups import DeleteGroupsRequest, DeleteGroupsResponse
+from .describe_groups import DescribeGroupsRequest, DescribeGroupsResponse
+from .fetch import FetchRequest, FetchResponse
+from .find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
+from .heartbeat import HeartbeatRequest, HeartbeatResponse
+from .join_group import JoinGroupRequest, JoinGroupResponse
+from .leave_group import LeaveGroupRequest, LeaveGroupResponse
+from .list_groups import ListGroupsRequest, ListGroupsResponse
+from .list_offsets import ListOffsetsRequest, ListOffsetsResponse
+from .metadata import MetadataRequest, MetadataResponse
+from .offset_commit import OffsetCommitRequest, OffsetCommitResponse
+from .offset_delete import OffsetDeleteRequest, OffsetDeleteResponse
+from .offset_fetch import OffsetFetchRequest, OffsetFetchResponse
+from .sync_group import SyncGroupRequest, SyncGroupResponse
+
+API_VERSIONS_KEY = 18
+
+
+@dataclass(frozen=True, slots=True)
+class Api:
+    key: int
+    name: str
+    request: type[Struct]
+    response: type[Struct]
+
+    @property
+    def min_version(self) -> int:
+        assert self.request.kafka is not None
+        return self.request.kafka.valid[0]
+
+    @property
+    def max_version(self) -> int:
+        assert self.request.kafka is not None
+        return self.request.kafka.valid[1]
+
+    def supports(self, version: int) -> bool:
+        return self.min_version <= version <= self.max_version
+
+    def is_flexible(self, version: int) -> bool:
+        assert self.request.kafka is not None
+        return in_range(version, self.request.kafka.flexible)
+
+    def request_header_version(self, version: int) -> int:
+        return 2 if self.is_flexible(version) else 1
+
+    def response_header_version(self, version: int) -> int:
+        # KIP-511: ApiVersions responses always use header v0.
+        if self.key == API_VERSIONS_KEY:
+            return 0
+        return 1 if self.is_flexible(version) else 0
+
+
+def _api(name: str, request: type[Struct], response: type[Struct]) -> Api:
+    assert request.kafka is not None and request.kafka.api_key is not None
+    return Api(request.kafka.api_key, name, request, response)
+
+
+ALL: tuple[Api, ...] = (
+    _api("Fetch", FetchRequest, FetchResponse),
+    _api("ListOffsets", ListOffsetsRequest, ListOffsetsResponse),
+    _api("Metadata", MetadataRequest, MetadataResponse),
+    _api("OffsetCommit", OffsetCommitRequest, OffsetCommitResponse),
+    _api("OffsetFetch", OffsetFetchRequest, OffsetFetchResponse),
+    _api("FindCoordinator", FindCoordinatorRequest, FindCoordinatorResponse),
+    _api("JoinGroup", JoinGroupRequest, JoinGroupResponse),
+    _api("Heartbeat", HeartbeatRequest, HeartbeatResponse),
+    _api("LeaveGroup", LeaveGroupRequest, LeaveGroupResponse),
+    _api("SyncGroup", SyncGroupRequest, SyncGroupResponse),
+    _api("DescribeGroups", DescribeGroupsRequest, DescribeGroupsResponse),
+    _api("ListGroups", ListGroupsRequest, ListGroupsResponse),
+    _api("ApiVersions", ApiVersionsRequest, ApiVersionsResponse),
+    _api("CreateTopics", CreateTopicsRequest, CreateTopicsResponse),
+    _api("DeleteGroups", DeleteGroupsRequest, DeleteGroupsResponse),
+    _api("OffsetDelete", OffsetDeleteRequest, OffsetDeleteResponse),
+    _api("ConsumerGroupHeartbeat", ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse),
+    _api("ConsumerGroupDescribe", ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse),
+)
+
+BY_KEY: dict[int, Api] = {api.key: api for api in ALL}
+BY_NAME: dict[str, Api] = {api.name: api for api in ALL}

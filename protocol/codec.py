@@ -1,0 +1,112 @@
+"""Encode and decode messages: the entry points the rest of the project uses.
+
+``decode``/``encode`` run the compiled functions derived from the construct tree;
+``construct_for`` returns that tree itself (the reference implementation, used by the tests
+and available to anyone who wants construct's parse/build).
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any, TypeVar
+
+from construct import Construct, ConstructError
+
+from .codegen import compile_struct
+from .errors import DecodeError, EncodeError
+from .schema import Struct, in_range, is_flexible
+from .structs import KStruct, build_struct
+
+T = TypeVar("T", bound=Struct)
+
+# What the generated decoders can raise on hostile input besides DecodeError itself.
+_DECODE_FAULTS = (
+    struct.error,
+    IndexError,
+    UnicodeDecodeError,
+    ValueError,
+    OverflowError,
+    MemoryError,
+    RecursionError,
+)
+_ENCODE_FAULTS = (
+    struct.error,
+    AttributeError,
+    TypeError,
+    UnicodeEncodeError,
+    ValueError,
+    OverflowError,
+)
+
+
+def struct_for(cls: type[Struct], version: int) -> KStruct:
+    info = cls.kafka
+    if info is None:
+        raise TypeError(f"{cls.__name__} is not a top-level message")
+    if not in_range(version, info.valid):
+        raise ValueError(f"{cls.__name__} has no version {version}")
+    return build_struct(cls, version, is_flexible(cls, version))
+
+
+def construct_for(cls: type[Struct], version: int) -> Construct:
+    """The construct describing ``cls`` at ``version`` (parse/build with every check)."""
+    return struct_for(cls, version)
+
+
+def read(cls: type[T], buf: bytes, offset: int, version: int) -> tuple[T, int]:
+    """Decode ``cls`` from ``buf`` at ``offset``; return it and the offset after it."""
+    dec, _ = compile_struct(struct_for(cls, version))
+    try:
+        return dec(buf, offset, len(buf))  # type: ignore[return-value]
+    except DecodeError:
+        raise
+    except _DECODE_FAULTS as exc:
+        raise DecodeError(f"malformed {cls.__name__} v{version}: {exc!r}") from exc
+
+
+def decode(cls: type[T], data: bytes | bytearray | memoryview, version: int) -> T:
+    """Decode exactly one ``cls`` at ``version`` from ``data`` (trailing bytes are an error)."""
+    buf = data if isinstance(data, bytes) else bytes(data)
+    obj, end = read(cls, buf, 0, version)
+    if end != len(buf):
+        raise DecodeError(f"{len(buf) - end} trailing bytes after {cls.__name__} v{version}")
+    return obj
+
+
+def write(msg: Struct, version: int, w: bytearray) -> None:
+    """Append ``msg`` encoded at ``version`` to ``w``."""
+    _, enc = compile_struct(struct_for(type(msg), version))
+    try:
+        enc(msg, w)
+    except EncodeError:
+        raise
+    except _ENCODE_FAULTS as exc:
+        raise EncodeError(f"cannot encode {type(msg).__name__} v{version}: {exc!r}") from exc
+
+
+def encode(msg: Struct, version: int) -> bytes:
+    w = bytearray()
+    write(msg, version, w)
+    return bytes(w)
+
+
+def parse_reference(cls: type[T], data: bytes, version: int) -> T:
+    """Decode with construct's own parser (slow; the reference the compiled code must match)."""
+    try:
+        obj: T = construct_for(cls, version).parse(data)
+    except DecodeError:
+        raise
+    except (ConstructError, *_DECODE_FAULTS) as exc:
+        raise DecodeError(f"malformed {cls.__name__} v{version}: {exc!r}") from exc
+    return obj
+
+
+def build_reference(msg: Struct, version: int) -> bytes:
+    """Encode with construct's own builder (slow; the reference)."""
+    try:
+        data: Any = construct_for(type(msg), version).build(msg)
+    except EncodeError:
+        raise
+    except (ConstructError, *_ENCODE_FAULTS) as exc:
+        raise EncodeError(f"cannot encode {type(msg).__name__} v{version}: {exc!r}") from exc
+    return bytes(data)
