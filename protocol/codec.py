@@ -7,6 +7,7 @@ and available to anyone who wants construct's parse/build).
 
 from __future__ import annotations
 
+import io
 import struct
 from typing import Any, TypeVar
 
@@ -92,12 +93,15 @@ def encode(msg: Struct, version: int) -> bytes:
 
 def parse_reference(cls: type[T], data: bytes, version: int) -> T:
     """Decode with construct's own parser (slow; the reference the compiled code must match)."""
+    stream = io.BytesIO(data)
     try:
-        obj: T = construct_for(cls, version).parse(data)
+        obj: T = construct_for(cls, version).parse_stream(stream)
     except DecodeError:
         raise
     except (ConstructError, *_DECODE_FAULTS) as exc:
         raise DecodeError(f"malformed {cls.__name__} v{version}: {exc!r}") from exc
+    if stream.tell() != len(data):
+        raise DecodeError(f"trailing bytes after {cls.__name__} v{version}")
     return obj
 
 

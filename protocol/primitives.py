@@ -123,7 +123,8 @@ class UVarint(Construct):  # type: ignore[misc]
         raise DecodeError("unsigned varint longer than 5 bytes")
 
     def _build(self, obj: int, stream: Any, context: Any, path: str) -> int:
-        stream_write(stream, uvarint_bytes(obj), -1, path)
+        data = uvarint_bytes(obj)
+        stream_write(stream, data, len(data), path)
         return obj
 
     @staticmethod
@@ -165,7 +166,8 @@ class KUuid(Construct):  # type: ignore[misc]
 def fixed_format(sub: Construct) -> str | None:
     """The ``struct`` format of a fixed-width construct (ints, bool, uuid), else None."""
     if isinstance(sub, FormatField):
-        return str(sub.fmtstr[1:])
+        # construct spells int32 ">l"; normalise so callers can match on "i".
+        return str(sub.fmtstr[1:]).replace("l", "i")
     if sub is Flag:
         return "?"
     if isinstance(sub, KUuid):
