@@ -107,8 +107,13 @@ def cases() -> list[Case]:
         Case("JoinGroup v9 response (10 members)", "join_group", "JoinGroupResponse", 9, join),
         Case("SyncGroup v3 request (10 members)", "sync_group", "SyncGroupRequest", 3, _v3(sync)),
         Case("SyncGroup v5 request (10 members)", "sync_group", "SyncGroupRequest", 5, sync),
-        Case("OffsetCommit v8 request (50 partitions)", "offset_commit", "OffsetCommitRequest", 8,
-             commit),
+        Case(
+            "OffsetCommit v8 request (50 partitions)",
+            "offset_commit",
+            "OffsetCommitRequest",
+            8,
+            commit,
+        ),
     ]
 
 
@@ -132,47 +137,40 @@ def _time_per_call(fn: Callable[[], Any], number: int, repeats: int) -> float:
     return statistics.median(samples)
 
 
+def measure(case: Case, number: int, repeats: int) -> dict[str, Any]:
+    cls = type(case.message)
+    wire = codec.encode(case.message, case.version)
+    kind = "request" if case.kio_class.endswith("Request") else "response"
+    module = importlib.import_module(f"kio.schema.{case.kio_module}.v{case.version}.{kind}")
+    kio_cls = getattr(module, case.kio_class)
+    read_kio = entity_reader(kio_cls)
+    write_kio = entity_writer(kio_cls)
+    kio_obj, _ = read_kio(wire, 0)
+
+    def kio_encode() -> bytes:
+        out = io.BytesIO()
+        write_kio(out, kio_obj)
+        return out.getvalue()
+
+    assert kio_encode() == wire, case.name  # same bytes, or the comparison is moot
+    decoded = codec.decode(cls, wire, case.version)
+    ours_dec = _time_per_call(lambda: codec.decode(cls, wire, case.version), number, repeats)
+    ours_enc = _time_per_call(lambda: codec.encode(decoded, case.version), number, repeats)
+    kio_dec = _time_per_call(lambda: read_kio(wire, 0), number, repeats)
+    kio_enc = _time_per_call(kio_encode, number, repeats)
+    return {
+        "case": case.name,
+        "bytes": len(wire),
+        "ours_decode_us": round(ours_dec, 3),
+        "ours_encode_us": round(ours_enc, 3),
+        "kio_decode_us": round(kio_dec, 3),
+        "kio_encode_us": round(kio_enc, 3),
+        "ratio_kio_over_ours": round((kio_dec + kio_enc) / (ours_dec + ours_enc), 2),
+    }
+
+
 def run(number: int, repeats: int) -> list[dict[str, Any]]:
-    rows = []
-    for case in cases():
-        cls = type(case.message)
-        wire = codec.encode(case.message, case.version)
-        kio_cls = getattr(
-            importlib.import_module(
-                f"kio.schema.{case.kio_module}.v{case.version}."
-                + ("request" if case.kio_class.endswith("Request") else "response")
-            ),
-            case.kio_class,
-        )
-        read_kio = entity_reader(kio_cls)
-        write_kio = entity_writer(kio_cls)
-        kio_obj, _ = read_kio(wire, 0)
-        buf = io.BytesIO()
-        write_kio(buf, kio_obj)
-        assert buf.getvalue() == wire, case.name  # same bytes, or the comparison is moot
-        decoded = codec.decode(cls, wire, case.version)
-
-        def kio_encode(obj: Any = kio_obj) -> bytes:
-            out = io.BytesIO()
-            write_kio(out, obj)
-            return out.getvalue()
-
-        ours_dec = _time_per_call(lambda: codec.decode(cls, wire, case.version), number, repeats)
-        ours_enc = _time_per_call(lambda: codec.encode(decoded, case.version), number, repeats)
-        kio_dec = _time_per_call(lambda: read_kio(wire, 0), number, repeats)
-        kio_enc = _time_per_call(kio_encode, number, repeats)
-        rows.append(
-            {
-                "case": case.name,
-                "bytes": len(wire),
-                "ours_decode_us": round(ours_dec, 3),
-                "ours_encode_us": round(ours_enc, 3),
-                "kio_decode_us": round(kio_dec, 3),
-                "kio_encode_us": round(kio_enc, 3),
-                "ratio_kio_over_ours": round((kio_dec + kio_enc) / (ours_dec + ours_enc), 2),
-            }
-        )
-    return rows
+    return [measure(case, number, repeats) for case in cases()]
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
@@ -200,8 +198,13 @@ def main(argv: list[str] | None = None) -> None:
     print(table)
     if not args.quick:
         args.out.mkdir(parents=True, exist_ok=True)
-        meta = {"python": platform.python_version(), "machine": platform.machine(),
-                "number": number, "repeats": repeats, "statistic": "median"}
+        meta = {
+            "python": platform.python_version(),
+            "machine": platform.machine(),
+            "number": number,
+            "repeats": repeats,
+            "statistic": "median",
+        }
         (args.out / "codec.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=2))
         (args.out / "codec.md").write_text(table)
 

@@ -38,7 +38,9 @@ def _kstruct(cls: type[Struct], version: int) -> Any:
 
 def _parts(api: Api, version: int, response: bool) -> tuple[type[Struct], type[Struct], int]:
     if not api.supports(version):
-        raise click.BadParameter(f"{api.name} supports versions {api.min_version}-{api.max_version}")
+        raise click.BadParameter(
+            f"{api.name} supports versions {api.min_version}-{api.max_version}"
+        )
     if response:
         return api.response, ResponseHeader, api.response_header_version(version)
     return api.request, RequestHeader, api.request_header_version(version)
@@ -66,7 +68,9 @@ def main() -> None:
 @main.command()
 @_with_common
 @click.argument("hex_bytes")
-def decode(api_name: str, version: int, is_request: bool, with_header: bool, hex_bytes: str) -> None:
+def decode(
+    api_name: str, version: int, is_request: bool, with_header: bool, hex_bytes: str
+) -> None:
     """Print the message in HEX_BYTES as JSON."""
     api = _api(api_name)
     cls, header_cls, header_version = _parts(api, version, not is_request)
@@ -91,7 +95,9 @@ def decode(api_name: str, version: int, is_request: bool, with_header: bool, hex
 @main.command()
 @_with_common
 @click.argument("json_text")
-def encode(api_name: str, version: int, is_request: bool, with_header: bool, json_text: str) -> None:
+def encode(
+    api_name: str, version: int, is_request: bool, with_header: bool, json_text: str
+) -> None:
     """Print the message in JSON_TEXT (or - for stdin) as hex."""
     api = _api(api_name)
     cls, header_cls, header_version = _parts(api, version, not is_request)
@@ -100,7 +106,9 @@ def encode(api_name: str, version: int, is_request: bool, with_header: bool, jso
         value = json.loads(text)
         if with_header:
             w = bytearray(4)
-            codec.write(from_json(value["header"], _kstruct(header_cls, header_version)), header_version, w)
+            codec.write(
+                from_json(value["header"], _kstruct(header_cls, header_version)), header_version, w
+            )
             codec.write(from_json(value["body"], _kstruct(cls, version)), version, w)
             w[:4] = (len(w) - 4).to_bytes(4, "big")
             out = bytes(w)

@@ -58,7 +58,7 @@ def read(cls: type[T], buf: bytes, offset: int, version: int) -> tuple[T, int]:
     """Decode ``cls`` from ``buf`` at ``offset``; return it and the offset after it."""
     dec, _ = compile_struct(struct_for(cls, version))
     try:
-        return dec(buf, offset, len(buf))  # type: ignore[return-value]
+        return dec(buf, offset, len(buf))
     except DecodeError:
         raise
     except _DECODE_FAULTS as exc:

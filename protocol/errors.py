@@ -16,6 +16,7 @@ class EncodeError(ValueError):
 
 class ErrorCode(IntEnum):
     """Kafka wire error codes."""
+
     UNKNOWN_SERVER_ERROR = -1
     NONE = 0
     OFFSET_OUT_OF_RANGE = 1

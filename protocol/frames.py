@@ -145,7 +145,9 @@ def encode_request(
 def encode_response(api: Api, version: int, correlation_id: int, body: Struct) -> bytes:
     """A size-prefixed response frame."""
     w = bytearray(4)
-    codec.write(ResponseHeader(correlation_id=correlation_id), api.response_header_version(version), w)
+    codec.write(
+        ResponseHeader(correlation_id=correlation_id), api.response_header_version(version), w
+    )
     codec.write(body, version, w)
     return _framed(w)
 

@@ -89,19 +89,19 @@ def write_tag_section(
 
 
 def pack_int32s(values: list[int]) -> bytes:
-    return struct.pack(">%di" % len(values), *values)
+    return struct.pack(f">{len(values)}i", *values)
 
 
 def pack_int64s(values: list[int]) -> bytes:
-    return struct.pack(">%dq" % len(values), *values)
+    return struct.pack(f">{len(values)}q", *values)
 
 
 def unpack_int32s(buf: bytes, o: int, n: int) -> list[int]:
-    return list(struct.unpack_from(">%di" % n, buf, o))
+    return list(struct.unpack_from(f">{n}i", buf, o))
 
 
 def unpack_int64s(buf: bytes, o: int, n: int) -> list[int]:
-    return list(struct.unpack_from(">%dq" % n, buf, o))
+    return list(struct.unpack_from(f">{n}q", buf, o))
 
 
 # --------------------------------------------------------------------------------------
@@ -114,7 +114,7 @@ class UVarint(Construct):  # type: ignore[misc]
     def _parse(self, stream: Any, context: Any, path: str) -> int:
         value = 0
         for i in range(MAX_VARINT_BYTES):
-            b = stream_read(stream, 1, path)[0]
+            b: int = stream_read(stream, 1, path)[0]
             value |= (b & 0x7F) << (7 * i)
             if b < 0x80:
                 if value >= UINT32_LIMIT:
@@ -219,7 +219,7 @@ class _Length(Construct):  # type: ignore[misc]
         g.line(f"if {target} < 0:")
         if self.nullable:
             g.line(f"    if {target} < -1:")
-            g.line(f"        raise DecodeError('negative length')")
+            g.line("        raise DecodeError('negative length')")
         else:
             g.line("    raise DecodeError('null or negative length in non-nullable field')")
 

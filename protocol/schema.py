@@ -22,8 +22,19 @@ NO_MAX = 0x7FFF
 VersionRange = tuple[int, int]
 
 PRIMITIVES = frozenset(
-    {"int8", "int16", "int32", "int64", "uint16", "float64", "bool", "uuid", "string", "bytes",
-     "records"}
+    {
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint16",
+        "float64",
+        "bool",
+        "uuid",
+        "string",
+        "bytes",
+        "records",
+    }
 )
 
 
@@ -86,8 +97,17 @@ def _implicit_default(type_: TypeSpec, nullable: bool) -> Any:
     if isinstance(type_, type):
         return None if nullable else type_
     return {
-        "int8": 0, "int16": 0, "int32": 0, "int64": 0, "uint16": 0, "float64": 0.0,
-        "bool": False, "uuid": uuid.UUID(int=0), "string": "", "bytes": b"", "records": None,
+        "int8": 0,
+        "int16": 0,
+        "int32": 0,
+        "int64": 0,
+        "uint16": 0,
+        "float64": 0.0,
+        "bool": False,
+        "uuid": uuid.UUID(int=0),
+        "string": "",
+        "bytes": b"",
+        "records": None,
     }[type_]
 
 

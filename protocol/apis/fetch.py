@@ -53,7 +53,7 @@ class FetchRequest(Struct):
         array(FetchRequestForgottenTopic),
         "7+",
     )
-    rack_id: str = f("string", "11+", default='', ignorable=True)
+    rack_id: str = f("string", "11+", default="", ignorable=True)
 
 
 @dataclass(slots=True, kw_only=True)

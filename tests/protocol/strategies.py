@@ -24,6 +24,8 @@ _INT_RANGES = {
 _text = st.text(max_size=12)
 # Real error codes only: an independent codec may refuse numbers Kafka never assigned.
 _error_codes = st.sampled_from([int(c) for c in ErrorCode])
+# kio reads *_ms fields as timedeltas, which cannot hold the extremes of an int64.
+_durations = st.integers(-1, 2**31 - 1)
 _binary = st.binary(max_size=24)
 
 
@@ -54,7 +56,12 @@ def for_construct(sub: Construct) -> st.SearchStrategy[Any]:
 
 def for_struct(ks: KStruct) -> st.SearchStrategy[Struct]:
     fields: dict[str, st.SearchStrategy[Any]] = {
-        n: _error_codes if n == "error_code" else for_construct(s) for n, s in ks.fields
+        n: _error_codes
+        if n == "error_code"
+        else _durations
+        if n.endswith("_ms") and isinstance(s, FormatField)
+        else for_construct(s)
+        for n, s in ks.fields
     }
     for tf in ks.tagged:
         fields[tf.name] = for_construct(tf.sub)

@@ -23,7 +23,9 @@ CASES = [
 @pytest.mark.parametrize(("cls", "version"), CASES, ids=lambda x: getattr(x, "__name__", x))
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
-def test_compiled_codec_matches_construct(cls: type[Struct], version: int, data: st.DataObject) -> None:
+def test_compiled_codec_matches_construct(
+    cls: type[Struct], version: int, data: st.DataObject
+) -> None:
     msg = data.draw(messages(cls, version))
     fast = codec.encode(msg, version)
     assert codec.build_reference(msg, version) == fast

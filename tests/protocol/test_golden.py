@@ -18,7 +18,9 @@ from .samples import sample
     VECTORS,
     ids=[f"{v[0]}-{v[1]}-v{v[2]}" for v in VECTORS],
 )
-def test_golden_vector(api_name: str, kind: str, version: int, hex_bytes: str, checked: str) -> None:
+def test_golden_vector(
+    api_name: str, kind: str, version: int, hex_bytes: str, checked: str
+) -> None:
     api = BY_NAME[api_name]
     cls = api.request if kind == "request" else api.response
     wire = bytes.fromhex(hex_bytes)
@@ -46,39 +48,80 @@ def s(text: str) -> str:
 # Hand-assembled vectors for the versions kio does not know (Kafka 4 dropped them).
 HAND = {
     ("OffsetCommit", "request", 0): (
-        s("s1") + "00000002"  # group_id, 2 topics
-        + s("s4") + "00000002"
-        + "00000007" + "0000000000000008" + s("s9")
-        + "0000000b" + "000000000000000c" + s("s13")
-        + s("s15") + "00000002"
-        + "00000012" + "0000000000000013" + s("s20")
-        + "00000016" + "0000000000000017" + s("s24")
+        s("s1")
+        + "00000002"  # group_id, 2 topics
+        + s("s4")
+        + "00000002"
+        + "00000007"
+        + "0000000000000008"
+        + s("s9")
+        + "0000000b"
+        + "000000000000000c"
+        + s("s13")
+        + s("s15")
+        + "00000002"
+        + "00000012"
+        + "0000000000000013"
+        + s("s20")
+        + "00000016"
+        + "0000000000000017"
+        + s("s24")
     ),
     ("OffsetCommit", "response", 0): (
         "00000002"
-        + s("s3") + "00000002" + "00000006" + "0007" + "00000009" + "000a"
-        + s("s12") + "00000002" + "0000000f" + "0010" + "00000012" + "0013"
+        + s("s3")
+        + "00000002"
+        + "00000006"
+        + "0007"
+        + "00000009"
+        + "000a"
+        + s("s12")
+        + "00000002"
+        + "0000000f"
+        + "0010"
+        + "00000012"
+        + "0013"
     ),
     ("OffsetFetch", "request", 0): (
-        s("s1") + "00000002"
-        + s("s4") + "00000002" + "00000006" + "00000007"
-        + s("s9") + "00000002" + "0000000b" + "0000000c"
+        s("s1")
+        + "00000002"
+        + s("s4")
+        + "00000002"
+        + "00000006"
+        + "00000007"
+        + s("s9")
+        + "00000002"
+        + "0000000b"
+        + "0000000c"
     ),
     ("OffsetFetch", "response", 0): (
         "00000002"
-        + s("s3") + "00000002"
-        + "00000006" + "0000000000000007" + s("s8") + "0009"
-        + "0000000b" + "000000000000000c" + s("s13") + "000e"
-        + s("s16") + "00000002"
-        + "00000013" + "0000000000000014" + s("s21") + "0016"
-        + "00000018" + "0000000000000019" + s("s26") + "001b"
+        + s("s3")
+        + "00000002"
+        + "00000006"
+        + "0000000000000007"
+        + s("s8")
+        + "0009"
+        + "0000000b"
+        + "000000000000000c"
+        + s("s13")
+        + "000e"
+        + s("s16")
+        + "00000002"
+        + "00000013"
+        + "0000000000000014"
+        + s("s21")
+        + "0016"
+        + "00000018"
+        + "0000000000000019"
+        + s("s26")
+        + "001b"
     ),
 }
 
 
 @pytest.mark.parametrize("key", sorted(HAND), ids=lambda k: f"{k[0]}-{k[1]}-v{k[2]}")
 def test_hand_assembled_vectors(key: tuple[str, str, int]) -> None:
-    name, kind, version = key
     match = [v for v in VECTORS if v[:3] == key]
     assert match and match[0][4] == "hand"
     assert match[0][3] == HAND[key]

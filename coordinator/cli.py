@@ -1,0 +1,142 @@
+"""``group-coordinator``: the daemon's command line.
+
+Every ``serve`` option can also be given as an environment variable
+(``GROUP_COORDINATOR_<OPTION>``, e.g. ``GROUP_COORDINATOR_LISTEN``) or in a TOML file passed
+with ``--config`` (keys are the option names with underscores, e.g. ``initial_rebalance_delay_ms``).
+The command line wins over the environment, which wins over the file.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .config import Settings, parse_host_port, parse_topic
+from .group.config import GroupConfig
+
+ENV_PREFIX = "GROUP_COORDINATOR"
+
+
+def _load_config(ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    if value:
+        with open(value, "rb") as fh:
+            data = tomllib.load(fh)
+        ctx.default_map = {**(ctx.default_map or {}), **data}
+    return value
+
+
+def _host_port(_ctx: click.Context, _param: click.Parameter, value: str | None) -> Any:
+    if value is None:
+        return None
+    try:
+        return parse_host_port(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from exc
+
+
+def _topics(_ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]) -> Any:
+    try:
+        return tuple(parse_topic(v) for v in value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from exc
+
+
+@click.group(context_settings={"auto_envvar_prefix": ENV_PREFIX, "show_default": True})
+def main() -> None:
+    """A standalone Apache Kafka group coordinator."""
+
+
+@main.command()
+@click.option(
+    "--config",
+    type=click.Path(exists=True, dir_okay=False),
+    callback=_load_config,
+    is_eager=True,
+    expose_value=False,
+    help="TOML file with option defaults",
+)
+@click.option("--listen", default="127.0.0.1:9092", callback=_host_port, help="HOST:PORT to bind")
+@click.option(
+    "--advertised-listener",
+    default=None,
+    callback=_host_port,
+    help="HOST:PORT clients are told to connect to (default: --listen)",
+)
+@click.option("--node-id", default=0, type=int, help="node.id reported in Metadata")
+@click.option("--cluster-id", default="group-coordinator", help="cluster id reported in Metadata")
+@click.option(
+    "--data-dir",
+    default="data",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="where durable state lives",
+)
+@click.option(
+    "--topic",
+    "topics",
+    multiple=True,
+    callback=_topics,
+    help="virtual topic NAME:PARTITIONS (repeatable)",
+)
+@click.option(
+    "--auto-create-topics/--no-auto-create-topics",
+    default=False,
+    help="auto.create.topics.enable: Metadata for an unknown topic creates it",
+)
+@click.option(
+    "--num-partitions",
+    default=1,
+    type=click.IntRange(min=1),
+    help="num.partitions for auto-created topics",
+)
+@click.option("--group-min-session-timeout-ms", default=6000, type=int)
+@click.option("--group-max-session-timeout-ms", default=1800000, type=int)
+@click.option("--group-initial-rebalance-delay-ms", default=3000, type=click.IntRange(min=0))
+@click.option("--group-max-size", default=2147483647, type=click.IntRange(min=1))
+@click.option("--offset-metadata-max-bytes", default=4096, type=click.IntRange(min=0))
+@click.option("--offsets-retention-minutes", default=10080, type=click.IntRange(min=1))
+@click.option("--offsets-retention-check-interval-ms", default=600000, type=click.IntRange(min=1))
+@click.option("--socket-request-max-bytes", default=104857600, type=click.IntRange(min=1024))
+@click.option("--log-format", default="plain", type=click.Choice(["plain", "json"]))
+@click.option(
+    "--log-level",
+    default="INFO",
+    type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
+)
+def serve(**options: Any) -> None:
+    """Run the coordinator daemon."""
+    import uvloop
+
+    from . import logs
+    from .server import serve as run_server
+
+    settings = Settings(
+        listen=options["listen"],
+        advertised_listener=options["advertised_listener"],
+        node_id=options["node_id"],
+        cluster_id=options["cluster_id"],
+        data_dir=options["data_dir"],
+        topics=options["topics"],
+        auto_create_topics=options["auto_create_topics"],
+        num_partitions=options["num_partitions"],
+        group=GroupConfig(
+            min_session_timeout_ms=options["group_min_session_timeout_ms"],
+            max_session_timeout_ms=options["group_max_session_timeout_ms"],
+            initial_rebalance_delay_ms=options["group_initial_rebalance_delay_ms"],
+            max_size=options["group_max_size"],
+            offset_metadata_max_bytes=options["offset_metadata_max_bytes"],
+        ),
+        offsets_retention_minutes=options["offsets_retention_minutes"],
+        offsets_retention_check_interval_ms=options["offsets_retention_check_interval_ms"],
+        socket_request_max_bytes=options["socket_request_max_bytes"],
+        log_format=options["log_format"],
+        log_level=options["log_level"],
+    )
+    logs.configure(settings.log_format, settings.log_level)
+    uvloop.run(run_server(settings))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,52 @@
+"""Daemon settings: Kafka's names and defaults for everything a broker would configure.
+
+Values come from, in rising priority: the defaults below, an optional TOML file
+(``--config``), environment variables (``GROUP_COORDINATOR_<OPTION>``) and command-line
+options. ``coordinator.cli`` maps those onto :class:`Settings`; nothing else reads them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from protocol.frames import DEFAULT_MAX_FRAME_BYTES
+
+from .group.config import GroupConfig
+
+
+def parse_host_port(value: str) -> tuple[str, int]:
+    host, sep, port = value.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise ValueError(f"expected HOST:PORT, got {value!r}")
+    return host.strip("[]"), int(port)
+
+
+def parse_topic(value: str) -> tuple[str, int]:
+    name, sep, partitions = value.rpartition(":")
+    if not sep or not name or not partitions.isdigit() or int(partitions) < 1:
+        raise ValueError(f"expected NAME:PARTITIONS with PARTITIONS >= 1, got {value!r}")
+    return name, int(partitions)
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    listen: tuple[str, int] = ("127.0.0.1", 9092)
+    advertised_listener: tuple[str, int] | None = None  # defaults to `listen`
+    node_id: int = 0
+    cluster_id: str = "group-coordinator"
+    data_dir: Path = Path("data")
+    topics: tuple[tuple[str, int], ...] = ()
+    auto_create_topics: bool = False  # auto.create.topics.enable (Kafka's default is true)
+    num_partitions: int = 1  # num.partitions, for auto-created topics
+    group: GroupConfig = field(default_factory=GroupConfig)
+    offsets_retention_minutes: int = 10080
+    offsets_retention_check_interval_ms: int = 600000
+    socket_request_max_bytes: int = DEFAULT_MAX_FRAME_BYTES
+    fetch_max_wait_cap_ms: int = 30000  # a Fetch long-poll never parks longer than this
+    log_format: str = "plain"
+    log_level: str = "INFO"
+
+    @property
+    def advertised(self) -> tuple[str, int]:
+        return self.advertised_listener or self.listen

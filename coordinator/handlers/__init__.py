@@ -1,0 +1,1 @@
+"""Request handlers: decoded request in, response message (or a deferred one) out."""

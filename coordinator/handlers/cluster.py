@@ -1,0 +1,293 @@
+"""Cluster-level APIs: ApiVersions, Metadata, FindCoordinator, and the virtual-topic APIs
+(CreateTopics, ListOffsets, Fetch) a stock consumer needs to run its poll loop.
+
+Every handler takes the broker, the decoded request and the connection's context, and
+returns the response body (or a Deferred for a Fetch long poll).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from protocol.apis.api_versions import ApiVersionsRequest, ApiVersionsResponse
+from protocol.apis.create_topics import (
+    CreateTopicsRequest,
+    CreateTopicsResponse,
+    CreateTopicsResponseCreatableTopicResult,
+)
+from protocol.apis.fetch import (
+    FetchableTopicResponse,
+    FetchRequest,
+    FetchResponse,
+    FetchResponsePartitionData,
+)
+from protocol.apis.find_coordinator import (
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
+    FindCoordinatorResponseCoordinator,
+)
+from protocol.apis.list_offsets import (
+    ListOffsetsPartitionResponse,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    ListOffsetsTopicResponse,
+)
+from protocol.apis.metadata import (
+    MetadataRequest,
+    MetadataResponse,
+    MetadataResponseBroker,
+    MetadataResponsePartition,
+    MetadataResponseTopic,
+)
+from protocol.errors import ErrorCode
+from protocol.frames import Request
+
+from ..catalog import NO_TOPIC_ID, Topic, topic_id_for, valid_topic_name
+from .reply import Deferred, Reply
+
+if TYPE_CHECKING:
+    from ..broker import Broker, ConnectionContext
+
+# KIP-511 client software name/version syntax.
+_SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
+
+KEY_TYPE_GROUP = 0
+KEY_TYPE_TRANSACTION = 1
+KEY_TYPE_SHARE = 2
+
+EARLIEST_TIMESTAMP = -2
+LATEST_TIMESTAMP = -1
+
+
+def api_versions(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
+    body = req.body
+    assert isinstance(body, ApiVersionsRequest)
+    error = ErrorCode.NONE
+    if req.version >= 3 and not (
+        _SOFTWARE.fullmatch(body.client_software_name)
+        and _SOFTWARE.fullmatch(body.client_software_version)
+    ):
+        error = ErrorCode.INVALID_REQUEST
+    return ApiVersionsResponse(error_code=error, api_keys=b.advertised_api_versions())
+
+
+def _partition_metadata(b: Broker, topic: Topic) -> list[MetadataResponsePartition]:
+    node = b.settings.node_id
+    return [
+        MetadataResponsePartition(
+            error_code=0,
+            partition_index=p,
+            leader_id=node,
+            leader_epoch=0,
+            replica_nodes=[node],
+            isr_nodes=[node],
+            offline_replicas=[],
+        )
+        for p in range(topic.partitions)
+    ]
+
+
+def _topic_metadata(b: Broker, topic: Topic) -> MetadataResponseTopic:
+    return MetadataResponseTopic(
+        error_code=0,
+        name=topic.name,
+        topic_id=topic.topic_id,
+        is_internal=False,
+        partitions=_partition_metadata(b, topic),
+    )
+
+
+def metadata(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
+    body = req.body
+    assert isinstance(body, MetadataRequest)
+    host, port = b.settings.advertised
+    brokers = [MetadataResponseBroker(node_id=b.settings.node_id, host=host, port=port)]
+    # v0: an empty list means every topic; v1+: null means every topic, empty means none.
+    all_topics = body.topics is None or (req.version == 0 and not body.topics)
+    topics: list[MetadataResponseTopic] = []
+    if all_topics:
+        topics = [_topic_metadata(b, t) for t in b.catalog.all()]
+    else:
+        assert body.topics is not None
+        for wanted in body.topics:
+            topic = b.catalog.get(wanted.name) if wanted.name is not None else None
+            if topic is None and wanted.name is None:
+                topic = b.catalog.by_id(wanted.topic_id)
+            if topic is None and wanted.name and body.allow_auto_topic_creation:
+                topic = b.auto_create_topic(wanted.name)
+            if topic is None:
+                topics.append(
+                    MetadataResponseTopic(
+                        error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                        name=wanted.name,
+                        topic_id=wanted.topic_id,
+                    )
+                )
+            else:
+                topics.append(_topic_metadata(b, topic))
+    return MetadataResponse(
+        brokers=brokers,
+        cluster_id=b.settings.cluster_id,
+        controller_id=b.settings.node_id,
+        topics=topics,
+    )
+
+
+def _coordinator_for(b: Broker, key_type: int, version: int) -> tuple[ErrorCode, str | None]:
+    if key_type == KEY_TYPE_GROUP:
+        return ErrorCode.NONE, None
+    if key_type == KEY_TYPE_SHARE and version < 6:
+        return ErrorCode.INVALID_REQUEST, "Share key type needs FindCoordinator v6"
+    if key_type in (KEY_TYPE_TRANSACTION, KEY_TYPE_SHARE):
+        # This daemon coordinates classic groups only.
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE, "This node coordinates consumer groups only"
+    return ErrorCode.INVALID_REQUEST, f"Unknown coordinator key type {key_type}"
+
+
+def find_coordinator(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
+    body = req.body
+    assert isinstance(body, FindCoordinatorRequest)
+    host, port = b.settings.advertised
+    node = b.settings.node_id
+    if req.version < 4:
+        error, message = _coordinator_for(b, body.key_type, req.version)
+        if error:
+            return FindCoordinatorResponse(
+                error_code=error,
+                error_message=message or error.name,
+                node_id=-1,
+                host="",
+                port=-1,
+            )
+        return FindCoordinatorResponse(
+            error_code=0, error_message=None, node_id=node, host=host, port=port
+        )
+    coordinators = []
+    for key in body.coordinator_keys:
+        error, message = _coordinator_for(b, body.key_type, req.version)
+        if error:
+            coordinators.append(
+                FindCoordinatorResponseCoordinator(
+                    key=key,
+                    node_id=-1,
+                    host="",
+                    port=-1,
+                    error_code=error,
+                    error_message=message,
+                )
+            )
+        else:
+            coordinators.append(
+                FindCoordinatorResponseCoordinator(
+                    key=key, node_id=node, host=host, port=port, error_code=0, error_message=""
+                )
+            )
+    return FindCoordinatorResponse(coordinators=coordinators)
+
+
+def create_topics(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
+    body = req.body
+    assert isinstance(body, CreateTopicsRequest)
+    results = []
+    seen: set[str] = set()
+    for t in body.topics:
+        partitions = len(t.assignments) if t.assignments else t.num_partitions
+        if partitions == -1:
+            partitions = b.settings.num_partitions
+        error, message = ErrorCode.NONE, None
+        if t.name in seen:
+            error, message = ErrorCode.INVALID_REQUEST, "Duplicate topic in request"
+        elif not valid_topic_name(t.name):
+            error, message = ErrorCode.INVALID_TOPIC_EXCEPTION, f"Illegal topic name {t.name!r}"
+        elif b.catalog.get(t.name) is not None:
+            error, message = ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{t.name}' already exists."
+        elif partitions < 1:
+            error, message = ErrorCode.INVALID_PARTITIONS, "Number of partitions must be >= 1"
+        elif t.replication_factor not in (-1, 1) and not t.assignments:
+            error = ErrorCode.INVALID_REPLICATION_FACTOR
+            message = "This node is the only broker: replication factor must be 1"
+        seen.add(t.name)
+        if not error and not body.validate_only:
+            b.create_topic(t.name, partitions)
+        results.append(
+            CreateTopicsResponseCreatableTopicResult(
+                name=t.name,
+                topic_id=topic_id_for(t.name) if not error else NO_TOPIC_ID,
+                error_code=error,
+                error_message=message,
+                num_partitions=partitions if not error else -1,
+                replication_factor=1 if not error else -1,
+                configs=[] if not error else None,
+            )
+        )
+    return CreateTopicsResponse(topics=results)
+
+
+def list_offsets(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
+    body = req.body
+    assert isinstance(body, ListOffsetsRequest)
+    topics = []
+    for t in body.topics:
+        partitions = []
+        for p in t.partitions:
+            if not b.catalog.has_partition(t.name, p.partition_index):
+                partitions.append(
+                    ListOffsetsPartitionResponse(
+                        partition_index=p.partition_index,
+                        error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                    )
+                )
+            elif p.timestamp in (EARLIEST_TIMESTAMP, LATEST_TIMESTAMP):
+                # An empty log: earliest = latest = 0.
+                partitions.append(
+                    ListOffsetsPartitionResponse(
+                        partition_index=p.partition_index,
+                        error_code=0,
+                        timestamp=-1,
+                        offset=0,
+                        leader_epoch=0,
+                    )
+                )
+            else:
+                # No record has a timestamp at or after any time: no offset (-1), as Kafka.
+                partitions.append(
+                    ListOffsetsPartitionResponse(
+                        partition_index=p.partition_index,
+                        error_code=0,
+                        timestamp=-1,
+                        offset=-1,
+                        leader_epoch=-1,
+                    )
+                )
+        topics.append(ListOffsetsTopicResponse(name=t.name, partitions=partitions))
+    return ListOffsetsResponse(topics=topics)
+
+
+def fetch(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
+    body = req.body
+    assert isinstance(body, FetchRequest)
+    responses = []
+    for t in body.topics:
+        partitions = []
+        for p in t.partitions:
+            known = b.catalog.has_partition(t.topic, p.partition)
+            partitions.append(
+                FetchResponsePartitionData(
+                    partition_index=p.partition,
+                    error_code=0 if known else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                    high_watermark=0 if known else -1,
+                    last_stable_offset=0 if known else -1,
+                    log_start_offset=0 if known else -1,
+                    aborted_transactions=[] if known else None,
+                    records=b"",
+                )
+            )
+        responses.append(FetchableTopicResponse(topic=t.topic, partitions=partitions))
+    # Sessionless (session id 0): the client keeps sending full fetch requests.
+    response = FetchResponse(error_code=0, session_id=0, responses=responses)
+    wait_ms = min(max(body.max_wait_ms, 0), b.settings.fetch_max_wait_cap_ms)
+    if wait_ms == 0 or b.closing:
+        return response
+    # There are never records to return, so a fetch waits out its max wait (a long poll).
+    return Deferred.after(b, wait_ms / 1000, response)

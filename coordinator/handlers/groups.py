@@ -1,0 +1,390 @@
+"""Group APIs: translate wire messages (every version) to the state machine's inputs and its
+results back to wire messages. No group logic lives here (that is ``coordinator.group``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from protocol.apis.delete_groups import (
+    DeleteGroupsRequest,
+    DeleteGroupsResponse,
+    DeleteGroupsResponseDeletableGroupResult,
+)
+from protocol.apis.describe_groups import (
+    DescribeGroupsRequest,
+    DescribeGroupsResponse,
+    DescribeGroupsResponseDescribedGroup,
+    DescribeGroupsResponseDescribedGroupMember,
+)
+from protocol.apis.heartbeat import HeartbeatRequest, HeartbeatResponse
+from protocol.apis.join_group import JoinGroupRequest, JoinGroupResponse, JoinGroupResponseMember
+from protocol.apis.leave_group import (
+    LeaveGroupRequest,
+    LeaveGroupResponse,
+    LeaveGroupResponseMemberResponse,
+)
+from protocol.apis.list_groups import (
+    ListGroupsRequest,
+    ListGroupsResponse,
+    ListGroupsResponseListedGroup,
+)
+from protocol.apis.offset_commit import (
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+    OffsetCommitResponsePartition,
+    OffsetCommitResponseTopic,
+)
+from protocol.apis.offset_delete import (
+    OffsetDeleteRequest,
+    OffsetDeleteResponse,
+    OffsetDeleteResponsePartition,
+    OffsetDeleteResponseTopic,
+)
+from protocol.apis.offset_fetch import (
+    OffsetFetchRequest,
+    OffsetFetchResponse,
+    OffsetFetchResponseGroup,
+    OffsetFetchResponsePartition,
+    OffsetFetchResponsePartitions,
+    OffsetFetchResponseTopic,
+    OffsetFetchResponseTopics,
+)
+from protocol.apis.sync_group import SyncGroupRequest, SyncGroupResponse
+from protocol.errors import ErrorCode
+from protocol.frames import Request
+
+from ..group.requests import (
+    HeartbeatInput,
+    JoinGroupInput,
+    LeaveGroupInput,
+    OffsetCommitInput,
+    SyncGroupInput,
+)
+from ..group.results import (
+    HeartbeatResult,
+    JoinGroupResult,
+    LeaveGroupResult,
+    OffsetCommitResult,
+    OffsetFetchResult,
+    SyncGroupResult,
+)
+from .reply import Reply
+
+if TYPE_CHECKING:
+    from ..broker import Broker, ConnectionContext
+
+# DescribeGroups v3+ with IncludeAuthorizedOperations and no authorizer: every group
+# operation (READ, DELETE, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS) as bits.
+ALL_GROUP_OPERATIONS = 3400
+
+
+def join_group(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
+    body = req.body
+    assert isinstance(body, JoinGroupRequest)
+    version = req.version
+    inp = JoinGroupInput(
+        group_id=body.group_id,
+        member_id=body.member_id,
+        group_instance_id=body.group_instance_id,
+        client_id=ctx.client_id,
+        client_host=ctx.client_host,
+        session_timeout_ms=body.session_timeout_ms,
+        # v0 has no rebalance timeout: the broker uses the session timeout.
+        rebalance_timeout_ms=body.session_timeout_ms if version == 0 else body.rebalance_timeout_ms,
+        protocol_type=body.protocol_type,
+        protocols=[(p.name, p.metadata) for p in body.protocols],
+        api_version=version,
+        reason=body.reason,
+    )
+
+    def render(r: JoinGroupResult) -> JoinGroupResponse:
+        return JoinGroupResponse(
+            error_code=r.error_code,
+            generation_id=r.generation_id,
+            protocol_type=r.protocol_type if version >= 7 else None,
+            # v0-6 cannot say null: no protocol is "".
+            protocol_name=r.protocol_name if version >= 7 else (r.protocol_name or ""),
+            leader=r.leader,
+            skip_assignment=r.skip_assignment if version >= 9 else False,
+            member_id=r.member_id,
+            members=[
+                JoinGroupResponseMember(member_id=m, group_instance_id=i, metadata=md)
+                for m, i, md in r.members
+            ],
+        )
+
+    return b.call(lambda token, now: b.groups.join_group(token, inp, now), render)
+
+
+def sync_group(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
+    body = req.body
+    assert isinstance(body, SyncGroupRequest)
+    version = req.version
+    inp = SyncGroupInput(
+        group_id=body.group_id,
+        generation_id=body.generation_id,
+        member_id=body.member_id,
+        group_instance_id=body.group_instance_id,
+        protocol_type=body.protocol_type,
+        protocol_name=body.protocol_name,
+        assignments=[(a.member_id, a.assignment) for a in body.assignments],
+        api_version=version,
+    )
+
+    def render(r: SyncGroupResult) -> SyncGroupResponse:
+        return SyncGroupResponse(
+            error_code=r.error_code,
+            protocol_type=r.protocol_type,
+            protocol_name=r.protocol_name,
+            assignment=r.assignment,
+        )
+
+    return b.call(lambda token, now: b.groups.sync_group(token, inp, now), render)
+
+
+def heartbeat(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
+    body = req.body
+    assert isinstance(body, HeartbeatRequest)
+    inp = HeartbeatInput(
+        group_id=body.group_id,
+        generation_id=body.generation_id,
+        member_id=body.member_id,
+        group_instance_id=body.group_instance_id,
+    )
+
+    def render(r: HeartbeatResult) -> HeartbeatResponse:
+        return HeartbeatResponse(error_code=r.error_code)
+
+    return b.call(lambda token, now: b.groups.heartbeat(token, inp, now), render)
+
+
+def leave_group(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
+    body = req.body
+    assert isinstance(body, LeaveGroupRequest)
+    version = req.version
+    if version < 3:
+        members: list[tuple[str, str | None, str | None]] = [(body.member_id, None, None)]
+    else:
+        members = [(m.member_id, m.group_instance_id, m.reason) for m in body.members]
+    inp = LeaveGroupInput(group_id=body.group_id, members=members)
+
+    def render(r: LeaveGroupResult) -> LeaveGroupResponse:
+        if version < 3:
+            # v0-2 are single-member: fold the member's error into the top level.
+            error = r.error_code or (r.members[0][2] if r.members else 0)
+            return LeaveGroupResponse(error_code=error)
+        return LeaveGroupResponse(
+            error_code=r.error_code,
+            members=[
+                LeaveGroupResponseMemberResponse(member_id=m, group_instance_id=i, error_code=e)
+                for m, i, e in r.members
+            ],
+        )
+
+    return b.call(lambda token, now: b.groups.leave_group(token, inp, now), render)
+
+
+def offset_commit(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
+    body = req.body
+    assert isinstance(body, OffsetCommitRequest)
+    version = req.version
+    # Partitions the catalog does not know are refused by the API layer, as in Kafka.
+    unknown: dict[str, list[int]] = {}
+    known: list[tuple[str, list[tuple[int, int, int, str | None]]]] = []
+    for t in body.topics:
+        parts = []
+        for p in t.partitions:
+            if b.catalog.has_partition(t.name, p.partition_index):
+                parts.append(
+                    (
+                        p.partition_index,
+                        p.committed_offset,
+                        p.committed_leader_epoch,
+                        p.committed_metadata,
+                    )
+                )
+            else:
+                unknown.setdefault(t.name, []).append(p.partition_index)
+        if parts:
+            known.append((t.name, parts))
+    inp = OffsetCommitInput(
+        group_id=body.group_id,
+        generation_id=body.generation_id_or_member_epoch if version >= 1 else -1,
+        member_id=body.member_id if version >= 1 else "",
+        group_instance_id=body.group_instance_id,
+        retention_time_ms=body.retention_time_ms if 2 <= version <= 4 else -1,
+        topics=known,
+        api_version=version,
+    )
+
+    def render(r: OffsetCommitResult) -> OffsetCommitResponse:
+        errors: dict[tuple[str, int], int] = {
+            (name, p): e for name, parts in r.topics for p, e in parts
+        }
+        for name, parts in unknown.items():
+            for p in parts:
+                errors[(name, p)] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        # Answer in request order.
+        return OffsetCommitResponse(
+            topics=[
+                OffsetCommitResponseTopic(
+                    name=t.name,
+                    partitions=[
+                        OffsetCommitResponsePartition(
+                            partition_index=p.partition_index,
+                            error_code=errors.get((t.name, p.partition_index), 0),
+                        )
+                        for p in t.partitions
+                    ],
+                )
+                for t in body.topics
+            ]
+        )
+
+    if not known:
+        return render(OffsetCommitResult(topics=[]))
+    return b.call(lambda token, now: b.groups.commit_offsets(token, inp, now), render)
+
+
+def _fetch_group(
+    b: Broker, group_id: str, topics: list[tuple[str, list[int]]] | None
+) -> OffsetFetchResult:
+    return b.groups.fetch_offsets(group_id, topics, b.now_ms())
+
+
+def offset_fetch(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
+    body = req.body
+    assert isinstance(body, OffsetFetchRequest)
+    version = req.version
+    if version >= 8:
+        groups = []
+        for g in body.groups:
+            wanted = None if g.topics is None else [(t.name, t.partition_indexes) for t in g.topics]
+            r = _fetch_group(b, g.group_id, wanted)
+            groups.append(
+                OffsetFetchResponseGroup(
+                    group_id=g.group_id,
+                    error_code=r.error_code,
+                    topics=[
+                        OffsetFetchResponseTopics(
+                            name=name,
+                            partitions=[
+                                OffsetFetchResponsePartitions(
+                                    partition_index=p,
+                                    committed_offset=o,
+                                    committed_leader_epoch=ep,
+                                    metadata=md,
+                                    error_code=e,
+                                )
+                                for p, o, ep, md, e in parts
+                            ],
+                        )
+                        for name, parts in r.topics
+                    ],
+                )
+            )
+        return OffsetFetchResponse(groups=groups)
+    wanted_topics = (
+        None if body.topics is None else [(t.name, t.partition_indexes) for t in body.topics]
+    )
+    r = _fetch_group(b, body.group_id, wanted_topics)
+    fold = version <= 1 and r.error_code != 0
+    topics = [
+        OffsetFetchResponseTopic(
+            name=name,
+            partitions=[
+                # v0-1 have no top-level error: a group error goes into every partition.
+                OffsetFetchResponsePartition(
+                    partition_index=p,
+                    committed_offset=-1 if fold else o,
+                    committed_leader_epoch=ep,
+                    metadata="" if fold else md,
+                    error_code=r.error_code if fold else e,
+                )
+                for p, o, ep, md, e in parts
+            ],
+        )
+        for name, parts in r.topics
+    ]
+    return OffsetFetchResponse(topics=topics, error_code=r.error_code if version >= 2 else 0)
+
+
+def describe_groups(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
+    body = req.body
+    assert isinstance(body, DescribeGroupsRequest)
+    ops = (
+        ALL_GROUP_OPERATIONS
+        if req.version >= 3 and body.include_authorized_operations
+        else -2147483648
+    )
+    return DescribeGroupsResponse(
+        groups=[
+            DescribeGroupsResponseDescribedGroup(
+                error_code=g.error_code,
+                group_id=g.group_id,
+                group_state=g.group_state,
+                protocol_type=g.protocol_type,
+                protocol_data=g.protocol_data,
+                members=[
+                    DescribeGroupsResponseDescribedGroupMember(
+                        member_id=m.member_id,
+                        group_instance_id=m.group_instance_id,
+                        client_id=m.client_id,
+                        client_host=m.client_host,
+                        member_metadata=m.member_metadata,
+                        member_assignment=m.member_assignment,
+                    )
+                    for m in g.members
+                ],
+                authorized_operations=ops,
+            )
+            for g in b.groups.describe_groups(body.groups)
+        ]
+    )
+
+
+def list_groups(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
+    body = req.body
+    assert isinstance(body, ListGroupsRequest)
+    return ListGroupsResponse(
+        error_code=0,
+        groups=[
+            ListGroupsResponseListedGroup(
+                group_id=g.group_id,
+                protocol_type=g.protocol_type,
+                group_state=g.group_state,
+                group_type=g.group_type,
+            )
+            for g in b.groups.list_groups(body.states_filter, body.types_filter)
+        ],
+    )
+
+
+def delete_groups(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
+    body = req.body
+    assert isinstance(body, DeleteGroupsRequest)
+    results, effects = b.groups.delete_groups(body.groups_names, b.now_ms())
+    b.apply(effects)
+    return DeleteGroupsResponse(
+        results=[
+            DeleteGroupsResponseDeletableGroupResult(group_id=g, error_code=e) for g, e in results
+        ]
+    )
+
+
+def offset_delete(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
+    body = req.body
+    assert isinstance(body, OffsetDeleteRequest)
+    wanted = [(t.name, [p.partition_index for p in t.partitions]) for t in body.topics]
+    error, parts, effects = b.groups.delete_offsets(body.group_id, wanted, b.now_ms())
+    b.apply(effects)
+    by_topic: dict[str, list[OffsetDeleteResponsePartition]] = {}
+    for topic, partition, e in parts:
+        by_topic.setdefault(topic, []).append(
+            OffsetDeleteResponsePartition(partition_index=partition, error_code=e)
+        )
+    return OffsetDeleteResponse(
+        error_code=error,
+        topics=[OffsetDeleteResponseTopic(name=n, partitions=p) for n, p in by_topic.items()],
+    )

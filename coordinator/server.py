@@ -1,0 +1,238 @@
+"""The TCP server: frames bytes, decodes, asks the broker, encodes, writes. No group logic.
+
+One ``KafkaConnection`` (an asyncio Protocol) per client connection. Requests on a
+connection are handled one at a time and answered strictly in order: while a JoinGroup,
+SyncGroup or Fetch is parked, later requests on that connection wait (Kafka mutes the
+channel the same way), and reading pauses if too many pile up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import struct
+from collections import deque
+from typing import Any
+
+import structlog
+
+from protocol.apis import API_VERSIONS_KEY, BY_KEY
+from protocol.apis.api_versions import ApiVersionsResponse, ApiVersionsResponseApiVersion
+from protocol.errors import DecodeError, ErrorCode
+from protocol.frames import (
+    FrameSplitter,
+    FrameTooLarge,
+    Request,
+    UnknownApi,
+    UnsupportedVersion,
+    decode_request,
+    encode_response,
+)
+from protocol.schema import Struct
+
+from .broker import Broker, ConnectionContext
+from .config import Settings
+from .handlers.reply import Deferred
+
+log = structlog.get_logger("server")
+
+# Stop reading from a client once this many of its requests wait behind a parked one.
+MAX_QUEUED_REQUESTS = 64
+_CORRELATION = struct.Struct(">i")
+
+
+class KafkaConnection(asyncio.Protocol):
+    def __init__(self, broker: Broker, connections: set[KafkaConnection]) -> None:
+        self.broker = broker
+        self.connections = connections
+        self.splitter = FrameSplitter(broker.settings.socket_request_max_bytes)
+        self.queue: deque[bytes] = deque()
+        self.busy = False
+        self.closed = False
+        self.paused = False
+        self.transport: asyncio.Transport | None = None
+        self.ctx = ConnectionContext(client_host="/unknown")
+
+    # -- asyncio.Protocol ------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        peer = transport.get_extra_info("peername")
+        self.ctx = ConnectionContext(client_host=f"/{peer[0]}" if peer else "/unknown")
+        self.connections.add(self)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        self.queue.clear()
+        self.connections.discard(self)
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            frames = self.splitter.feed(data)
+        except FrameTooLarge as exc:
+            log.warning("frame refused", peer=self.ctx.client_host, reason=str(exc))
+            self.close()
+            return
+        self.queue.extend(frames)
+        if not self.busy:
+            self._drain()
+        if len(self.queue) > MAX_QUEUED_REQUESTS and not self.paused and self.transport:
+            self.paused = True
+            self.transport.pause_reading()
+
+    # -- request processing ----------------------------------------------------------------
+
+    def _drain(self) -> None:
+        while self.queue and not self.busy and not self.closed:
+            self._process(self.queue.popleft())
+        if self.paused and len(self.queue) <= MAX_QUEUED_REQUESTS // 2 and self.transport:
+            self.paused = False
+            self.transport.resume_reading()
+
+    def _process(self, frame: bytes) -> None:
+        try:
+            request = decode_request(frame)
+        except UnsupportedVersion as exc:
+            if exc.api.key == API_VERSIONS_KEY:
+                self._unsupported_api_versions(frame)
+            else:
+                self._refuse(str(exc))
+            return
+        except UnknownApi as exc:
+            self._refuse(str(exc))
+            return
+        except DecodeError as exc:
+            self._refuse(f"malformed request: {exc}")
+            return
+        if not self.broker.supports(request.api.key):
+            self._refuse(f"{request.api.name} is not served by this node")
+            return
+        self.ctx.client_id = request.header.client_id or ""
+        try:
+            reply = self.broker.handle(request, self.ctx)
+        except Exception:
+            log.exception("request failed", api=request.api.name, version=request.version)
+            self.close()
+            return
+        if isinstance(reply, Deferred):
+            self.busy = True
+            reply.future.add_done_callback(lambda fut: self._deferred_done(request, reply, fut))
+        else:
+            self._send(request, reply)
+
+    def _deferred_done(self, request: Request, reply: Deferred, fut: asyncio.Future[Any]) -> None:
+        self.busy = False
+        if self.closed or fut.cancelled():
+            return
+        try:
+            body = reply.render(fut.result())
+        except Exception:
+            log.exception("deferred reply failed", api=request.api.name)
+            self.close()
+            return
+        self._send(request, body)
+        self._drain()
+
+    def _send(self, request: Request, body: Struct) -> None:
+        if self.closed or self.transport is None:
+            return
+        try:
+            data = encode_response(
+                request.api, request.version, request.header.correlation_id, body
+            )
+        except Exception:
+            log.exception("response encoding failed", api=request.api.name)
+            self.close()
+            return
+        self.transport.write(data)
+
+    def _unsupported_api_versions(self, frame: bytes) -> None:
+        # KIP-511: answer in the v0 format, with ApiVersions' own range, so the client can
+        # retry at a version we support.
+        if len(frame) < 8 or self.transport is None:
+            self.close()
+            return
+        (correlation_id,) = _CORRELATION.unpack_from(frame, 4)
+        api = BY_KEY[API_VERSIONS_KEY]
+        body = ApiVersionsResponse(
+            error_code=ErrorCode.UNSUPPORTED_VERSION,
+            api_keys=[
+                ApiVersionsResponseApiVersion(
+                    api_key=api.key, min_version=api.min_version, max_version=api.max_version
+                )
+            ],
+        )
+        self.transport.write(encode_response(api, 0, correlation_id, body))
+
+    def _refuse(self, reason: str) -> None:
+        log.info("closing connection", peer=self.ctx.client_host, reason=reason)
+        self.close()
+
+    def close(self) -> None:
+        self.closed = True
+        self.queue.clear()
+        if self.transport is not None:
+            self.transport.close()
+
+
+class Server:
+    """Owns the listening socket, the broker and every connection."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.connections: set[KafkaConnection] = set()
+        self.broker: Broker | None = None
+        self._server: asyncio.base_events.Server | None = None
+        self.stopped = asyncio.Event()
+
+    async def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        self.broker = Broker(self.settings, loop)
+        host, port = self.settings.listen
+        self._server = await loop.create_server(
+            lambda: KafkaConnection(self.broker, self.connections),  # type: ignore[arg-type]
+            host,
+            port,
+            reuse_address=True,
+            backlog=4096,
+        )
+        log.info(
+            "listening",
+            listen=f"{host}:{port}",
+            advertised="{}:{}".format(*self.settings.advertised),
+            node_id=self.settings.node_id,
+            topics=len(self.broker.catalog),
+        )
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None
+        return int(self._server.sockets[0].getsockname()[1])
+
+    async def stop(self) -> None:
+        """Graceful: stop accepting, answer parked requests, flush, close connections."""
+        if self._server is None:
+            return
+        self._server.close()
+        if self.broker is not None:
+            self.broker.shutdown()
+        await asyncio.sleep(0)  # let deferred replies run their callbacks and write
+        for conn in list(self.connections):
+            if conn.transport is not None:
+                conn.transport.close()  # close() flushes what is buffered
+        await asyncio.sleep(0.05)
+        log.info("stopped")
+        self.stopped.set()
+
+
+async def serve(settings: Settings) -> None:
+    server = Server(settings)
+    await server.start()
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    log.info("shutting down")
+    await server.stop()
