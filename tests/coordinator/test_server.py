@@ -1,0 +1,239 @@
+"""The daemon over real sockets on 127.0.0.1: cluster APIs, version negotiation, ordering,
+and what happens to bad input."""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+from collections.abc import AsyncIterator
+
+import pytest
+from coordinator.group.config import GroupConfig
+
+from coordinator.broker import HANDLERS
+from coordinator.client.connection import ConnectionClosed, KafkaConnectionClient, connect
+from coordinator.config import Settings
+from coordinator.server import Server
+from protocol.apis import BY_KEY
+from protocol.apis.api_versions import ApiVersionsRequest, ApiVersionsResponse
+from protocol.apis.create_topics import CreateTopicsRequest, CreateTopicsRequestCreatableTopic
+from protocol.apis.fetch import FetchPartition, FetchRequest, FetchTopic
+from protocol.apis.find_coordinator import FindCoordinatorRequest
+from protocol.apis.heartbeat import HeartbeatRequest
+from protocol.apis.list_offsets import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
+from protocol.apis.metadata import MetadataRequest, MetadataRequestTopic
+from protocol.errors import ErrorCode
+from protocol.frames import decode_response
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[Server]:
+    settings = Settings(
+        listen=("127.0.0.1", 0),
+        topics=(("orders", 3),),
+        group=GroupConfig(initial_rebalance_delay_ms=0),
+        socket_request_max_bytes=4096,
+    )
+    srv = Server(settings)
+    await srv.start()
+    yield srv
+    await srv.stop()
+
+
+async def client(srv: Server) -> KafkaConnectionClient:
+    return await connect("127.0.0.1", srv.port)
+
+
+async def test_api_versions_advertises_exactly_what_is_served(server: Server) -> None:
+    c = await client(server)
+    resp = await c.request(
+        ApiVersionsRequest(client_software_name="t", client_software_version="1"),
+        3,
+        ApiVersionsResponse,
+    )
+    assert resp.error_code == 0
+    advertised = {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys}
+    assert set(advertised) == set(HANDLERS)
+    assert advertised[11] == (0, 9) and advertised[18] == (0, 4)
+    assert 0 not in advertised  # Produce is never offered
+    c.close()
+
+
+async def test_api_versions_with_bad_software_name_is_invalid_request(server: Server) -> None:
+    c = await client(server)
+    resp = await c.request(
+        ApiVersionsRequest(client_software_name="-bad", client_software_version="1"), 3
+    )
+    assert resp.error_code == ErrorCode.INVALID_REQUEST
+    c.close()
+
+
+async def _raw(server: Server, frame: bytes) -> bytes | None:
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+    writer.write(frame)
+    try:
+        size = struct.unpack(">i", await asyncio.wait_for(reader.readexactly(4), 5))[0]
+        return await reader.readexactly(size)
+    except asyncio.IncompleteReadError:
+        return None  # closed without a reply
+    finally:
+        writer.close()
+
+
+def _frame(key: int, version: int, correlation: int, rest: bytes = b"") -> bytes:
+    body = struct.pack(">hhih", key, version, correlation, -1) + rest
+    return struct.pack(">i", len(body)) + body
+
+
+async def test_api_versions_above_max_gets_v0_unsupported_version(server: Server) -> None:
+    reply = await _raw(server, _frame(18, 9, 77, b"\x00\x01\x01\x00"))
+    assert reply is not None
+    correlation, body = decode_response(BY_KEY[18], 0, reply)
+    assert correlation == 77
+    assert body.error_code == ErrorCode.UNSUPPORTED_VERSION
+    assert [(k.api_key, k.min_version, k.max_version) for k in body.api_keys] == [(18, 0, 4)]
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        _frame(11, 10, 1),  # JoinGroup v10 is not served
+        _frame(999, 0, 1),  # unknown API key
+        _frame(0, 9, 1),  # Produce is not served
+        _frame(12, 0, 1, b"\x00\x05ab"),  # truncated Heartbeat body
+        b"\x00\x00\x00\x02\x00\x0c",  # frame shorter than a header
+    ],
+    ids=["unsupported-version", "unknown-key", "produce", "truncated-body", "short-frame"],
+)
+async def test_bad_requests_close_only_that_connection(server: Server, frame: bytes) -> None:
+    healthy = await client(server)
+    assert await _raw(server, frame) is None
+    resp = await healthy.request(ApiVersionsRequest(), 0)
+    assert resp.error_code == 0
+    healthy.close()
+
+
+async def test_oversize_frame_is_refused_on_its_size(server: Server) -> None:
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+    writer.write(struct.pack(">i", 1 << 30))  # announce 1 GiB, send nothing more
+    assert await asyncio.wait_for(reader.read(), 5) == b""  # closed
+    writer.close()
+
+
+async def test_metadata_lists_virtual_topics_led_by_this_node(server: Server) -> None:
+    c = await client(server)
+    resp = await c.request(MetadataRequest(topics=None), 12)
+    assert [(b.node_id, b.host, b.port) for b in resp.brokers] == [(0, "127.0.0.1", server.port)]
+    [topic] = resp.topics
+    assert topic.name == "orders" and topic.error_code == 0
+    assert [(p.partition_index, p.leader_id) for p in topic.partitions] == [(0, 0), (1, 0), (2, 0)]
+    missing = await c.request(MetadataRequest(topics=[MetadataRequestTopic(name="nope")]), 12)
+    assert missing.topics[0].error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    v0 = await c.request(MetadataRequest(topics=[]), 0)
+    assert [t.name for t in v0.topics] == ["orders"]  # v0: empty list = every topic
+    c.close()
+
+
+async def test_find_coordinator_answers_this_node_for_groups_only(server: Server) -> None:
+    c = await client(server)
+    old = await c.request(FindCoordinatorRequest(key="g", key_type=0), 3)
+    assert (old.error_code, old.node_id, old.port) == (0, 0, server.port)
+    batched = await c.request(FindCoordinatorRequest(key_type=0, coordinator_keys=["a", "b"]), 4)
+    assert [(x.key, x.node_id, x.error_code) for x in batched.coordinators] == [
+        ("a", 0, 0),
+        ("b", 0, 0),
+    ]
+    txn = await c.request(FindCoordinatorRequest(key_type=1, coordinator_keys=["t"]), 6)
+    assert txn.coordinators[0].error_code == ErrorCode.COORDINATOR_NOT_AVAILABLE
+    assert txn.coordinators[0].node_id == -1
+    c.close()
+
+
+async def test_create_topics_adds_to_the_catalog(server: Server) -> None:
+    c = await client(server)
+    req = CreateTopicsRequest(
+        topics=[
+            CreateTopicsRequestCreatableTopic(name="fresh", num_partitions=4, replication_factor=1),
+            CreateTopicsRequestCreatableTopic(
+                name="orders", num_partitions=1, replication_factor=1
+            ),
+            CreateTopicsRequestCreatableTopic(name="zero", num_partitions=0, replication_factor=1),
+        ]
+    )
+    resp = await c.request(req, 7)
+    assert [(t.name, t.error_code) for t in resp.topics] == [
+        ("fresh", 0),
+        ("orders", ErrorCode.TOPIC_ALREADY_EXISTS),
+        ("zero", ErrorCode.INVALID_PARTITIONS),
+    ]
+    meta = await c.request(MetadataRequest(topics=[MetadataRequestTopic(name="fresh")]), 9)
+    assert len(meta.topics[0].partitions) == 4
+    c.close()
+
+
+async def test_list_offsets_reports_an_empty_log(server: Server) -> None:
+    c = await client(server)
+    req = ListOffsetsRequest(
+        replica_id=-1,
+        topics=[
+            ListOffsetsTopic(
+                name="orders",
+                partitions=[
+                    ListOffsetsPartition(partition_index=0, timestamp=-2),
+                    ListOffsetsPartition(partition_index=1, timestamp=-1),
+                    ListOffsetsPartition(partition_index=7, timestamp=-1),
+                ],
+            )
+        ],
+    )
+    resp = await c.request(req, 9)
+    parts = resp.topics[0].partitions
+    assert [(p.error_code, p.offset) for p in parts[:2]] == [(0, 0), (0, 0)]
+    assert parts[2].error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    c.close()
+
+
+async def test_fetch_long_polls_and_later_responses_wait_their_turn(server: Server) -> None:
+    c = await client(server)
+    fetch = FetchRequest(
+        max_wait_ms=300,
+        min_bytes=1,
+        topics=[
+            FetchTopic(
+                topic="orders", partitions=[FetchPartition(partition=0, partition_max_bytes=1024)]
+            )
+        ],
+    )
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    fetch_fut = c.send(fetch, 12)
+    versions_fut = c.send(ApiVersionsRequest(), 0)
+    done_order: list[str] = []
+    fetch_fut.add_done_callback(lambda _: done_order.append("fetch"))
+    versions_fut.add_done_callback(lambda _: done_order.append("versions"))
+    resp = await fetch_fut
+    await versions_fut
+    assert loop.time() - start >= 0.25  # it waited out (most of) its max wait
+    assert done_order == ["fetch", "versions"]  # strictly in request order
+    part = resp.responses[0].partitions[0]
+    assert (part.error_code, part.high_watermark, part.records) == (0, 0, b"")
+    c.close()
+
+
+async def test_pipelined_requests_are_answered_in_order(server: Server) -> None:
+    c = await client(server)
+    futures = [
+        c.send(HeartbeatRequest(group_id="nobody", generation_id=1, member_id="m"), 4)
+        for _ in range(50)
+    ]
+    results = await asyncio.gather(*futures)
+    assert all(r.error_code == ErrorCode.UNKNOWN_MEMBER_ID for r in results)
+    c.close()
+
+
+async def test_closed_client_sees_connection_closed(server: Server) -> None:
+    c = await client(server)
+    c.send_raw(_frame(999, 0, 1))
+    await asyncio.wait_for(c.wait_closed(), 5)
+    with pytest.raises(ConnectionClosed):
+        c.send(ApiVersionsRequest(), 0)

@@ -1,0 +1,215 @@
+"""Unmodified kafka-python, aiokafka and confluent-kafka consumers against a real daemon."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+import pytest
+
+from .clients import LIBRARIES, Member
+from .conftest import Daemon, wait_until
+
+pytestmark = pytest.mark.integration
+
+TOPIC = "t6"
+ALL_PARTITIONS = {(TOPIC, p) for p in range(6)}
+
+
+def balanced(members: list[Member], per_member: int) -> bool:
+    owned = [m.assigned for m in members]
+    union = set().union(*owned)
+    return (
+        all(len(o) == per_member for o in owned)
+        and union == ALL_PARTITIONS
+        and sum(len(o) for o in owned) == len(ALL_PARTITIONS)
+    )
+
+
+def start_members(lib: str, daemon: Daemon, group: str, n: int, **kw: object) -> list[Member]:
+    cls = LIBRARIES[lib]
+    return [cls(daemon.bootstrap, group, TOPIC, client_id=f"{lib}-{i}", **kw) for i in range(n)]  # type: ignore[arg-type]
+
+
+@pytest.fixture(params=sorted(LIBRARIES))
+def lib(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def test_three_consumers_share_six_partitions_then_survivors_take_over_after_close(
+    lib: str, daemon: Daemon
+) -> None:
+    members = start_members(lib, daemon, f"g-{lib}", 3)
+    try:
+        start = time.monotonic()
+        assert wait_until(lambda: balanced(members, 2), 20), [m.assigned for m in members]
+        print(f"{lib}: 3 members stable after {time.monotonic() - start:.2f}s")
+        leaving = members.pop()
+        leaving.close()
+        closed_at = time.monotonic()
+        # The LeaveGroup triggers the rebalance at once; well within a second of it.
+        assert wait_until(lambda: balanced(members, 3), 5), [m.assigned for m in members]
+        print(f"{lib}: survivors own all 6 {time.monotonic() - closed_at:.2f}s after close")
+    finally:
+        for m in members:
+            m.close()
+
+
+def test_killed_member_is_expired_after_its_session_timeout(lib: str, daemon: Daemon) -> None:
+    group = f"kill-{lib}"
+    members = start_members(lib, daemon, group, 2)
+    victim = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tests.integration.member_process",
+            lib,
+            daemon.bootstrap,
+            group,
+            TOPIC,
+            f"{lib}-victim",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert wait_until(lambda: balanced(members, 2), 30), [m.assigned for m in members]
+        victim.send_signal(signal.SIGKILL)
+        victim.wait(10)
+        killed_at = time.monotonic()
+        # session.timeout.ms is 6000 in these clients; allow the timeout plus a second.
+        assert wait_until(lambda: balanced(members, 3), 6 + 1 + 2), [m.assigned for m in members]
+        print(f"{lib}: survivors own all 6 {time.monotonic() - killed_at:.2f}s after the kill")
+    finally:
+        if victim.poll() is None:
+            victim.kill()
+        for m in members:
+            m.close()
+
+
+def test_committed_offsets_read_back(lib: str, daemon: Daemon) -> None:
+    [member] = start_members(lib, daemon, f"commit-{lib}", 1)
+    try:
+        assert wait_until(lambda: len(member.assigned) == 6, 20)
+        member.commit({(TOPIC, 0): 42, (TOPIC, 5): 7})
+        assert member.committed((TOPIC, 0)) == 42
+        assert member.committed((TOPIC, 5)) == 7
+        assert member.committed((TOPIC, 3)) is None
+    finally:
+        member.close()
+
+
+def test_static_member_restart_keeps_its_partitions_without_rebalancing_others(
+    lib: str, daemon: Daemon
+) -> None:
+    group = f"static-{lib}"
+    cls = LIBRARIES[lib]
+    others = [
+        cls(
+            daemon.bootstrap,
+            group,
+            TOPIC,
+            client_id=f"{lib}-o{i}",
+            instance_id=f"other-{i}",
+            session_timeout_ms=20000,
+        )
+        for i in range(2)
+    ]
+    static = cls(
+        daemon.bootstrap,
+        group,
+        TOPIC,
+        client_id=f"{lib}-s",
+        instance_id="static-0",
+        session_timeout_ms=20000,
+    )
+    try:
+        everyone = [*others, static]
+        assert wait_until(lambda: balanced(everyone, 2), 30), [m.assigned for m in everyone]
+        before = static.assigned
+        rebalances = [m.rebalances for m in others]
+        static.close()  # static members do not send LeaveGroup
+        static = cls(
+            daemon.bootstrap,
+            group,
+            TOPIC,
+            client_id=f"{lib}-s2",
+            instance_id="static-0",
+            session_timeout_ms=20000,
+        )
+        assert wait_until(lambda: static.assigned == before, 15), static.assigned
+        time.sleep(1)  # give a (wrong) rebalance time to show up
+        assert [m.rebalances for m in others] == rebalances
+        assert [m.assigned for m in others] == [m.assigned for m in others if m.assigned]
+    finally:
+        static.close()
+        for m in others:
+            m.close()
+
+
+AdminCheck = Callable[[str, str], tuple[list[str], str, int]]
+
+
+def _admin_kafka_python(bootstrap: str, group: str) -> tuple[list[str], str, int]:
+    from kafka.admin import KafkaAdminClient
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        groups = [g[0] for g in admin.list_consumer_groups()]
+        [desc] = admin.describe_consumer_groups([group])
+        return groups, desc.state, len(desc.members)
+    finally:
+        admin.close()
+
+
+def _admin_confluent(bootstrap: str, group: str) -> tuple[list[str], str, int]:
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    listed = admin.list_consumer_groups().result(timeout=10)
+    groups = [g.group_id for g in listed.valid]
+    desc = admin.describe_consumer_groups([group])[group].result(timeout=10)
+    return groups, desc.state.name, len(desc.members)
+
+
+def _admin_aiokafka(bootstrap: str, group: str) -> tuple[list[str], str, int]:
+    import asyncio
+
+    from aiokafka.admin import AIOKafkaAdminClient
+
+    async def run() -> tuple[list[str], str, int]:
+        admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+        await admin.start()
+        try:
+            groups = [g[0] for g in await admin.list_consumer_groups()]
+            [resp] = await admin.describe_consumer_groups([group])
+            described = resp.groups[0]
+            return groups, described[2], len(described[5])
+        finally:
+            await admin.close()
+
+    return asyncio.run(run())
+
+
+ADMINS: dict[str, AdminCheck] = {
+    "kafka-python": _admin_kafka_python,
+    "aiokafka": _admin_aiokafka,
+    "confluent-kafka": _admin_confluent,
+}
+
+
+def test_admin_clients_list_and_describe_the_group(lib: str, daemon: Daemon) -> None:
+    group = f"admin-{lib}"
+    members = start_members(lib, daemon, group, 2)
+    try:
+        assert wait_until(lambda: balanced(members, 3), 20)
+        groups, state, n_members = ADMINS[lib](daemon.bootstrap, group)
+        assert group in groups
+        assert state.lower() == "stable"
+        assert n_members == 2
+    finally:
+        for m in members:
+            m.close()
