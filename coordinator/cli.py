@@ -20,6 +20,14 @@ from .group.config import GroupConfig
 ENV_PREFIX = "GROUP_COORDINATOR"
 
 
+def option(*decls: str, **kwargs: Any) -> Any:
+    """A click option that can also be set as GROUP_COORDINATOR_<LONG_NAME>."""
+    long_name = next(d for d in decls if d.startswith("--")).split("/")[0]
+    kwargs.setdefault("envvar", f"{ENV_PREFIX}_{long_name[2:].replace('-', '_').upper()}")
+    kwargs.setdefault("show_envvar", True)
+    return click.option(*decls, **kwargs)
+
+
 def _load_config(ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
     if value:
         with open(value, "rb") as fh:
@@ -44,13 +52,13 @@ def _topics(_ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]
         raise click.BadParameter(str(exc)) from exc
 
 
-@click.group(context_settings={"auto_envvar_prefix": ENV_PREFIX, "show_default": True})
+@click.group(context_settings={"show_default": True})
 def main() -> None:
     """A standalone Apache Kafka group coordinator."""
 
 
 @main.command()
-@click.option(
+@option(
     "--config",
     type=click.Path(exists=True, dir_okay=False),
     callback=_load_config,
@@ -58,49 +66,49 @@ def main() -> None:
     expose_value=False,
     help="TOML file with option defaults",
 )
-@click.option("--listen", default="127.0.0.1:9092", callback=_host_port, help="HOST:PORT to bind")
-@click.option(
+@option("--listen", default="127.0.0.1:9092", callback=_host_port, help="HOST:PORT to bind")
+@option(
     "--advertised-listener",
     default=None,
     callback=_host_port,
     help="HOST:PORT clients are told to connect to (default: --listen)",
 )
-@click.option("--node-id", default=0, type=int, help="node.id reported in Metadata")
-@click.option("--cluster-id", default="group-coordinator", help="cluster id reported in Metadata")
-@click.option(
+@option("--node-id", default=0, type=int, help="node.id reported in Metadata")
+@option("--cluster-id", default="group-coordinator", help="cluster id reported in Metadata")
+@option(
     "--data-dir",
     default="data",
     type=click.Path(file_okay=False, path_type=Path),
     help="where durable state lives",
 )
-@click.option(
+@option(
     "--topic",
     "topics",
     multiple=True,
     callback=_topics,
     help="virtual topic NAME:PARTITIONS (repeatable)",
 )
-@click.option(
+@option(
     "--auto-create-topics/--no-auto-create-topics",
     default=False,
     help="auto.create.topics.enable: Metadata for an unknown topic creates it",
 )
-@click.option(
+@option(
     "--num-partitions",
     default=1,
     type=click.IntRange(min=1),
     help="num.partitions for auto-created topics",
 )
-@click.option("--group-min-session-timeout-ms", default=6000, type=int)
-@click.option("--group-max-session-timeout-ms", default=1800000, type=int)
-@click.option("--group-initial-rebalance-delay-ms", default=3000, type=click.IntRange(min=0))
-@click.option("--group-max-size", default=2147483647, type=click.IntRange(min=1))
-@click.option("--offset-metadata-max-bytes", default=4096, type=click.IntRange(min=0))
-@click.option("--offsets-retention-minutes", default=10080, type=click.IntRange(min=1))
-@click.option("--offsets-retention-check-interval-ms", default=600000, type=click.IntRange(min=1))
-@click.option("--socket-request-max-bytes", default=104857600, type=click.IntRange(min=1024))
-@click.option("--log-format", default="plain", type=click.Choice(["plain", "json"]))
-@click.option(
+@option("--group-min-session-timeout-ms", default=6000, type=int)
+@option("--group-max-session-timeout-ms", default=1800000, type=int)
+@option("--group-initial-rebalance-delay-ms", default=3000, type=click.IntRange(min=0))
+@option("--group-max-size", default=2147483647, type=click.IntRange(min=1))
+@option("--offset-metadata-max-bytes", default=4096, type=click.IntRange(min=0))
+@option("--offsets-retention-minutes", default=10080, type=click.IntRange(min=1))
+@option("--offsets-retention-check-interval-ms", default=600000, type=click.IntRange(min=1))
+@option("--socket-request-max-bytes", default=104857600, type=click.IntRange(min=1024))
+@option("--log-format", default="plain", type=click.Choice(["plain", "json"]))
+@option(
     "--log-level",
     default="INFO",
     type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
@@ -112,7 +120,13 @@ def serve(**options: Any) -> None:
     from . import logs
     from .server import serve as run_server
 
-    settings = Settings(
+    settings = settings_from_options(options)
+    logs.configure(settings.log_format, settings.log_level)
+    uvloop.run(run_server(settings))
+
+
+def settings_from_options(options: dict[str, Any]) -> Settings:
+    return Settings(
         listen=options["listen"],
         advertised_listener=options["advertised_listener"],
         node_id=options["node_id"],
@@ -134,8 +148,6 @@ def serve(**options: Any) -> None:
         log_format=options["log_format"],
         log_level=options["log_level"],
     )
-    logs.configure(settings.log_format, settings.log_level)
-    uvloop.run(run_server(settings))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,85 @@
+"""The storage interface the coordinator owns.
+
+The state machine emits records; ``coordinator.persist`` turns them into ``Write`` batches
+(row-level upserts and deletes) and hands them to a ``Store``. A store applies each batch
+atomically and reports when it is durable; concurrent batches may be committed together
+(group commit). Shaped so that a networked database (several coordinator nodes sharing
+state) can implement it: every write is keyed by group id, and loading is per node.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetRow:
+    group_id: str
+    topic: str
+    partition: int
+    committed_offset: int
+    leader_epoch: int
+    metadata: str
+    commit_timestamp_ms: int
+    expire_timestamp_ms: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class GroupRow:
+    """A group's metadata snapshot, as the state machine describes it (JSON-able dict)."""
+
+    group_id: str
+    data: dict[str, Any]
+
+
+@dataclass(slots=True)
+class Write:
+    """One batch of changes, applied atomically."""
+
+    offsets: list[OffsetRow] = field(default_factory=list)
+    deleted_offsets: list[tuple[str, str, int]] = field(default_factory=list)
+    groups: list[GroupRow] = field(default_factory=list)
+    deleted_groups: list[str] = field(default_factory=list)
+    topics: list[tuple[str, int]] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(
+            self.offsets
+            or self.deleted_offsets
+            or self.groups
+            or self.deleted_groups
+            or self.topics
+        )
+
+    def extend(self, other: Write) -> None:
+        self.offsets += other.offsets
+        self.deleted_offsets += other.deleted_offsets
+        self.groups += other.groups
+        self.deleted_groups += other.deleted_groups
+        self.topics += other.topics
+
+
+@dataclass(slots=True)
+class LoadedState:
+    offsets: list[OffsetRow] = field(default_factory=list)
+    groups: list[GroupRow] = field(default_factory=list)
+    topics: list[tuple[str, int]] = field(default_factory=list)
+
+
+class Store(abc.ABC):
+    """Durable coordinator state. ``write`` returns a future that resolves when durable."""
+
+    @abc.abstractmethod
+    async def open(self) -> LoadedState:
+        """Prepare the store (migrations) and return everything it holds."""
+
+    @abc.abstractmethod
+    def write(self, batch: Write) -> asyncio.Future[None]:
+        """Queue ``batch``; the future resolves once it is durable (or fails)."""
+
+    @abc.abstractmethod
+    async def close(self) -> None:
+        """Finish pending writes and release resources."""

@@ -1,0 +1,200 @@
+"""The default store: one SQLite database in the data directory (WAL, synchronous=FULL).
+
+Writes go to one writer thread. Batches queued while a transaction is running are merged
+and committed together in the next one (group commit), so N concurrent OffsetCommits cost
+one fsync, not N. A batch's future resolves only after its COMMIT returned.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from .base import GroupRow, LoadedState, OffsetRow, Store, Write
+
+# Numbered migrations, applied in order at start; PRAGMA user_version records the last.
+MIGRATIONS: list[str] = [
+    # 1: offsets, group snapshots, deletions, virtual topics.
+    """
+    CREATE TABLE offsets (
+        group_id TEXT NOT NULL,
+        topic TEXT NOT NULL,
+        partition INTEGER NOT NULL,
+        committed_offset INTEGER NOT NULL,
+        leader_epoch INTEGER NOT NULL,
+        metadata TEXT NOT NULL,
+        commit_timestamp_ms INTEGER NOT NULL,
+        expire_timestamp_ms INTEGER,
+        PRIMARY KEY (group_id, topic, partition)
+    ) WITHOUT ROWID;
+    CREATE TABLE groups (
+        group_id TEXT PRIMARY KEY,
+        data TEXT NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE topics (
+        name TEXT PRIMARY KEY,
+        partitions INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    """,
+]
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    (version,) = conn.execute("PRAGMA user_version").fetchone()
+    for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+        with conn:
+            conn.executescript(f"BEGIN;\n{script}\nPRAGMA user_version = {number};\nCOMMIT;")
+    return len(MIGRATIONS)
+
+
+class SqliteStore(Store):
+    FILENAME = "coordinator.sqlite3"
+
+    def __init__(self, data_dir: Path) -> None:
+        self.path = Path(data_dir) / self.FILENAME
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-writer")
+        self._conn: sqlite3.Connection | None = None
+        self._queued: Write | None = None
+        self._waiters: list[asyncio.Future[None]] = []
+        self._writing = False
+        self._lock = threading.Lock()
+        self.transactions = 0
+
+    async def open(self) -> LoadedState:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, self._open_sync)
+
+    def _open_sync(self) -> LoadedState:
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=FULL")
+        migrate(conn)
+        self._conn = conn
+        state = LoadedState()
+        state.offsets = [
+            OffsetRow(*row)
+            for row in conn.execute(
+                "SELECT group_id, topic, partition, committed_offset, leader_epoch, metadata,"
+                " commit_timestamp_ms, expire_timestamp_ms FROM offsets"
+            )
+        ]
+        state.groups = [
+            GroupRow(group_id, json.loads(data))
+            for group_id, data in conn.execute("SELECT group_id, data FROM groups")
+        ]
+        state.topics = [(n, p) for n, p in conn.execute("SELECT name, partitions FROM topics")]
+        return state
+
+    def write(self, batch: Write) -> asyncio.Future[None]:
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[None] = loop.create_future()
+        if self._queued is None:
+            self._queued = Write()
+        self._queued.extend(batch)
+        self._waiters.append(fut)
+        if not self._writing:
+            self._start_next(loop)
+        return fut
+
+    def _start_next(self, loop: asyncio.AbstractEventLoop) -> None:
+        batch, waiters = self._queued, self._waiters
+        self._queued, self._waiters = None, []
+        if batch is None:
+            self._writing = False
+            return
+        self._writing = True
+        job = loop.run_in_executor(self._executor, self._commit_sync, batch)
+        job.add_done_callback(lambda done: self._committed(loop, done, waiters))
+
+    def _committed(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        done: asyncio.Future[None],
+        waiters: list[asyncio.Future[None]],
+    ) -> None:
+        exc = done.exception()
+        for fut in waiters:
+            if fut.done():
+                continue
+            if exc is None:
+                fut.set_result(None)
+            else:
+                fut.set_exception(exc)
+        self._start_next(loop)
+
+    def _commit_sync(self, batch: Write) -> None:
+        conn = self._conn
+        assert conn is not None
+        with self._lock:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                if batch.deleted_groups:
+                    conn.executemany(
+                        "DELETE FROM offsets WHERE group_id = ?",
+                        [(g,) for g in batch.deleted_groups],
+                    )
+                    conn.executemany(
+                        "DELETE FROM groups WHERE group_id = ?",
+                        [(g,) for g in batch.deleted_groups],
+                    )
+                if batch.groups:
+                    conn.executemany(
+                        "INSERT INTO groups (group_id, data) VALUES (?, ?)"
+                        " ON CONFLICT (group_id) DO UPDATE SET data = excluded.data",
+                        [(g.group_id, json.dumps(g.data)) for g in batch.groups],
+                    )
+                if batch.offsets:
+                    conn.executemany(
+                        "INSERT INTO offsets VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+                        " ON CONFLICT (group_id, topic, partition) DO UPDATE SET"
+                        " committed_offset = excluded.committed_offset,"
+                        " leader_epoch = excluded.leader_epoch, metadata = excluded.metadata,"
+                        " commit_timestamp_ms = excluded.commit_timestamp_ms,"
+                        " expire_timestamp_ms = excluded.expire_timestamp_ms",
+                        [
+                            (
+                                o.group_id,
+                                o.topic,
+                                o.partition,
+                                o.committed_offset,
+                                o.leader_epoch,
+                                o.metadata,
+                                o.commit_timestamp_ms,
+                                o.expire_timestamp_ms,
+                            )
+                            for o in batch.offsets
+                        ],
+                    )
+                if batch.deleted_offsets:
+                    conn.executemany(
+                        "DELETE FROM offsets WHERE group_id = ? AND topic = ? AND partition = ?",
+                        batch.deleted_offsets,
+                    )
+                if batch.topics:
+                    conn.executemany(
+                        "INSERT INTO topics (name, partitions) VALUES (?, ?)"
+                        " ON CONFLICT (name) DO UPDATE SET partitions = excluded.partitions",
+                        batch.topics,
+                    )
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            self.transactions += 1
+
+    async def close(self) -> None:
+        while self._writing or self._queued is not None:
+            await asyncio.sleep(0.005)
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._executor, self._close_sync)
+        self._executor.shutdown(wait=True)
+
+    def _close_sync(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None

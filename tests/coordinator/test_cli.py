@@ -1,0 +1,66 @@
+"""Options reach the daemon from the command line, the environment and a TOML file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from coordinator import cli
+from coordinator.config import Settings
+
+
+@pytest.fixture
+def captured(monkeypatch: pytest.MonkeyPatch) -> list[Settings]:
+    seen: list[Settings] = []
+
+    def fake_run(coro: Any) -> None:
+        seen.append(coro.cr_frame.f_locals["settings"])
+        coro.close()
+
+    monkeypatch.setattr("uvloop.run", fake_run)
+    monkeypatch.setattr("coordinator.logs.configure", lambda *a: None)
+    return seen
+
+
+def test_defaults_match_kafka(captured: list[Settings]) -> None:
+    result = CliRunner().invoke(cli.main, ["serve"], env={})
+    assert result.exit_code == 0, result.output
+    [s] = captured
+    assert s.listen == ("127.0.0.1", 9092)
+    assert s.advertised == ("127.0.0.1", 9092)
+    assert s.group.initial_rebalance_delay_ms == 3000
+    assert s.group.min_session_timeout_ms == 6000
+    assert s.group.max_session_timeout_ms == 1800000
+    assert s.group.max_size == 2147483647
+    assert s.group.offset_metadata_max_bytes == 4096
+
+
+def test_command_line_beats_environment_beats_config_file(
+    captured: list[Settings], tmp_path: Path
+) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text(
+        'group_initial_rebalance_delay_ms = 100\nnode_id = 7\nlisten = "127.0.0.1:9300"\n'
+    )
+    env = {"GROUP_COORDINATOR_NODE_ID": "8", "GROUP_COORDINATOR_GROUP_MAX_SIZE": "5"}
+    args = ["serve", "--config", str(config), "--node-id", "9", "--topic", "a:3", "--topic", "b:1"]
+    result = CliRunner().invoke(cli.main, args, env=env)
+    assert result.exit_code == 0, result.output
+    [s] = captured
+    assert s.node_id == 9  # command line
+    assert s.group.max_size == 5  # environment
+    assert s.group.initial_rebalance_delay_ms == 100  # file
+    assert s.listen == ("127.0.0.1", 9300)
+    assert s.topics == (("a", 3), ("b", 1))
+
+
+@pytest.mark.parametrize(
+    "args", [["--listen", "nope"], ["--topic", "x:0"], ["--topic", "x"]], ids=str
+)
+def test_bad_values_are_refused(captured: list[Settings], args: list[str]) -> None:
+    result = CliRunner().invoke(cli.main, ["serve", *args])
+    assert result.exit_code == 2
+    assert not captured
