@@ -9,10 +9,11 @@ channel the same way), and reading pauses if too many pile up.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import signal
 import struct
 from collections import deque
-from typing import Any
+from typing import Any, cast
 
 import structlog
 
@@ -56,8 +57,8 @@ class KafkaConnection(asyncio.Protocol):
     # -- asyncio.Protocol ------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # uvloop's transports implement asyncio.Transport without subclassing it.
+        self.transport = cast(asyncio.Transport, transport)
         peer = transport.get_extra_info("peername")
         self.ctx = ConnectionContext(client_host=f"/{peer[0]}" if peer else "/unknown")
         self.connections.add(self)
@@ -197,6 +198,14 @@ class Server:
             reuse_address=True,
             backlog=4096,
         )
+        if port == 0:
+            # Bound to an ephemeral port: advertise the one we got.
+            bound = (host, self.port)
+            self.settings = dataclasses.replace(
+                self.settings, listen=bound,
+                advertised_listener=self.settings.advertised_listener or bound,
+            )
+            self.broker.settings = self.settings
         log.info(
             "listening",
             listen=f"{host}:{port}",

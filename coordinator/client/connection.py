@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections import deque
-from typing import Any, TypeVar
+from typing import Any, cast, TypeVar
 
 from protocol.apis import BY_KEY, Api
 from protocol.frames import FrameSplitter, decode_response, encode_request
@@ -35,8 +35,8 @@ class KafkaConnectionClient(asyncio.Protocol):
     # -- asyncio.Protocol --------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # uvloop's transports implement asyncio.Transport without subclassing it.
+        self.transport = cast(asyncio.Transport, transport)
 
     def data_received(self, data: bytes) -> None:
         for frame in self._splitter.feed(data):

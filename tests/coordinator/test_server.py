@@ -213,6 +213,7 @@ async def test_fetch_long_polls_and_later_responses_wait_their_turn(server: Serv
     versions_fut.add_done_callback(lambda _: done_order.append("versions"))
     resp = await fetch_fut
     await versions_fut
+    await asyncio.sleep(0)  # let the done-callbacks run
     assert loop.time() - start >= 0.25  # it waited out (most of) its max wait
     assert done_order == ["fetch", "versions"]  # strictly in request order
     part = resp.responses[0].partitions[0]

@@ -231,18 +231,25 @@ class AiokafkaMember(Member):
                 member.rebalances += 1
 
         self.loop = asyncio.new_event_loop()
-        self.consumer = AIOKafkaConsumer(
-            bootstrap_servers=self.bootstrap,
-            group_id=self.group,
-            client_id=self.client_id,
-            group_instance_id=self.instance_id,
-            session_timeout_ms=self.session_timeout_ms,
-            heartbeat_interval_ms=300,
-            enable_auto_commit=False,
-            auto_offset_reset="earliest",
-        )
-        self.consumer.subscribe([self.topic], listener=Listener())
-        self.loop.run_until_complete(self.consumer.start())
+        asyncio.set_event_loop(self.loop)
+
+        async def create() -> Any:
+            # aiokafka must be constructed inside a running loop.
+            consumer = AIOKafkaConsumer(
+                bootstrap_servers=self.bootstrap,
+                group_id=self.group,
+                client_id=self.client_id,
+                group_instance_id=self.instance_id,
+                session_timeout_ms=self.session_timeout_ms,
+                heartbeat_interval_ms=300,
+                enable_auto_commit=False,
+                auto_offset_reset="earliest",
+            )
+            consumer.subscribe([self.topic], listener=Listener())
+            await consumer.start()
+            return consumer
+
+        self.consumer = self.loop.run_until_complete(create())
 
     def _poll(self) -> None:
         self.loop.run_until_complete(self.consumer.getmany(timeout_ms=int(POLL_S * 1000)))

@@ -1,0 +1,15 @@
+"""Group settings, with Kafka's names and defaults (spec section 5)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class GroupConfig:
+    min_session_timeout_ms: int = 6000  # group.min.session.timeout.ms
+    max_session_timeout_ms: int = 1800000  # group.max.session.timeout.ms
+    initial_rebalance_delay_ms: int = 3000  # group.initial.rebalance.delay.ms
+    max_size: int = 2147483647  # group.max.size
+    offset_metadata_max_bytes: int = 4096  # offset.metadata.max.bytes
+    new_member_join_timeout_ms: int = 300000  # hard-coded in Kafka
