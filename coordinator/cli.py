@@ -9,18 +9,21 @@ The command line wins over the environment, which wins over the file.
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
+from .admin_cli import groups, offsets
 from .config import Settings, parse_host_port, parse_topic
 from .group.config import GroupConfig
 
 ENV_PREFIX = "GROUP_COORDINATOR"
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
-def option(*decls: str, **kwargs: Any) -> Any:
+def option(*decls: str, **kwargs: Any) -> Callable[[_F], _F]:
     """A click option that can also be set as GROUP_COORDINATOR_<LONG_NAME>."""
     long_name = next(d for d in decls if d.startswith("--")).split("/")[0]
     kwargs.setdefault("envvar", f"{ENV_PREFIX}_{long_name[2:].replace('-', '_').upper()}")
@@ -149,6 +152,9 @@ def settings_from_options(options: dict[str, Any]) -> Settings:
         log_level=options["log_level"],
     )
 
+
+main.add_command(groups)
+main.add_command(offsets)
 
 if __name__ == "__main__":
     main()

@@ -202,7 +202,8 @@ class Server:
             # Bound to an ephemeral port: advertise the one we got.
             bound = (host, self.port)
             self.settings = dataclasses.replace(
-                self.settings, listen=bound,
+                self.settings,
+                listen=bound,
                 advertised_listener=self.settings.advertised_listener or bound,
             )
             self.broker.settings = self.settings

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections import deque
-from typing import Any, cast, TypeVar
+from typing import Any, TypeVar, cast
 
 from protocol.apis import BY_KEY, Api
 from protocol.frames import FrameSplitter, decode_response, encode_request

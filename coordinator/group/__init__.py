@@ -3,11 +3,18 @@
 ``GroupCoordinator`` takes (request or timer, now) and returns ``Effects``: replies for
 request tokens, timer changes, records to persist and events to log. It never reads a
 clock, touches a socket or sleeps; the server supplies time and carries out the effects.
+
+Modules: ``coordinator`` (the facade), ``join``/``sync``/``membership``/``offsets``/
+``admin`` (one per request family), ``rebalance`` (join phase, assignment, phase timers),
+``lifecycle`` (load/unload), ``group``/``member`` (data and counters), ``states`` (the
+transition table), ``protocol_selection``, ``subscriptions``, ``deadlines`` (timer keys),
+``context`` (per-call plumbing), and the data types in ``requests``, ``results``,
+``records``, ``events``, ``effects``, ``config``.
 """
 
 from .config import GroupConfig
 from .coordinator import GroupCoordinator
-from .effects import Cancel, Effects, Schedule
+from .effects import Cancel, Effects, Schedule, TimerChange
 from .states import GroupState, IllegalStateTransition
 
 __all__ = [
@@ -18,4 +25,5 @@ __all__ = [
     "GroupState",
     "IllegalStateTransition",
     "Schedule",
+    "TimerChange",
 ]

@@ -34,7 +34,7 @@ class StaticMemberReplaced:
 @dataclass(frozen=True, slots=True)
 class RebalanceStarted:
     group_id: str
-    generation_id: int
+    generation_id: int  # the generation being replaced
     reason: str
 
 
@@ -61,6 +61,14 @@ class StateChanged:
 
 
 @dataclass(frozen=True, slots=True)
+class GroupLoaded:
+    group_id: str
+    state: str
+    members: int
+    offsets: int
+
+
+@dataclass(frozen=True, slots=True)
 class GroupDeleted:
     group_id: str
     reason: str
@@ -68,5 +76,11 @@ class GroupDeleted:
 
 @dataclass(frozen=True, slots=True)
 class OffsetsCommitted:
+    group_id: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetsExpired:
     group_id: str
     count: int

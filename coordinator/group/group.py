@@ -1,7 +1,8 @@
-"""A classic group's data and the bookkeeping every membership change needs (spec 4.1, 4.11).
+"""A classic group's data and the bookkeeping every membership change needs (spec 4.1).
 
-The counters (members with a parked JoinGroup, per-protocol support) are kept up to date
-on every change so that "has everyone joined?" and protocol checks are O(1) per request.
+Counters (members with a parked JoinGroup, members supporting each protocol) are updated
+on every change, so "has everyone joined?" and "is this protocol supported?" cost O(1) per
+request instead of a scan of the members.
 """
 
 from __future__ import annotations
@@ -9,161 +10,233 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .member import Member
-from .states import GroupState, check_transition
+from protocol.errors import ErrorCode
+
+from .deadlines import heartbeat_key
+from .member import Member, Protocols
+from .protocol_selection import candidate_protocols, select_protocol
+from .states import EMPTY, GroupState, can_rebalance, check_transition
 
 
 @dataclass(slots=True)
 class OffsetEntry:
     offset: int
-    leader_epoch: int
+    leader_epoch: int  # -1: none
     metadata: str
     commit_timestamp_ms: int
-    expire_timestamp_ms: int | None
+    expire_timestamp_ms: int | None  # explicit retention (OffsetCommit v2-4), else None
 
 
 @dataclass(slots=True, eq=False)
 class ClassicGroup:
     group_id: str
-    state: GroupState = GroupState.EMPTY
-    previous_state: GroupState = GroupState.EMPTY
-    protocol_type: str | None = None
+    state: GroupState = EMPTY
+    previous_state: GroupState = EMPTY
+    state_timestamp_ms: int | None = None  # when the current state was entered
+    protocol_type: str | None = None  # fixed by the first member of a memberless group
     protocol_name: str | None = None
     generation_id: int = 0
     leader_id: str | None = None
     members: dict[str, Member] = field(default_factory=dict)
     static_members: dict[str, str] = field(default_factory=dict)  # instance id -> member id
-    pending_join: set[str] = field(default_factory=set)  # KIP-394 ids handed out, not yet used
-    pending_sync: set[str] = field(default_factory=set)
-    awaiting_join: int = 0  # members with a parked JoinGroup
-    protocol_support: Counter[str] = field(default_factory=Counter)
+    pending_join_members: set[str] = field(default_factory=set)  # KIP-394 ids handed out
+    pending_sync_members: set[str] = field(default_factory=set)
+    num_members_awaiting_join: int = 0
+    supported_protocols: Counter[str] = field(default_factory=Counter)  # name -> members
+    # The join timer (spec 4.5): either the initial delay (with what is left of the first
+    # member's rebalance timeout) or the plain rebalance timeout.
     new_member_added: bool = False
-    # Initial-rebalance delay bookkeeping (spec 4.5).
-    join_delay_ms: int = 0
-    join_remaining_ms: int = 0
-    join_initial: bool = False
-    sync_generation: int = -1
-    empty_since_wall_ms: int | None = None
-    offsets: dict[tuple[str, int], OffsetEntry] = field(default_factory=dict)
+    join_timer_is_initial: bool = False
+    initial_delay_ms: int = 0
+    initial_remaining_ms: int = 0
+    # Topics the consumer members subscribe to, computed at each new generation; None when
+    # unknown (not a consumer group, or unparsable metadata).
+    subscribed_topics: frozenset[str] | None = None
+    offsets: dict[str, dict[int, OffsetEntry]] = field(default_factory=dict)
 
-    # -- state --------------------------------------------------------------------------
+    # -- state ---------------------------------------------------------------------------
 
-    def transition(self, target: GroupState) -> GroupState:
+    def transition(self, target: GroupState, now_ms: int) -> GroupState:
+        """The only place the state changes; returns the previous state."""
         check_transition(self.group_id, self.state, target)
         old = self.state
         self.previous_state = old
         self.state = target
+        self.state_timestamp_ms = now_ms
         return old
 
-    def is_in(self, *states: GroupState) -> bool:
-        return self.state in states
+    def can_rebalance(self) -> bool:
+        return can_rebalance(self.state)
 
-    # -- membership ---------------------------------------------------------------------
+    def is_leader(self, member_id: str) -> bool:
+        return self.leader_id == member_id
 
-    def add(self, member: Member) -> None:
+    # -- membership -------------------------------------------------------------------------
+
+    def new_member(
+        self,
+        member_id: str,
+        group_instance_id: str | None,
+        client_id: str,
+        client_host: str,
+        rebalance_timeout_ms: int,
+        session_timeout_ms: int,
+        protocol_type: str,
+        protocols: Protocols,
+    ) -> Member:
+        return Member(
+            member_id=member_id,
+            group_instance_id=group_instance_id,
+            client_id=client_id,
+            client_host=client_host,
+            rebalance_timeout_ms=rebalance_timeout_ms,
+            session_timeout_ms=session_timeout_ms,
+            protocol_type=protocol_type,
+            protocols=protocols,
+            heartbeat_key=heartbeat_key(self.group_id, member_id),
+        )
+
+    def add(self, member: Member, join_token: object | None = None) -> None:
+        instance = member.group_instance_id
         if member.member_id in self.members:
-            raise ValueError(f"member {member.member_id} already in {self.group_id}")
+            raise ValueError(f"member {member.member_id} is already in {self.group_id}")
+        if instance is not None:
+            if instance in self.static_members:
+                raise ValueError(f"static member {instance} is already in {self.group_id}")
+            self.static_members[instance] = member.member_id
         if not self.members:
             self.protocol_type = member.protocol_type
         self.members[member.member_id] = member
-        self.protocol_support.update(member.protocol_names)
-        if member.join_token is not None:
-            self.awaiting_join += 1
-        if member.group_instance_id is not None:
-            self.static_members[member.group_instance_id] = member.member_id
+        self.supported_protocols.update(member.protocol_names)
+        member.join_token = join_token
+        if join_token is not None:
+            self.num_members_awaiting_join += 1
         if self.leader_id is None:
             self.leader_id = member.member_id
-        if self.state is GroupState.PREPARING_REBALANCE and self.previous_state is GroupState.EMPTY:
-            self.new_member_added = True
+        self.pending_join_members.discard(member.member_id)
 
     def remove(self, member_id: str) -> Member | None:
+        """Forget a member (or a pending id). Parked tokens are the caller's to answer."""
         member = self.members.pop(member_id, None)
-        if member is None:
-            return None
-        self.protocol_support.subtract(member.protocol_names)
-        if member.join_token is not None:
-            self.awaiting_join -= 1
-        if member.group_instance_id is not None:
-            if self.static_members.get(member.group_instance_id) == member_id:
-                del self.static_members[member.group_instance_id]
-        self.pending_sync.discard(member_id)
+        if member is not None:
+            self.supported_protocols.subtract(member.protocol_names)
+            if member.join_token is not None:
+                self.num_members_awaiting_join -= 1
+            if member.group_instance_id is not None:
+                self.static_members.pop(member.group_instance_id, None)
         if self.leader_id == member_id:
             # Any remaining member; a leader without a parked join is replaced at completion.
             self.leader_id = next(iter(self.members), None)
+        self.pending_join_members.discard(member_id)
+        self.pending_sync_members.discard(member_id)
         return member
 
-    def update_protocols(self, member: Member, protocols: list[tuple[str, bytes]]) -> None:
-        self.protocol_support.subtract(member.protocol_names)
-        member.protocols = protocols
-        member.protocol_names = frozenset(name for name, _ in protocols)
-        self.protocol_support.update(member.protocol_names)
+    def add_pending_member(self, member_id: str) -> None:
+        if member_id in self.members:
+            raise ValueError(f"{member_id} is already a member of {self.group_id}")
+        self.pending_join_members.add(member_id)
 
-    def rekey(self, member: Member, new_id: str) -> str:
-        """Give ``member`` a new id (static member replacement); returns the old one."""
-        old_id = member.member_id
-        del self.members[old_id]
-        member.member_id = new_id
-        self.members[new_id] = member
-        if member.group_instance_id is not None:
-            self.static_members[member.group_instance_id] = new_id
-        if self.leader_id == old_id:
-            self.leader_id = new_id
-        if old_id in self.pending_sync:
-            self.pending_sync.discard(old_id)
-            self.pending_sync.add(new_id)
-        return old_id
-
-    def park_join(self, member: Member, token: object) -> object | None:
-        """Park ``token`` as the member's JoinGroup; returns a token it replaces, if any."""
-        previous = member.join_token
-        if previous is None:
-            self.awaiting_join += 1
-        member.join_token = token
-        return previous
+    def update_member(
+        self,
+        member: Member,
+        protocols: Protocols,
+        rebalance_timeout_ms: int,
+        session_timeout_ms: int,
+        join_token: object | None,
+    ) -> object | None:
+        """A rejoin: new protocols and timeouts, and its JoinGroup parked. Returns a JoinGroup
+        this one supersedes (the caller must answer it)."""
+        self.supported_protocols.subtract(member.protocol_names)
+        member.set_protocols(protocols)
+        self.supported_protocols.update(member.protocol_names)
+        member.rebalance_timeout_ms = rebalance_timeout_ms
+        member.session_timeout_ms = session_timeout_ms
+        superseded = self.take_join(member)
+        member.join_token = join_token
+        if join_token is not None:
+            self.num_members_awaiting_join += 1
+        return superseded
 
     def take_join(self, member: Member) -> object | None:
+        """Unpark the member's JoinGroup, to answer it."""
         token = member.join_token
         if token is not None:
             member.join_token = None
-            self.awaiting_join -= 1
+            self.num_members_awaiting_join -= 1
         return token
 
-    def all_joined(self) -> bool:
-        return self.awaiting_join == len(self.members) and not self.pending_join
+    def replace_static_member(
+        self, instance_id: str, old_id: str, new_id: str
+    ) -> tuple[Member, object | None, object | None]:
+        """KIP-345: re-key the instance's member to ``new_id``, keeping its assignment and
+        leadership. Returns it with the old id's parked JoinGroup and SyncGroup, which the
+        caller fences."""
+        member = self.members.pop(old_id)
+        old_join = self.take_join(member)
+        old_sync, member.sync_token = member.sync_token, None
+        member.member_id = new_id
+        member.heartbeat_key = heartbeat_key(self.group_id, new_id)
+        self.members[new_id] = member
+        self.static_members[instance_id] = new_id
+        if self.leader_id == old_id:
+            self.leader_id = new_id
+        if old_id in self.pending_sync_members:
+            self.pending_sync_members.discard(old_id)
+            self.pending_sync_members.add(new_id)
+        return member, old_join, old_sync
+
+    def validate_member(self, member_id: str, group_instance_id: str | None) -> int:
+        """Spec 4.4's member checks: an unknown instance 25, an instance held by another
+        member id 82, an unknown member 25; 0 if valid."""
+        if group_instance_id is not None:
+            owner = self.static_members.get(group_instance_id)
+            if owner is None:
+                return ErrorCode.UNKNOWN_MEMBER_ID
+            if owner != member_id:
+                return ErrorCode.FENCED_INSTANCE_ID
+        if member_id not in self.members:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        return 0
+
+    def has_all_members_joined(self) -> bool:
+        return self.num_members_awaiting_join == len(self.members) and not self.pending_join_members
 
     def rebalance_timeout_ms(self) -> int:
         """The group's rebalance timeout: the largest of its members'."""
         return max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
 
-    # -- protocols (spec 4.4, 4.11) -------------------------------------------------------
+    def maybe_elect_new_joined_leader(self) -> bool:
+        """Keep a leader that rejoined, else promote any member that did. False if there is
+        no leader or nobody rejoined (then the old leader id is kept, as in Kafka)."""
+        leader = self.members.get(self.leader_id) if self.leader_id is not None else None
+        if leader is None:
+            return False
+        if leader.join_token is not None:
+            return True
+        for member in self.members.values():
+            if member.join_token is not None:
+                self.leader_id = member.member_id
+                return True
+        return False
 
-    def supports_protocols(self, protocol_type: str, names: set[str]) -> bool:
-        if not self.members:
+    # -- protocols (spec 4.4 "protocols supported", 4.11) -----------------------------------
+
+    def supports_protocols(self, protocol_type: str, names: Protocols) -> bool:
+        if self.state is EMPTY:
             return bool(protocol_type) and bool(names)
         if protocol_type != self.protocol_type:
             return False
         size = len(self.members)
-        return any(self.protocol_support[name] == size for name in names)
+        return any(self.supported_protocols[name] == size for name, _ in names)
 
     def select_protocol(self) -> str | None:
-        """Most voted among protocols every member supports; ties go to the protocol the
-        leader (else the first member) prefers most, which makes the choice deterministic."""
-        size = len(self.members)
-        candidates = {name for name, count in self.protocol_support.items() if count == size}
-        if not candidates:
-            return None
-        votes: Counter[str] = Counter()
-        for member in self.members.values():
-            vote = member.first_supported(candidates)
-            if vote is not None:
-                votes[vote] += 1
-        best = max(votes.values())
-        leader = self.members.get(self.leader_id or "") or next(iter(self.members.values()))
-        top = {name for name, count in votes.items() if count == best}
-        return leader.first_supported(top) or min(top)
+        candidates = candidate_protocols(self.supported_protocols, len(self.members))
+        return select_protocol(self.members.values(), candidates)
 
     def current_members_list(self) -> list[tuple[str, str | None, bytes]]:
+        """What the leader's JoinGroup response lists: every member's metadata for the
+        selected protocol."""
+        name = self.protocol_name
         return [
-            (m.member_id, m.group_instance_id, m.metadata_for(self.protocol_name))
-            for m in self.members.values()
+            (m.member_id, m.group_instance_id, m.metadata_for(name)) for m in self.members.values()
         ]

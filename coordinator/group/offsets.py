@@ -1,203 +1,213 @@
-"""Committed offsets (spec 4.4 OffsetCommit, 4.12): commit, fetch, delete, expire.
+"""Committed offsets (spec 4.4 OffsetCommit, 4.12): commit, fetch, delete and expiry.
 
-Mixed into ``GroupCoordinator``; offsets live on the group object so that deleting a group
-deletes its offsets, and a "simple" group (no protocol type, created by a commit with
-generation -1) exists only to hold them.
+Offsets live on their group, so deleting a group deletes them; a "simple" group (no
+protocol type, created by a commit with generation -1) exists only to hold them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
-
-from protocol.consumer import CONSUMER_PROTOCOL_TYPE, decode_subscription
-from protocol.errors import DecodeError, ErrorCode
+from protocol.errors import ErrorCode
 
 from . import events
-from .effects import Effects
+from .context import Context
+from .deadlines import heartbeat_key
 from .group import ClassicGroup, OffsetEntry
-from .records import OffsetCommitRecord, OffsetDeleteRecord
+from .records import GroupDeletedRecord, OffsetCommitRecord, OffsetDeleteRecord
 from .requests import OffsetCommitInput
 from .results import OffsetCommitResult, OffsetFetchResult
-from .states import GroupState
+from .states import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
+from .subscriptions import CONSUMER_PROTOCOL_TYPE, is_subscribed_to_topic
 
-if TYPE_CHECKING:
-    from .config import GroupConfig
-    from .member import Member
+#: OffsetCommit v9+ reports an unknown group as such (older versions: ILLEGAL_GENERATION).
+GROUP_ID_NOT_FOUND_VERSION = 9
+#: RetentionTimeMs -1: the broker's retention applies.
+DEFAULT_RETENTION = -1
 
-E = GroupState.EMPTY
-PR = GroupState.PREPARING_REBALANCE
-CR = GroupState.COMPLETING_REBALANCE
-STABLE = GroupState.STABLE
-DEAD = GroupState.DEAD
-
-NO_OFFSET = -1
+PartitionRow = tuple[int, int, int, str | None, int]
 
 
-class OffsetsMixin:
-    groups: dict[str, ClassicGroup]
-    config: GroupConfig
-    wall_ms: Callable[[], int]
-
-    if TYPE_CHECKING:
-
-        def _restart_session(self, out: Effects, g: ClassicGroup, m: Member, now: int) -> None: ...
-        def _member_error(self, g: ClassicGroup, member_id: str, instance: str | None) -> int: ...
-        def _delete_group(self, out: Effects, g: ClassicGroup, reason: str) -> None: ...
-
-    # -- OffsetCommit ----------------------------------------------------------------------
-
-    def commit_offsets(self, token: object, req: OffsetCommitInput, now_ms: int) -> Effects:
-        out = Effects()
-        error = self._commit_error(out, req, now_ms)
-        if error:
-            out.reply(token, OffsetCommitResult(
-                [(t, [(p, error) for p, *_ in parts]) for t, parts in req.topics]
-            ))
-            return out
-        g = self.groups[req.group_id]
-        wall = self.wall_ms()
-        expire = wall + req.retention_time_ms if req.retention_time_ms >= 0 else None
-        results: list[tuple[str, list[tuple[int, int]]]] = []
-        stored = 0
-        for topic, parts in req.topics:
-            answers = []
-            for partition, offset, epoch, metadata in parts:
-                text = metadata or ""
-                if len(text) > self.config.offset_metadata_max_bytes:
-                    answers.append((partition, int(ErrorCode.OFFSET_METADATA_TOO_LARGE)))
-                    continue
-                g.offsets[(topic, partition)] = OffsetEntry(offset, epoch, text, wall, expire)
-                out.records.append(
-                    OffsetCommitRecord(req.group_id, topic, partition, offset, epoch, text, wall,
-                                       expire)
-                )
-                stored += 1
-                answers.append((partition, 0))
-            results.append((topic, answers))
-        if stored:
-            out.events.append(events.OffsetsCommitted(req.group_id, stored))
-        out.reply(token, OffsetCommitResult(results))
-        return out
-
-    def _commit_error(self, out: Effects, req: OffsetCommitInput, now: int) -> int:
-        g = self.groups.get(req.group_id)
-        if g is None:
-            if req.generation_id < 0:
-                # A commit outside any group membership creates a "simple" group.
-                self.groups[req.group_id] = ClassicGroup(req.group_id, empty_since_wall_ms=self.wall_ms())
-                return 0
-            return ErrorCode.GROUP_ID_NOT_FOUND if req.api_version >= 9 else ErrorCode.ILLEGAL_GENERATION
-        if g.state is DEAD:
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE
-        if req.generation_id < 0 and g.state is E:
-            return 0  # manual commits to an empty group: no member checks
-        if req.generation_id >= 0 or req.member_id or req.group_instance_id is not None:
-            error = self._member_error(g, req.member_id, req.group_instance_id)
-            if error:
-                return error
-            if req.generation_id != g.generation_id:
-                return ErrorCode.ILLEGAL_GENERATION
-        else:
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        if g.state is CR:
-            return ErrorCode.REBALANCE_IN_PROGRESS
-        # A commit from a member keeps it alive (PreparingRebalance and Stable).
-        self._restart_session(out, g, g.members[req.member_id], now)
-        return 0
-
-    # -- OffsetFetch -------------------------------------------------------------------------
-
-    def fetch_offsets(
-        self, group_id: str, topics: list[tuple[str, list[int]]] | None, now_ms: int
-    ) -> OffsetFetchResult:
-        g = self.groups.get(group_id)
-        offsets = g.offsets if g is not None and g.state is not DEAD else {}
-        if topics is None:
-            by_topic: dict[str, list[tuple[int, int, int, str | None, int]]] = {}
-            for (topic, partition), entry in sorted(offsets.items()):
-                by_topic.setdefault(topic, []).append(
-                    (partition, entry.offset, entry.leader_epoch, entry.metadata, 0)
-                )
-            return OffsetFetchResult(0, list(by_topic.items()))
-        result = []
-        for topic, partitions in topics:
-            rows: list[tuple[int, int, int, str | None, int]] = []
-            for p in partitions:
-                entry = offsets.get((topic, p))
-                if entry is None:
-                    rows.append((p, NO_OFFSET, -1, "", 0))
-                else:
-                    rows.append((p, entry.offset, entry.leader_epoch, entry.metadata, 0))
-            result.append((topic, rows))
-        return OffsetFetchResult(0, result)
-
-    # -- OffsetDelete ------------------------------------------------------------------------
-
-    def delete_offsets(
-        self, group_id: str, topics: list[tuple[str, list[int]]], now_ms: int
-    ) -> tuple[int, list[tuple[str, int, int]], Effects]:
-        out = Effects()
-        g = self.groups.get(group_id)
-        if g is None or g.state is DEAD:
-            return ErrorCode.GROUP_ID_NOT_FOUND, [], out
-        subscribed: set[str] | None = set()
-        if g.state is not E:
-            if g.protocol_type != CONSUMER_PROTOCOL_TYPE:
-                return ErrorCode.NON_EMPTY_GROUP, [], out
-            subscribed = subscribed_topics(g)
-        results = []
-        for topic, partitions in topics:
-            for p in partitions:
-                if subscribed is None or topic in subscribed:
-                    results.append((topic, p, int(ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC)))
-                    continue
-                if g.offsets.pop((topic, p), None) is not None:
-                    out.records.append(OffsetDeleteRecord(group_id, topic, p))
-                results.append((topic, p, 0))
-        return 0, results, out
-
-    # -- retention (spec 4.12, v5+ semantics) -----------------------------------------------
-
-    def expire_offsets(self, now_ms: int, retention_ms: int) -> Effects:
-        out = Effects()
-        wall = self.wall_ms()
-        for g in list(self.groups.values()):
-            if g.state is DEAD:
+def commit_offsets(ctx: Context, token: object, req: OffsetCommitInput) -> None:
+    error = _validate_commit(ctx, req)
+    if error:
+        # OffsetCommit has no top-level error: every partition carries it.
+        ctx.reply(
+            token,
+            OffsetCommitResult([(t, [(p, error) for p, *_ in parts]) for t, parts in req.topics]),
+        )
+        return
+    g = ctx.groups[req.group_id]
+    expire = None if req.retention_time_ms == DEFAULT_RETENTION else ctx.now + req.retention_time_ms
+    limit = ctx.config.offset_metadata_max_bytes
+    results: list[tuple[str, list[tuple[int, int]]]] = []
+    stored = 0
+    for topic, parts in req.topics:
+        answers: list[tuple[int, int]] = []
+        for partition, offset, leader_epoch, metadata in parts:
+            text = metadata or ""
+            if _java_length_exceeds(text, limit):
+                answers.append((partition, ErrorCode.OFFSET_METADATA_TOO_LARGE))
                 continue
-            expired = [key for key, entry in g.offsets.items()
-                       if _expired(g, key[0], entry, wall, retention_ms)]
-            for topic, partition in expired:
-                del g.offsets[(topic, partition)]
-                out.records.append(OffsetDeleteRecord(g.group_id, topic, partition))
-            if g.state is E and not g.offsets and not g.members:
-                self._delete_group(out, g, "empty with no offsets left")
-        return out
+            g.offsets.setdefault(topic, {})[partition] = OffsetEntry(
+                offset, leader_epoch, text, ctx.now, expire
+            )
+            ctx.out.records.append(
+                OffsetCommitRecord(
+                    req.group_id, topic, partition, offset, leader_epoch, text, ctx.now, expire
+                )
+            )
+            stored += 1
+            answers.append((partition, 0))
+        results.append((topic, answers))
+    if stored:
+        ctx.event(events.OffsetsCommitted(req.group_id, stored))
+    ctx.reply(token, OffsetCommitResult(results))
 
 
-def _expired(g: ClassicGroup, topic: str, entry: OffsetEntry, wall: int, retention: int) -> bool:
-    if entry.expire_timestamp_ms is not None:
-        return wall >= entry.expire_timestamp_ms  # explicit v2-4 retention
+def _java_length_exceeds(text: str, limit: int) -> bool:
+    """Kafka compares ``String.length()``: UTF-16 code units."""
+    if len(text) > limit:
+        return True
+    if 2 * len(text) <= limit:
+        return False
+    return len(text.encode("utf-16-le")) // 2 > limit
+
+
+def _validate_commit(ctx: Context, req: OffsetCommitInput) -> int:
+    g = ctx.groups.get(req.group_id)
+    if g is None:
+        if req.generation_id < 0:
+            # Outside group management (admin, manual assignment): a simple group holds them.
+            ctx.groups[req.group_id] = ClassicGroup(req.group_id, state_timestamp_ms=ctx.now)
+            return 0
+        if req.api_version >= GROUP_ID_NOT_FOUND_VERSION:
+            return ErrorCode.GROUP_ID_NOT_FOUND
+        return ErrorCode.ILLEGAL_GENERATION
+    if g.state is DEAD:
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    if req.generation_id < 0 and g.state is EMPTY:
+        return 0  # no member checks for commits into an Empty group
+    if req.generation_id >= 0 or req.member_id or req.group_instance_id is not None:
+        error = g.validate_member(req.member_id, req.group_instance_id)
+        if error:
+            return error
+        if req.generation_id != g.generation_id:
+            return ErrorCode.ILLEGAL_GENERATION
+    elif g.state is not EMPTY:
+        return ErrorCode.UNKNOWN_MEMBER_ID
+    if g.state is COMPLETING_REBALANCE:
+        return ErrorCode.REBALANCE_IN_PROGRESS
+    if g.state in (STABLE, PREPARING_REBALANCE):
+        ctx.restart_session(g, g.members[req.member_id])  # a commit keeps the member alive
+    return 0
+
+
+def fetch_offsets(
+    groups: dict[str, ClassicGroup], group_id: str, topics: list[tuple[str, list[int]]] | None
+) -> OffsetFetchResult:
+    """State independent; unknown groups and partitions read as offset -1 (spec 4.12)."""
+    g = groups.get(group_id)
+    offsets = g.offsets if g is not None and g.state is not DEAD else {}
+    if topics is None:
+        return OffsetFetchResult(
+            0,
+            [
+                (topic, [(p, e.offset, e.leader_epoch, e.metadata, 0) for p, e in parts.items()])
+                for topic, parts in offsets.items()
+            ],
+        )
+    result: list[tuple[str, list[PartitionRow]]] = []
+    for topic, partitions in topics:
+        known = offsets.get(topic, {})
+        rows: list[PartitionRow] = []
+        for p in partitions:
+            e = known.get(p)
+            if e is None:
+                rows.append((p, -1, -1, "", 0))
+            else:
+                rows.append((p, e.offset, e.leader_epoch, e.metadata, 0))
+        result.append((topic, rows))
+    return OffsetFetchResult(0, result)
+
+
+def delete_offsets(
+    ctx: Context, group_id: str, topics: list[tuple[str, list[int]]]
+) -> tuple[int, list[tuple[str, int, int]]]:
+    """OffsetDelete: (top-level error, per-partition errors)."""
+    g = ctx.groups.get(group_id)
+    if g is None or g.state is DEAD:
+        return ErrorCode.GROUP_ID_NOT_FOUND, []
+    if g.state is not EMPTY and g.protocol_type != CONSUMER_PROTOCOL_TYPE:
+        return ErrorCode.NON_EMPTY_GROUP, []
+    results: list[tuple[str, int, int]] = []
+    for topic, partitions in topics:
+        if is_subscribed_to_topic(g, topic):
+            results.extend((topic, p, ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC) for p in partitions)
+            continue
+        known = g.offsets.get(topic)
+        for p in partitions:
+            if known is not None and known.pop(p, None) is not None:
+                ctx.out.records.append(OffsetDeleteRecord(group_id, topic, p))
+            results.append((topic, p, 0))
+        if known is not None and not known:
+            del g.offsets[topic]
+    return 0, results
+
+
+def delete_group(ctx: Context, g: ClassicGroup, reason: str) -> None:
+    """The group and its offsets are gone (DeleteGroups, or expiry of an Empty group)."""
+    for member_id in g.pending_join_members:
+        ctx.cancel(heartbeat_key(g.group_id, member_id))
+    ctx.transition(g, DEAD)
+    g.offsets.clear()
+    del ctx.groups[g.group_id]
+    ctx.out.records.append(GroupDeletedRecord(g.group_id))
+    ctx.event(events.GroupDeleted(g.group_id, reason))
+
+
+def expire_offsets(ctx: Context, retention_ms: int) -> None:
+    """Kafka's periodic cleanup (spec 4.12, OffsetCommit v5+ semantics): expire what the
+    group's state allows, then delete Empty groups left without offsets."""
+    for g in list(ctx.groups.values()):
+        if g.state is DEAD:
+            continue
+        expired, all_gone = _expire_group_offsets(ctx, g, retention_ms)
+        if expired:
+            ctx.event(events.OffsetsExpired(g.group_id, expired))
+        if all_gone and g.state is EMPTY:
+            delete_group(ctx, g, "empty, and no offsets left")
+
+
+def _expire_group_offsets(ctx: Context, g: ClassicGroup, retention_ms: int) -> tuple[int, bool]:
+    """(offsets expired, whether none are left)."""
+    if not g.offsets:
+        return 0, True
     if g.protocol_type is None:
-        return wall >= entry.commit_timestamp_ms + retention  # simple group: per commit
-    if g.state is E:
-        since = g.empty_since_wall_ms if g.empty_since_wall_ms is not None else wall
-        return wall >= since + retention
-    if g.state is STABLE and g.protocol_type == CONSUMER_PROTOCOL_TYPE:
-        subscribed = subscribed_topics(g)
-        if subscribed is not None and topic not in subscribed:
-            return wall >= entry.commit_timestamp_ms + retention
-    return False
-
-
-def subscribed_topics(g: ClassicGroup) -> set[str] | None:
-    """Topics a consumer group subscribes to; None if a subscription cannot be parsed (then
-    Kafka assumes everything is subscribed)."""
-    topics: set[str] = set()
-    for m in g.members.values():
-        try:
-            _, sub = decode_subscription(m.metadata_for(g.protocol_name))
-        except DecodeError:
-            return None
-        topics.update(sub.topics)
-    return topics
+        base_of_group = None  # simple group: each offset from its own commit
+    elif g.state is EMPTY:
+        base_of_group = g.state_timestamp_ms  # from when the group became Empty
+    elif (
+        g.state is STABLE
+        and g.protocol_type == CONSUMER_PROTOCOL_TYPE
+        and g.subscribed_topics is not None
+    ):
+        base_of_group = None  # only unsubscribed topics, from their commit
+    else:
+        return 0, False
+    expired = 0
+    for topic in list(g.offsets):
+        if is_subscribed_to_topic(g, topic):
+            continue
+        parts = g.offsets[topic]
+        for p, e in list(parts.items()):
+            if e.expire_timestamp_ms is not None:
+                due = ctx.now >= e.expire_timestamp_ms  # explicit v2-4 retention
+            else:
+                base = e.commit_timestamp_ms if base_of_group is None else base_of_group
+                due = ctx.now - base >= retention_ms
+            if due:
+                del parts[p]
+                ctx.out.records.append(OffsetDeleteRecord(g.group_id, topic, p))
+                expired += 1
+        if not parts:
+            del g.offsets[topic]
+    return expired, not g.offsets

@@ -1,4 +1,10 @@
-"""What the state machine asks to persist; ``GroupCoordinator.load`` rebuilds from these."""
+"""What the state machine asks its driver to persist; ``GroupCoordinator.load`` rebuilds the
+groups and offsets from them (the latest record for a key wins).
+
+Timestamps are readings of the caller's ``now_ms`` clock. For sessions and offset retention
+to carry across a restart, the driver must use a clock that continues across restarts
+(e.g. wall-clock anchored); ``load`` treats timestamps from the future as "now".
+"""
 
 from __future__ import annotations
 
@@ -16,20 +22,21 @@ class MemberRecord:
     protocol_type: str
     protocols: list[tuple[str, bytes]]
     assignment: bytes
-    last_heartbeat_wall_ms: int
+    last_heartbeat_ms: int  # the session timer's last restart
 
 
 @dataclass(frozen=True, slots=True)
 class GroupMetadataRecord:
-    """A whole group's metadata after a rebalance step or membership change."""
+    """A whole group's metadata: written when a group is created, at each join completion,
+    when an assignment is stored and when a static member is replaced in Stable."""
 
     group_id: str
-    state: str
+    state: str  # GroupState value at the time of the snapshot
+    state_timestamp_ms: int | None  # when that state was entered (Empty: offset retention)
     protocol_type: str | None
     protocol_name: str | None
     generation_id: int
     leader_id: str | None
-    empty_since_wall_ms: int | None
     members: list[MemberRecord]
 
 
@@ -54,4 +61,6 @@ class OffsetDeleteRecord:
 
 @dataclass(frozen=True, slots=True)
 class GroupDeletedRecord:
+    """The group and all its offsets are gone."""
+
     group_id: str

@@ -246,7 +246,7 @@ def list_offsets(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
                         error_code=0,
                         timestamp=-1,
                         offset=0,
-                        leader_epoch=0,
+                        leader_epoch=0 if req.version >= 4 else -1,
                     )
                 )
             else:

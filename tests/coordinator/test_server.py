@@ -8,11 +8,11 @@ import struct
 from collections.abc import AsyncIterator
 
 import pytest
-from coordinator.group.config import GroupConfig
 
 from coordinator.broker import HANDLERS
 from coordinator.client.connection import ConnectionClosed, KafkaConnectionClient, connect
 from coordinator.config import Settings
+from coordinator.group.config import GroupConfig
 from coordinator.server import Server
 from protocol.apis import BY_KEY
 from protocol.apis.api_versions import ApiVersionsRequest, ApiVersionsResponse

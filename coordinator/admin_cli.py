@@ -1,0 +1,208 @@
+"""``group-coordinator groups ...`` and ``group-coordinator offsets ...``: group administration
+in the spirit of ``kafka-consumer-groups.sh``, against the daemon or any Kafka broker.
+
+Every command takes ``--bootstrap HOST:PORT`` and prints a table, or JSON with ``--json``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, TypeVar
+
+import click
+
+from .client.admin import GroupAdmin, GroupDescription, GroupNotInactiveError
+from .client.errors import KafkaClientError
+
+T = TypeVar("T")
+DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
+
+
+def _run(bootstrap: str, action: Callable[[GroupAdmin], Coroutine[Any, Any, T]]) -> T:
+    async def go() -> T:
+        async with GroupAdmin(bootstrap) as admin:
+            return await action(admin)
+
+    try:
+        return asyncio.run(go())
+    except GroupNotInactiveError as exc:
+        raise click.ClickException(str(exc)) from exc
+    except (KafkaClientError, OSError, TimeoutError, ValueError) as exc:
+        raise click.ClickException(str(exc) or type(exc).__name__) from exc
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """Left-aligned columns separated by two spaces; missing values print as '-'."""
+    cells = [[str(h) for h in headers]]
+    cells += [["-" if v is None else str(v) for v in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    return "\n".join(
+        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells
+    )
+
+
+def _emit(as_json: bool, data: object, text: str) -> None:
+    click.echo(json.dumps(data, indent=2, sort_keys=True) if as_json else text)
+
+
+def _partitions(assignment: dict[str, list[int]] | None) -> str | None:
+    if assignment is None:
+        return None
+    return ",".join(f"{t}-{p}" for t, ps in sorted(assignment.items()) for p in ps)
+
+
+bootstrap_option = click.option(
+    "--bootstrap", default=DEFAULT_BOOTSTRAP, show_default=True, help="a broker's HOST:PORT"
+)
+json_option = click.option("--json", "as_json", is_flag=True, help="print JSON")
+
+
+@click.group()
+def groups() -> None:
+    """List, describe and delete consumer groups."""
+
+
+@groups.command("list")
+@bootstrap_option
+@json_option
+@click.option("--state", "states", multiple=True, help="only groups in this state (repeatable)")
+def list_groups(bootstrap: str, as_json: bool, states: tuple[str, ...]) -> None:
+    """List groups."""
+    found = _run(bootstrap, lambda admin: admin.list_groups(states))
+    data = [
+        {
+            "group": g.group_id,
+            "protocol_type": g.protocol_type,
+            "state": g.state,
+            "type": g.group_type,
+        }
+        for g in found
+    ]
+    rows = [(g.group_id, g.state, g.protocol_type or None, g.group_type) for g in found]
+    _emit(as_json, data, table(["GROUP", "STATE", "PROTOCOL-TYPE", "TYPE"], rows))
+
+
+def _description_json(d: GroupDescription) -> dict[str, object]:
+    return {
+        "group": d.group_id,
+        "state": d.state,
+        "protocol_type": d.protocol_type,
+        "protocol": d.protocol,
+        "generation": d.generation_id,
+        "leader": d.leader_id,
+        "members": [
+            {
+                "member_id": m.member_id,
+                "group_instance_id": m.group_instance_id,
+                "client_id": m.client_id,
+                "host": m.host,
+                "topics": m.topics,
+                "assignment": m.assignment,
+            }
+            for m in d.members
+        ],
+    }
+
+
+@groups.command("describe")
+@click.argument("group")
+@bootstrap_option
+@json_option
+def describe_group(group: str, bootstrap: str, as_json: bool) -> None:
+    """Show a group's state, protocol and members with their assignments."""
+    d = _run(bootstrap, lambda admin: admin.describe_group(group))
+    header = table(
+        ["GROUP", "STATE", "PROTOCOL-TYPE", "PROTOCOL", "GENERATION", "LEADER", "MEMBERS"],
+        [
+            (
+                d.group_id,
+                d.state,
+                d.protocol_type or None,
+                d.protocol or None,
+                d.generation_id,
+                d.leader_id,
+                len(d.members),
+            )
+        ],
+    )
+    members = table(
+        ["MEMBER-ID", "INSTANCE-ID", "HOST", "CLIENT-ID", "ASSIGNMENT"],
+        [
+            (m.member_id, m.group_instance_id, m.host, m.client_id, _partitions(m.assignment))
+            for m in d.members
+        ],
+    )
+    _emit(as_json, _description_json(d), header + ("\n\n" + members if d.members else ""))
+
+
+@groups.command("delete")
+@click.argument("group")
+@bootstrap_option
+@json_option
+def delete_group(group: str, bootstrap: str, as_json: bool) -> None:
+    """Delete an Empty group and its committed offsets."""
+    _run(bootstrap, lambda admin: admin.delete_group(group))
+    _emit(as_json, {"group": group, "deleted": True}, f"Deleted group {group!r}.")
+
+
+@click.group()
+def offsets() -> None:
+    """Read and reset committed offsets."""
+
+
+@offsets.command("get")
+@click.argument("group")
+@bootstrap_option
+@json_option
+def get_offsets(group: str, bootstrap: str, as_json: bool) -> None:
+    """Committed offsets of a group, with log-end offsets and lag."""
+    rows = _run(bootstrap, lambda admin: admin.group_offsets(group))
+    data = [
+        {
+            "topic": r.topic,
+            "partition": r.partition,
+            "offset": r.committed,
+            "log_end_offset": r.log_end,
+            "lag": r.lag,
+            "metadata": r.metadata,
+        }
+        for r in rows
+    ]
+    text = table(
+        ["TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "METADATA"],
+        [(r.topic, r.partition, r.committed, r.log_end, r.lag, r.metadata or None) for r in rows],
+    )
+    _emit(as_json, data, text if rows else f"Group {group!r} has no committed offsets.")
+
+
+@offsets.command("reset")
+@click.argument("group")
+@click.option("--topic", required=True, help="reset every partition of this topic")
+@click.option("--to-earliest", is_flag=True, help="to each partition's earliest offset")
+@click.option("--to-offset", type=click.IntRange(min=0), help="to this offset (clamped to range)")
+@bootstrap_option
+@json_option
+def reset_offsets(
+    group: str,
+    topic: str,
+    to_earliest: bool,
+    to_offset: int | None,
+    bootstrap: str,
+    as_json: bool,
+) -> None:
+    """Reset a group's offsets for a topic; only while the group is Empty."""
+    if to_earliest == (to_offset is not None):
+        raise click.UsageError("give exactly one of --to-earliest and --to-offset N")
+    done = _run(
+        bootstrap,
+        lambda admin: admin.reset_offsets(
+            group, topic, to_earliest=to_earliest, to_offset=to_offset
+        ),
+    )
+    data = [{"topic": t, "partition": p, "offset": o} for (t, p), o in sorted(done.items())]
+    text = table(
+        ["TOPIC", "PARTITION", "NEW-OFFSET"], [(t, p, o) for (t, p), o in sorted(done.items())]
+    )
+    _emit(as_json, data, text)

@@ -1,0 +1,276 @@
+"""Group administration over the wire, as ``kafka-consumer-groups.sh`` does it: list,
+describe and delete groups, read committed offsets, and reset them.
+
+Offsets are reset like Kafka's tool: only while the group is inactive (Empty, or unknown to
+the coordinator), by an OffsetCommit with generation -1 and no member id; the coordinator
+refuses it (UNKNOWN_MEMBER_ID) if a member joined in between.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from protocol.apis.delete_groups import DeleteGroupsRequest, DeleteGroupsResponse
+from protocol.apis.describe_groups import DescribeGroupsRequest, DescribeGroupsResponse
+from protocol.apis.list_groups import ListGroupsRequest, ListGroupsResponse
+from protocol.apis.list_offsets import (
+    ListOffsetsPartition,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    ListOffsetsTopic,
+)
+from protocol.consumer import CONSUMER_PROTOCOL_TYPE
+from protocol.errors import DecodeError, ErrorCode
+
+from ..assignors import decode_member_assignment, decode_member_subscription
+from .errors import KafkaClientError
+from .metadata import partition_counts
+from .offsets import GroupIdentity, OffsetAndMetadata, commit_offsets, fetch_offsets
+from .pool import Address, BrokerConnection, ConnectionPool, parse_bootstrap
+
+TopicPartition = tuple[str, int]
+EARLIEST = -2
+LATEST = -1
+INACTIVE_STATES = ("Empty", "Dead")
+
+
+@dataclass(frozen=True, slots=True)
+class GroupListing:
+    group_id: str
+    protocol_type: str
+    state: str | None  # ListGroups v4+
+    group_type: str | None  # ListGroups v5+
+
+
+@dataclass(frozen=True, slots=True)
+class MemberDescription:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    host: str
+    #: Decoded from the consumer protocol; None for other protocol types or unreadable bytes.
+    assignment: dict[str, list[int]] | None
+    topics: list[str] | None
+    metadata: bytes
+    assignment_bytes: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class GroupDescription:
+    group_id: str
+    state: str
+    protocol_type: str
+    protocol: str
+    members: list[MemberDescription] = field(default_factory=list)
+    #: Not in DescribeGroups for classic groups; kept for when a source provides them.
+    generation_id: int | None = None
+    leader_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionOffsets:
+    topic: str
+    partition: int
+    committed: int | None
+    log_end: int | None
+    metadata: str | None
+
+    @property
+    def lag(self) -> int | None:
+        if self.committed is None or self.log_end is None:
+            return None
+        return max(self.log_end - self.committed, 0)
+
+
+class GroupNotInactiveError(KafkaClientError):
+    """Offsets can only be reset while the group has no members."""
+
+
+class GroupAdmin:
+    def __init__(
+        self,
+        bootstrap: str | Sequence[str],
+        *,
+        pool: ConnectionPool | None = None,
+        request_timeout_s: float = 30.0,
+    ) -> None:
+        self.bootstrap: list[Address] = parse_bootstrap(bootstrap)
+        self._owns_pool = pool is None
+        self.pool = pool or ConnectionPool(client_id="group-coordinator-admin")
+        self.timeout = request_timeout_s
+
+    async def __aenter__(self) -> GroupAdmin:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        if self._owns_pool:
+            await self.pool.close()
+
+    async def _broker(self) -> BrokerConnection:
+        return await self.pool.bootstrap(self.bootstrap)
+
+    async def _coordinator(self, group_id: str) -> BrokerConnection:
+        return await self.pool.shared(await self.pool.find_coordinator(group_id, self.bootstrap))
+
+    async def list_groups(self, states: Sequence[str] = ()) -> list[GroupListing]:
+        conn = await self._broker()
+        version = conn.versions.pick(ListGroupsRequest)
+        resp = await conn.call(ListGroupsRequest(states_filter=list(states)), version)
+        assert isinstance(resp, ListGroupsResponse)
+        if resp.error_code != ErrorCode.NONE:
+            raise KafkaClientError.of(resp.error_code, "ListGroups")
+        groups = [
+            GroupListing(
+                g.group_id,
+                g.protocol_type,
+                g.group_state if version >= 4 else None,
+                g.group_type if version >= 5 else None,
+            )
+            for g in resp.groups
+        ]
+        if states and version < 4:  # an old broker cannot filter; do it here
+            wanted = {s.lower() for s in states}
+            groups = [g for g in groups if (g.state or "").lower() in wanted]
+        return sorted(groups, key=lambda g: g.group_id)
+
+    async def describe_group(self, group_id: str) -> GroupDescription:
+        conn = await self._coordinator(group_id)
+        resp = await conn.call(DescribeGroupsRequest(groups=[group_id]), timeout=self.timeout)
+        assert isinstance(resp, DescribeGroupsResponse)
+        [g] = resp.groups
+        if g.error_code == ErrorCode.GROUP_ID_NOT_FOUND:
+            return GroupDescription(group_id, "Dead", "", "")
+        if g.error_code != ErrorCode.NONE:
+            raise KafkaClientError.of(g.error_code, f"DescribeGroups({group_id})")
+        consumer = g.protocol_type == CONSUMER_PROTOCOL_TYPE
+        return GroupDescription(
+            group_id=g.group_id,
+            state=g.group_state,
+            protocol_type=g.protocol_type,
+            protocol=g.protocol_data,
+            members=[
+                MemberDescription(
+                    member_id=m.member_id,
+                    group_instance_id=m.group_instance_id,
+                    client_id=m.client_id,
+                    host=m.client_host,
+                    assignment=_assignment(m.member_assignment) if consumer else None,
+                    topics=_topics(m.member_metadata) if consumer else None,
+                    metadata=bytes(m.member_metadata),
+                    assignment_bytes=bytes(m.member_assignment),
+                )
+                for m in g.members
+            ],
+        )
+
+    async def delete_group(self, group_id: str) -> None:
+        conn = await self._coordinator(group_id)
+        resp = await conn.call(DeleteGroupsRequest(groups_names=[group_id]), timeout=self.timeout)
+        assert isinstance(resp, DeleteGroupsResponse)
+        [result] = resp.results
+        if result.error_code != ErrorCode.NONE:
+            raise KafkaClientError.of(result.error_code, f"DeleteGroups({group_id})")
+
+    async def committed_offsets(
+        self, group_id: str, partitions: Iterable[TopicPartition] | None = None
+    ) -> dict[TopicPartition, OffsetAndMetadata]:
+        conn = await self._coordinator(group_id)
+        return await fetch_offsets(conn, group_id, partitions, timeout=self.timeout)
+
+    async def list_offsets(
+        self, partitions: Iterable[TopicPartition], timestamp: int
+    ) -> dict[TopicPartition, int]:
+        """Offsets at ``timestamp`` (EARLIEST, LATEST or a time in ms); partitions the broker
+        reports an error for are left out."""
+        by_topic: dict[str, list[int]] = {}
+        for topic, p in sorted(set(partitions)):
+            by_topic.setdefault(topic, []).append(p)
+        if not by_topic:
+            return {}
+        conn = await self._broker()
+        body = ListOffsetsRequest(
+            replica_id=-1,
+            topics=[
+                ListOffsetsTopic(
+                    name=t,
+                    partitions=[
+                        ListOffsetsPartition(partition_index=p, timestamp=timestamp) for p in ps
+                    ],
+                )
+                for t, ps in by_topic.items()
+            ],
+        )
+        resp = await conn.call(body, timeout=self.timeout)
+        assert isinstance(resp, ListOffsetsResponse)
+        return {
+            (t.name, p.partition_index): p.offset
+            for t in resp.topics
+            for p in t.partitions
+            if p.error_code == ErrorCode.NONE and p.offset >= 0
+        }
+
+    async def group_offsets(self, group_id: str) -> list[PartitionOffsets]:
+        """Committed offsets with log-end offsets and lag, like the tool's --describe."""
+        committed = await self.committed_offsets(group_id)
+        try:
+            ends = await self.list_offsets(committed, LATEST)
+        except KafkaClientError:
+            ends = {}
+        return [
+            PartitionOffsets(t, p, om.offset, ends.get((t, p)), om.metadata)
+            for (t, p), om in sorted(committed.items())
+        ]
+
+    async def reset_offsets(
+        self, group_id: str, topic: str, *, to_earliest: bool = False, to_offset: int | None = None
+    ) -> dict[TopicPartition, int]:
+        """Reset every partition of ``topic`` and return the new offsets. A ``to_offset``
+        outside a partition's [earliest, latest] range is clamped to it, as Kafka's tool does."""
+        if to_earliest == (to_offset is not None):
+            raise ValueError("give exactly one of to_earliest and to_offset")
+        description = await self.describe_group(group_id)
+        if description.state not in INACTIVE_STATES:
+            raise GroupNotInactiveError(
+                f"offsets of group {group_id!r} can only be reset while it is inactive "
+                f"(Empty), but it is {description.state}"
+            )
+        counts = await partition_counts(await self._broker(), [topic], timeout=self.timeout)
+        if topic not in counts:
+            raise KafkaClientError(
+                f"topic {topic!r} does not exist", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            )
+        partitions = [(topic, p) for p in range(counts[topic])]
+        earliest = await self.list_offsets(partitions, EARLIEST)
+        targets: dict[TopicPartition, int] = {}
+        if to_earliest:
+            targets = {tp: earliest.get(tp, 0) for tp in partitions}
+        else:
+            assert to_offset is not None
+            latest = await self.list_offsets(partitions, LATEST)
+            for tp in partitions:
+                low, high = earliest.get(tp, 0), latest.get(tp)
+                value = max(to_offset, low)
+                targets[tp] = value if high is None else min(value, high)
+        conn = await self._coordinator(group_id)
+        await commit_offsets(conn, GroupIdentity(group_id), targets, timeout=self.timeout)
+        return targets
+
+
+def _assignment(data: bytes) -> dict[str, list[int]] | None:
+    try:
+        return decode_member_assignment(data)
+    except DecodeError:
+        return None
+
+
+def _topics(data: bytes) -> list[str] | None:
+    if not data:
+        return None
+    try:
+        return list(decode_member_subscription(data, None).topics)
+    except DecodeError:
+        return None

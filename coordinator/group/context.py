@@ -1,0 +1,110 @@
+"""The state kept between calls (``Shard``) and what one call works with (``Context``).
+
+Every request or timer handler receives a ``Context``: the shard, the caller's clock
+reading and the ``Effects`` being built. Helpers here are the only code that emits timer
+changes, state-change events and group snapshots, so those stay uniform.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from . import events
+from .config import GroupConfig
+from .deadlines import Armed, Deadlines, TimerKind, join_key, sync_key
+from .effects import Effects
+from .group import ClassicGroup
+from .member import Member
+from .records import GroupMetadataRecord, MemberRecord
+from .states import GroupState
+
+
+def default_member_id(prefix: str) -> str:
+    """Kafka's format: the client id (dynamic) or instance id (static), a dash, a UUID."""
+    return f"{prefix}-{uuid.uuid4()}"
+
+
+@dataclass(slots=True)
+class Shard:
+    """Everything the coordinator keeps between calls (Kafka's coordinator shard)."""
+
+    config: GroupConfig
+    new_member_id: Callable[[str], str] = default_member_id
+    groups: dict[str, ClassicGroup] = field(default_factory=dict)
+    deadlines: Deadlines = field(default_factory=Deadlines)
+
+
+class Context:
+    __slots__ = ("config", "deadlines", "groups", "now", "out", "shard")
+
+    def __init__(self, shard: Shard, now_ms: int) -> None:
+        self.shard = shard
+        self.config = shard.config
+        self.groups = shard.groups
+        self.deadlines = shard.deadlines
+        self.now = now_ms
+        self.out = Effects()
+
+    def reply(self, token: object, result: object) -> None:
+        self.out.replies.append((token, result))
+
+    def event(self, event: object) -> None:
+        self.out.events.append(event)
+
+    def transition(self, g: ClassicGroup, target: GroupState) -> None:
+        old = g.transition(target, self.now)
+        self.out.events.append(events.StateChanged(g.group_id, old.value, target.value))
+
+    # -- timers ------------------------------------------------------------------------------
+
+    def restart_session(self, g: ClassicGroup, m: Member, timeout_ms: int | None = None) -> None:
+        """(Re)arm the member's session timer: its session timeout unless told otherwise."""
+        m.last_heartbeat_ms = self.now
+        timeout = m.session_timeout_ms if timeout_ms is None else timeout_ms
+        self.deadlines.schedule_heartbeat(
+            self.out, m.heartbeat_key, g.group_id, m.member_id, self.now + timeout
+        )
+
+    def cancel(self, key: str) -> None:
+        self.deadlines.cancel(self.out, key)
+
+    def arm_join_timer(self, g: ClassicGroup, delay_ms: int) -> None:
+        armed = Armed(TimerKind.JOIN, self.now + delay_ms, g.group_id)
+        self.deadlines.schedule(self.out, join_key(g.group_id), armed)
+
+    def arm_sync_timer(self, g: ClassicGroup, delay_ms: int) -> None:
+        armed = Armed(TimerKind.SYNC, self.now + delay_ms, g.group_id, "", g.generation_id)
+        self.deadlines.schedule(self.out, sync_key(g.group_id), armed)
+
+    # -- persistence ------------------------------------------------------------------------
+
+    def persist(self, g: ClassicGroup) -> None:
+        """Snapshot the group's metadata (spec 4.12: what a reload rebuilds from)."""
+        self.out.records.append(
+            GroupMetadataRecord(
+                group_id=g.group_id,
+                state=g.state.value,
+                state_timestamp_ms=g.state_timestamp_ms,
+                protocol_type=g.protocol_type,
+                protocol_name=g.protocol_name,
+                generation_id=g.generation_id,
+                leader_id=g.leader_id,
+                members=[
+                    MemberRecord(
+                        member_id=m.member_id,
+                        group_instance_id=m.group_instance_id,
+                        client_id=m.client_id,
+                        client_host=m.client_host,
+                        rebalance_timeout_ms=m.rebalance_timeout_ms,
+                        session_timeout_ms=m.session_timeout_ms,
+                        protocol_type=m.protocol_type,
+                        protocols=list(m.protocols),
+                        assignment=m.assignment,
+                        last_heartbeat_ms=m.last_heartbeat_ms,
+                    )
+                    for m in g.members.values()
+                ],
+            )
+        )

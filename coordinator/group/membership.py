@@ -1,0 +1,109 @@
+"""Heartbeat, LeaveGroup and session expiry (spec 4.3, 4.4, 4.10)."""
+
+from __future__ import annotations
+
+from protocol.errors import ErrorCode
+
+from .context import Context
+from .deadlines import heartbeat_key
+from .group import ClassicGroup
+from .rebalance import (
+    complete_join,
+    maybe_complete_join_phase,
+    maybe_prepare_rebalance_or_complete_join,
+    remove_member,
+)
+from .requests import HeartbeatInput, LeaveGroupInput
+from .results import HeartbeatResult, LeaveGroupResult
+from .states import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
+
+
+def heartbeat(ctx: Context, token: object, req: HeartbeatInput) -> None:
+    """O(1): a lookup, a check, and the session timer moved."""
+    ctx.reply(token, HeartbeatResult(_heartbeat(ctx, req)))
+
+
+def _heartbeat(ctx: Context, req: HeartbeatInput) -> int:
+    if not req.group_id:
+        return ErrorCode.INVALID_GROUP_ID
+    g = ctx.groups.get(req.group_id)
+    if g is None:
+        return ErrorCode.UNKNOWN_MEMBER_ID
+    if g.state is DEAD:
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    error = g.validate_member(req.member_id, req.group_instance_id)
+    if error:
+        return error
+    if req.generation_id != g.generation_id:
+        return ErrorCode.ILLEGAL_GENERATION
+    if g.state is EMPTY:
+        return ErrorCode.UNKNOWN_MEMBER_ID
+    ctx.restart_session(g, g.members[req.member_id])
+    # In PreparingRebalance the session still counts (the member is alive) but it must rejoin.
+    return ErrorCode.REBALANCE_IN_PROGRESS if g.state is PREPARING_REBALANCE else 0
+
+
+def leave_group(ctx: Context, token: object, req: LeaveGroupInput) -> None:
+    if not req.group_id:
+        ctx.reply(token, LeaveGroupResult(ErrorCode.INVALID_GROUP_ID))
+        return
+    g = ctx.groups.get(req.group_id)
+    if g is None:
+        unknown = ErrorCode.UNKNOWN_MEMBER_ID
+        ctx.reply(token, LeaveGroupResult(0, [(m, i, unknown) for m, i, _ in req.members]))
+        return
+    if g.state is DEAD:
+        ctx.reply(token, LeaveGroupResult(ErrorCode.COORDINATOR_NOT_AVAILABLE))
+        return
+    results = [_leave_one(ctx, g, m, i, reason) for m, i, reason in req.members]
+    left = [member_id for member_id, _, error in results if error == 0]
+    if left:
+        if g.state in (STABLE, COMPLETING_REBALANCE):
+            reason = f"LeaveGroup for ({', '.join(left)})"
+            maybe_prepare_rebalance_or_complete_join(ctx, g, reason)
+        elif g.state is PREPARING_REBALANCE:
+            maybe_complete_join_phase(ctx, g)
+    ctx.reply(token, LeaveGroupResult(0, results))
+
+
+def _leave_one(
+    ctx: Context, g: ClassicGroup, member_id: str, instance: str | None, reason: str | None
+) -> tuple[str, str | None, int]:
+    """One member's LeaveGroup; the response echoes the request's ids (spec 4.4)."""
+    why = "left the group" + (f" ({reason})" if reason else "")
+    if not member_id:
+        # Admin removal of a static member by instance id (KIP-345).
+        target = g.static_members.get(instance) if instance is not None else None
+        if target is None:
+            return member_id, instance, ErrorCode.UNKNOWN_MEMBER_ID
+        remove_member(ctx, g, g.members[target], why)
+    elif member_id in g.pending_join_members:
+        g.remove(member_id)
+        ctx.cancel(heartbeat_key(g.group_id, member_id))
+    else:
+        error = g.validate_member(member_id, instance)
+        if error:
+            return member_id, instance, error
+        remove_member(ctx, g, g.members[member_id], why)
+    return member_id, instance, 0
+
+
+def heartbeat_timer_fired(ctx: Context, g: ClassicGroup, member_id: str) -> None:
+    """A session (or pending id, or new-member join timeout) ran out (spec 4.10)."""
+    if g.state is DEAD:
+        return
+    if member_id in g.pending_join_members:
+        g.remove(member_id)
+        if g.state is PREPARING_REBALANCE and g.has_all_members_joined():
+            complete_join(ctx, g)
+        return
+    member = g.members.get(member_id)
+    if member is None or member.has_satisfied_heartbeat():
+        return
+    reason = "new member join timeout" if member.is_new else "session timeout"
+    remove_member(ctx, g, member, reason)
+    if g.state in (STABLE, COMPLETING_REBALANCE):
+        maybe_prepare_rebalance_or_complete_join(ctx, g, f"member {member_id} expired ({reason})")
+    elif g.state is PREPARING_REBALANCE and g.has_all_members_joined():
+        # Unlike a join or leave, an expiry completes even the initial rebalance (as Kafka).
+        complete_join(ctx, g)

@@ -1,0 +1,226 @@
+"""A fake driver for the sans-IO coordinator: a fake clock, timers fired in deadline order,
+and replies collected by request token."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+from coordinator.group import Cancel, Effects, GroupConfig, GroupCoordinator, Schedule
+from coordinator.group.group import ClassicGroup
+from coordinator.group.requests import (
+    HeartbeatInput,
+    JoinGroupInput,
+    LeaveGroupInput,
+    OffsetCommitInput,
+    SyncGroupInput,
+)
+from coordinator.group.results import (
+    JoinGroupResult,
+    LeaveGroupResult,
+    OffsetCommitResult,
+    SyncGroupResult,
+)
+
+GROUP = "group"
+PROTOCOLS = [("range", b"range-metadata"), ("roundrobin", b"roundrobin-metadata")]
+
+
+@dataclass
+class Harness:
+    """Drives a ``GroupCoordinator`` the way the server does."""
+
+    config: GroupConfig = field(default_factory=GroupConfig)
+    now: int = 0
+
+    def __post_init__(self) -> None:
+        ids = itertools.count(1)
+        self.co = GroupCoordinator(self.config, lambda prefix: f"{prefix}-{next(ids)}")
+        self.timers: dict[str, tuple[int, int]] = {}  # key -> (deadline, schedule order)
+        self.replies: dict[int, Any] = {}
+        self.records: list[object] = []
+        self.events: list[object] = []
+        self._order = itertools.count()
+        self._tokens = itertools.count(1)
+
+    # -- plumbing --------------------------------------------------------------------------
+
+    def apply(self, effects: Effects) -> Effects:
+        for token, result in effects.replies:
+            assert token not in self.replies, f"token {token} answered twice"
+            self.replies[token] = result  # type: ignore[index]
+        for change in effects.timers:
+            if isinstance(change, Schedule):
+                self.timers[change.key] = (change.deadline_ms, next(self._order))
+            else:
+                assert isinstance(change, Cancel)
+                self.timers.pop(change.key, None)
+        self.records += effects.records
+        self.events += effects.events
+        return effects
+
+    def advance(self, ms: int) -> None:
+        """Move the clock; every timer due on the way fires at its deadline, in order."""
+        target = self.now + ms
+        while True:
+            due = [(d, order, k) for k, (d, order) in self.timers.items() if d <= target]
+            if not due:
+                break
+            deadline, _, key = min(due)
+            del self.timers[key]
+            self.now = max(self.now, deadline)
+            self.apply(self.co.fire_timer(key, self.now))
+        self.now = target
+
+    def advance_to(self, t: int) -> None:
+        self.advance(t - self.now)
+
+    def group(self, group_id: str = GROUP) -> ClassicGroup:
+        return self.co.groups[group_id]
+
+    def result(self, token: int) -> Any:
+        return self.replies.get(token)
+
+    def _token(self) -> int:
+        return next(self._tokens)
+
+    # -- requests ------------------------------------------------------------------------------
+
+    def join(
+        self,
+        member_id: str = "",
+        instance: str | None = None,
+        *,
+        group: str = GROUP,
+        client_id: str = "client",
+        session: int = 10000,
+        rebalance: int = 30000,
+        protocol_type: str = "consumer",
+        protocols: list[tuple[str, bytes]] | None = None,
+        version: int | None = None,
+        reason: str | None = None,
+    ) -> int:
+        """Send a JoinGroup; returns its token (``result(token)`` is None while parked).
+        Dynamic joins default to v3 (no MEMBER_ID_REQUIRED round trip), static ones to v5."""
+        token = self._token()
+        req = JoinGroupInput(
+            group_id=group,
+            member_id=member_id,
+            group_instance_id=instance,
+            client_id=client_id,
+            client_host="/127.0.0.1",
+            session_timeout_ms=session,
+            rebalance_timeout_ms=rebalance,
+            protocol_type=protocol_type,
+            protocols=PROTOCOLS if protocols is None else protocols,
+            api_version=version if version is not None else (3 if instance is None else 5),
+            reason=reason,
+        )
+        self.apply(self.co.join_group(token, req, self.now))
+        return token
+
+    def join_result(self, token: int) -> JoinGroupResult:
+        result = self.replies[token]
+        assert isinstance(result, JoinGroupResult)
+        return result
+
+    def sync(
+        self,
+        member_id: str,
+        generation: int,
+        instance: str | None = None,
+        assignments: list[tuple[str, bytes]] | None = None,
+        *,
+        group: str = GROUP,
+        protocol_type: str | None = "consumer",
+        protocol_name: str | None = None,
+        version: int = 3,
+    ) -> int:
+        token = self._token()
+        req = SyncGroupInput(
+            group_id=group,
+            generation_id=generation,
+            member_id=member_id,
+            group_instance_id=instance,
+            protocol_type=protocol_type,
+            protocol_name=protocol_name,
+            assignments=assignments or [],
+            api_version=version,
+        )
+        self.apply(self.co.sync_group(token, req, self.now))
+        return token
+
+    def sync_result(self, token: int) -> SyncGroupResult:
+        result = self.replies[token]
+        assert isinstance(result, SyncGroupResult)
+        return result
+
+    def heartbeat(
+        self, member_id: str, generation: int, instance: str | None = None, group: str = GROUP
+    ) -> int:
+        token = self._token()
+        req = HeartbeatInput(group, generation, member_id, instance)
+        self.apply(self.co.heartbeat(token, req, self.now))
+        return int(self.replies[token].error_code)
+
+    def leave(self, *members: tuple[str, str | None] | str, group: str = GROUP) -> LeaveGroupResult:
+        token = self._token()
+        identities = [(m, None, None) if isinstance(m, str) else (*m, None) for m in members]
+        self.apply(self.co.leave_group(token, LeaveGroupInput(group, identities), self.now))
+        result = self.replies[token]
+        assert isinstance(result, LeaveGroupResult)
+        return result
+
+    def commit(
+        self,
+        offsets: dict[tuple[str, int], int],
+        *,
+        member_id: str = "",
+        generation: int = -1,
+        instance: str | None = None,
+        group: str = GROUP,
+        metadata: str | None = None,
+        retention: int = -1,
+        version: int = 8,
+    ) -> dict[tuple[str, int], int]:
+        """OffsetCommit; returns the error per (topic, partition)."""
+        by_topic: dict[str, list[tuple[int, int, int, str | None]]] = {}
+        for (topic, partition), offset in offsets.items():
+            by_topic.setdefault(topic, []).append((partition, offset, -1, metadata))
+        token = self._token()
+        req = OffsetCommitInput(
+            group, generation, member_id, instance, retention, list(by_topic.items()), version
+        )
+        self.apply(self.co.commit_offsets(token, req, self.now))
+        result = self.replies[token]
+        assert isinstance(result, OffsetCommitResult)
+        return {(t, p): int(e) for t, parts in result.topics for p, e in parts}
+
+    # -- scenarios --------------------------------------------------------------------------
+
+    def stable_group(
+        self, count: int = 2, *, static: bool = False, session: int = 10000, rebalance: int = 30000
+    ) -> tuple[list[str], int]:
+        """``count`` members joined and synced; returns (member ids, leader first; generation)."""
+        tokens = [
+            self.join(
+                instance=f"instance-{i}" if static else None, session=session, rebalance=rebalance
+            )
+            for i in range(count)
+        ]
+        # Each newcomer during the initial delay extends it by one delay (spec 4.5).
+        while any(self.result(t) is None for t in tokens):
+            self.advance(self.config.initial_rebalance_delay_ms)
+        results = [self.join_result(t) for t in tokens]
+        generation = results[0].generation_id
+        leader = results[0].leader
+        ids = [r.member_id for r in results]
+        assignments = [(m, f"assignment-{m}".encode()) for m in ids]
+        instances = [f"instance-{i}" if static else None for i in range(count)]
+        for member_id, instance in sorted(
+            zip(ids, instances, strict=True), key=lambda p: p[0] != leader
+        ):
+            self.sync(member_id, generation, instance, assignments if member_id == leader else [])
+        assert self.group().state.value == "Stable"
+        return sorted(ids, key=lambda m: m != leader), generation
