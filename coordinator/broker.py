@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +27,8 @@ from .group.coordinator import GroupCoordinator
 from .group.effects import Cancel, Effects, Schedule
 from .handlers import cluster, groups
 from .handlers.reply import Deferred, Pending, Reply
+from .persist import to_records, to_write
+from .store import MemoryStore, Store, Write
 from .timers import KeyedTimers
 
 log = structlog.get_logger("coordinator")
@@ -60,16 +63,23 @@ class ConnectionContext:
 
 
 class Broker:
-    def __init__(self, settings: Settings, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self, settings: Settings, loop: asyncio.AbstractEventLoop, store: Store | None = None
+    ) -> None:
         self.settings = settings
         self.loop = loop
+        self.store: Store = store if store is not None else MemoryStore()
         self.catalog = Catalog()
-        for name, partitions in settings.topics:
-            self.catalog.create(name, partitions)
         self.groups = GroupCoordinator(settings.group)
-        self.timers = KeyedTimers(loop, self._on_timer)
+        # The state machine's clock: the loop's monotonic clock, anchored to the wall clock
+        # at start, so persisted timestamps (heartbeats, commits, Empty since) mean the same
+        # thing after a restart.
+        self._clock_offset_ms = time.time() * 1000 - loop.time() * 1000
+        self.timers = KeyedTimers(loop, self._on_timer, self._clock_offset_ms)
         self.closing = False
         self._delayed: dict[asyncio.Future[Any], tuple[asyncio.TimerHandle, Any]] = {}
+        self._periodic: list[asyncio.TimerHandle] = []
+        self._checkpointed: dict[tuple[str, str], int] = {}
         self._api_versions = [
             ApiVersionsResponseApiVersion(
                 api_key=key,
@@ -79,10 +89,36 @@ class Broker:
             for key in sorted(HANDLERS)
         ]
 
+    async def load(self) -> None:
+        """Open the store and rebuild topics, groups and offsets; before any request."""
+        state = await self.store.open()
+        for name, partitions in state.topics:
+            self.catalog.create(name, partitions)
+        configured = [(n, p) for n, p in self.settings.topics if self.catalog.get(n) is None]
+        for name, partitions in configured:
+            self.catalog.create(name, partitions)
+        if configured:
+            await self.store.write(Write(topics=configured))
+        records = to_records(state)
+        self.apply(self.groups.load(records, self.now_ms()))
+        self._checkpointed = {
+            (g.group_id, m.member_id): m.last_heartbeat_ms
+            for g in self.groups.groups.values()
+            for m in g.members.values()
+        }
+        log.info(
+            "loaded",
+            groups=len(self.groups.groups),
+            offsets=len(state.offsets),
+            topics=len(self.catalog),
+        )
+        self._every(self.settings.offsets_retention_check_interval_ms, self.expire_offsets)
+        self._every(self.settings.heartbeat_checkpoint_interval_ms, self.checkpoint_heartbeats)
+
     # -- requests ------------------------------------------------------------------------
 
     def now_ms(self) -> int:
-        return int(self.loop.time() * 1000)
+        return int(self.loop.time() * 1000 + self._clock_offset_ms)
 
     def supports(self, api_key: int) -> bool:
         return api_key in HANDLERS
@@ -106,7 +142,9 @@ class Broker:
 
     # -- effects ---------------------------------------------------------------------------
 
-    def apply(self, effects: Effects) -> None:
+    def apply(self, effects: Effects) -> asyncio.Future[None] | None:
+        """Carry out ``effects``. With records, the replies wait until the records are
+        durable; the returned future says when (None: nothing to persist)."""
         for change in effects.timers:
             if isinstance(change, Schedule):
                 self.timers.schedule(change.key, change.deadline_ms)
@@ -114,9 +152,13 @@ class Broker:
                 self.timers.cancel(change.key)
         for event in effects.events:
             self._log_event(event)
-        for token, result in effects.replies:
-            if isinstance(token, Pending):
-                token.resolve(result)
+        if not effects.records:
+            _resolve_all(effects.replies)
+            return None
+        durable = self.store.write(to_write(effects.records))
+        replies = effects.replies
+        durable.add_done_callback(lambda fut: _after_write(fut, replies))
+        return durable
 
     def _on_timer(self, key: str) -> None:
         self.apply(self.groups.fire_timer(key, self.now_ms()))
@@ -127,10 +169,19 @@ class Broker:
 
     # -- topics ----------------------------------------------------------------------------
 
-    def create_topic(self, name: str, partitions: int) -> Topic:
+    def create_topic(self, name: str, partitions: int) -> tuple[Topic, asyncio.Future[None]]:
+        """Create a virtual topic; the future says when it is durable."""
         topic = self.catalog.create(name, partitions)
         log.info("TopicCreated", topic=name, partitions=partitions)
-        return topic
+        durable = self.store.write(Write(topics=[(name, partitions)]))
+        durable.add_done_callback(lambda fut: _after_write(fut, []))
+        return topic, durable
+
+    def when_durable(self, durable: asyncio.Future[None] | None, response: Any) -> Reply:
+        """``response`` now if nothing was written, else once the write is durable."""
+        if durable is None:
+            return response  # type: ignore[no-any-return]
+        return Deferred(durable, lambda _: response)
 
     def auto_create_topic(self, name: str) -> Topic | None:
         if not self.settings.auto_create_topics:
@@ -139,7 +190,8 @@ class Broker:
 
         if not valid_topic_name(name):
             return None
-        return self.create_topic(name, self.settings.num_partitions)
+        topic, _durable = self.create_topic(name, self.settings.num_partitions)
+        return topic
 
     # -- delayed responses (Fetch long polls) ---------------------------------------------
 
@@ -151,15 +203,79 @@ class Broker:
 
     # -- shutdown --------------------------------------------------------------------------
 
+    # -- periodic work --------------------------------------------------------------------
+
+    def _every(self, interval_ms: int, job: Callable[[], object]) -> None:
+        if interval_ms <= 0:
+            return
+
+        def run() -> None:
+            if self.closing:
+                return
+            job()
+            self._periodic.append(self.loop.call_later(interval_ms / 1000, run))
+
+        self._periodic.append(self.loop.call_later(interval_ms / 1000, run))
+
+    def expire_offsets(self) -> None:
+        retention_ms = self.settings.offsets_retention_minutes * 60_000
+        self.apply(self.groups.expire_offsets(self.now_ms(), retention_ms))
+
+    def checkpoint_heartbeats(self) -> asyncio.Future[None] | None:
+        """Persist members' last heartbeats that moved since the last checkpoint, so a
+        member restored after a crash keeps what was left of its session."""
+        seen: dict[tuple[str, str], int] = {}
+        moved: list[tuple[str, str, int]] = []
+        previous = self._checkpointed
+        for g in self.groups.groups.values():
+            for m in g.members.values():
+                key = (g.group_id, m.member_id)
+                seen[key] = m.last_heartbeat_ms
+                if previous.get(key) != m.last_heartbeat_ms:
+                    moved.append((g.group_id, m.member_id, m.last_heartbeat_ms))
+        self._checkpointed = seen
+        if not moved:
+            return None
+        durable = self.store.write(Write(heartbeats=moved))
+        durable.add_done_callback(lambda fut: _after_write(fut, []))
+        return durable
+
+    # -- shutdown --------------------------------------------------------------------------
+
     def shutdown(self) -> None:
         """Answer everything that is parked (Kafka answers NOT_COORDINATOR on unload)."""
         self.closing = True
+        for handle in self._periodic:
+            handle.cancel()
+        self._periodic.clear()
+        self.checkpoint_heartbeats()
         self.apply(self.groups.shutdown())
         for future, (handle, value) in list(self._delayed.items()):
             handle.cancel()
             if not future.done():
                 future.set_result(value)
         self.timers.cancel_all()
+
+    async def close_store(self) -> None:
+        await self.store.close()
+
+
+def _resolve_all(replies: list[tuple[object, object]]) -> None:
+    for token, result in replies:
+        if isinstance(token, Pending):
+            token.resolve(result)
+
+
+def _after_write(fut: asyncio.Future[None], replies: list[tuple[object, object]]) -> None:
+    exc = None if fut.cancelled() else fut.exception()
+    if exc is None:
+        _resolve_all(replies)
+        return
+    # The client is not told "committed" for what is not durable; its connection closes.
+    log.error("store write failed", error=repr(exc))
+    for token, _result in replies:
+        if isinstance(token, Pending):
+            token.fail(exc)
 
 
 def _loggable(value: Any) -> bool:

@@ -109,6 +109,18 @@ def main() -> None:
 @option("--offset-metadata-max-bytes", default=4096, type=click.IntRange(min=0))
 @option("--offsets-retention-minutes", default=10080, type=click.IntRange(min=1))
 @option("--offsets-retention-check-interval-ms", default=600000, type=click.IntRange(min=1))
+@option(
+    "--store",
+    default="sqlite",
+    type=click.Choice(["sqlite", "memory"]),
+    help="sqlite: durable state in --data-dir; memory: nothing survives a restart",
+)
+@option(
+    "--heartbeat-checkpoint-interval-ms",
+    default=1000,
+    type=click.IntRange(min=0),
+    help="how often members' last heartbeats are persisted (0: only with group snapshots)",
+)
 @option("--socket-request-max-bytes", default=104857600, type=click.IntRange(min=1024))
 @option("--log-format", default="plain", type=click.Choice(["plain", "json"]))
 @option(
@@ -147,6 +159,8 @@ def settings_from_options(options: dict[str, Any]) -> Settings:
         ),
         offsets_retention_minutes=options["offsets_retention_minutes"],
         offsets_retention_check_interval_ms=options["offsets_retention_check_interval_ms"],
+        store=options["store"],
+        heartbeat_checkpoint_interval_ms=options["heartbeat_checkpoint_interval_ms"],
         socket_request_max_bytes=options["socket_request_max_bytes"],
         log_format=options["log_format"],
         log_level=options["log_level"],

@@ -42,6 +42,8 @@ class Settings:
     group: GroupConfig = field(default_factory=GroupConfig)
     offsets_retention_minutes: int = 10080
     offsets_retention_check_interval_ms: int = 600000
+    store: str = "sqlite"  # "sqlite" (durable, in data_dir) or "memory" (nothing survives)
+    heartbeat_checkpoint_interval_ms: int = 1000  # 0: only snapshots carry heartbeats
     socket_request_max_bytes: int = DEFAULT_MAX_FRAME_BYTES
     fetch_max_wait_cap_ms: int = 30000  # a Fetch long-poll never parks longer than this
     log_format: str = "plain"

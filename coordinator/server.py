@@ -34,6 +34,7 @@ from protocol.schema import Struct
 from .broker import Broker, ConnectionContext
 from .config import Settings
 from .handlers.reply import Deferred
+from .store import MemoryStore, SqliteStore, Store
 
 log = structlog.get_logger("server")
 
@@ -189,7 +190,9 @@ class Server:
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
-        self.broker = Broker(self.settings, loop)
+        self.broker = Broker(self.settings, loop, open_store(self.settings))
+        # Everything is reloaded before the first connection is accepted.
+        await self.broker.load()
         host, port = self.settings.listen
         self._server = await loop.create_server(
             lambda: KafkaConnection(self.broker, self.connections),  # type: ignore[arg-type]
@@ -232,8 +235,16 @@ class Server:
             if conn.transport is not None:
                 conn.transport.close()  # close() flushes what is buffered
         await asyncio.sleep(0.05)
+        if self.broker is not None:
+            await self.broker.close_store()
         log.info("stopped")
         self.stopped.set()
+
+
+def open_store(settings: Settings) -> Store:
+    if settings.store == "memory":
+        return MemoryStore()
+    return SqliteStore(settings.data_dir)
 
 
 async def serve(settings: Settings) -> None:

@@ -13,8 +13,15 @@ from collections.abc import Callable
 
 
 class KeyedTimers:
-    def __init__(self, loop: asyncio.AbstractEventLoop, fire: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        fire: Callable[[str], None],
+        clock_offset_ms: float = 0.0,
+    ) -> None:
+        """Deadlines are in ms of the loop's clock plus ``clock_offset_ms``."""
         self._loop = loop
+        self._offset = clock_offset_ms
         self._fire = fire
         self._deadlines: dict[str, int] = {}
         self._handles: dict[str, asyncio.TimerHandle] = {}
@@ -29,7 +36,7 @@ class KeyedTimers:
         self._deadlines[key] = deadline_ms
         handle = self._handles.get(key)
         if handle is not None:
-            if handle.when() * 1000 <= deadline_ms + 1:
+            if handle.when() * 1000 + self._offset <= deadline_ms + 1:
                 return  # fires first, then re-arms for the new deadline
             handle.cancel()
         self._arm(key, deadline_ms)
@@ -47,15 +54,15 @@ class KeyedTimers:
         self._deadlines.clear()
 
     def _arm(self, key: str, deadline_ms: int) -> None:
-        # Deadlines are in the loop's clock (loop.time(), in ms); see Broker.now_ms.
-        self._handles[key] = self._loop.call_at(deadline_ms / 1000, self._expired, key)
+        when = (deadline_ms - self._offset) / 1000
+        self._handles[key] = self._loop.call_at(when, self._expired, key)
 
     def _expired(self, key: str) -> None:
         self._handles.pop(key, None)
         deadline = self._deadlines.get(key)
         if deadline is None:
             return
-        if deadline > self._loop.time() * 1000:
+        if deadline > self._loop.time() * 1000 + self._offset:
             self._arm(key, deadline)
             return
         del self._deadlines[key]

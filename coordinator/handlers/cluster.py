@@ -191,6 +191,7 @@ def create_topics(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
     assert isinstance(body, CreateTopicsRequest)
     results = []
     seen: set[str] = set()
+    durable = None
     for t in body.topics:
         partitions = len(t.assignments) if t.assignments else t.num_partitions
         if partitions == -1:
@@ -209,7 +210,7 @@ def create_topics(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
             message = "This node is the only broker: replication factor must be 1"
         seen.add(t.name)
         if not error and not body.validate_only:
-            b.create_topic(t.name, partitions)
+            _topic, durable = b.create_topic(t.name, partitions)
         results.append(
             CreateTopicsResponseCreatableTopicResult(
                 name=t.name,
@@ -221,7 +222,8 @@ def create_topics(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
                 configs=[] if not error else None,
             )
         )
-    return CreateTopicsResponse(topics=results)
+    # Writes are applied in order: the last one durable means all of them are.
+    return b.when_durable(durable, CreateTopicsResponse(topics=results))
 
 
 def list_offsets(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:

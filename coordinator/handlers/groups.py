@@ -365,12 +365,12 @@ def delete_groups(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
     body = req.body
     assert isinstance(body, DeleteGroupsRequest)
     results, effects = b.groups.delete_groups(body.groups_names, b.now_ms())
-    b.apply(effects)
-    return DeleteGroupsResponse(
+    response = DeleteGroupsResponse(
         results=[
             DeleteGroupsResponseDeletableGroupResult(group_id=g, error_code=e) for g, e in results
         ]
     )
+    return b.when_durable(b.apply(effects), response)
 
 
 def offset_delete(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
@@ -378,13 +378,14 @@ def offset_delete(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
     assert isinstance(body, OffsetDeleteRequest)
     wanted = [(t.name, [p.partition_index for p in t.partitions]) for t in body.topics]
     error, parts, effects = b.groups.delete_offsets(body.group_id, wanted, b.now_ms())
-    b.apply(effects)
+    durable = b.apply(effects)
     by_topic: dict[str, list[OffsetDeleteResponsePartition]] = {}
     for topic, partition, e in parts:
         by_topic.setdefault(topic, []).append(
             OffsetDeleteResponsePartition(partition_index=partition, error_code=e)
         )
-    return OffsetDeleteResponse(
+    response = OffsetDeleteResponse(
         error_code=error,
         topics=[OffsetDeleteResponseTopic(name=n, partitions=p) for n, p in by_topic.items()],
     )
+    return b.when_durable(durable, response)

@@ -58,6 +58,11 @@ class Pending:
     def answered(self) -> bool:
         return self.result is not Pending._UNSET
 
+    def fail(self, exc: BaseException) -> None:
+        self.result = None
+        if self.future is not None and not self.future.done():
+            self.future.set_exception(exc)
+
     def resolve(self, result: Any) -> None:
         self.result = result
         if self.future is not None and not self.future.done():

@@ -44,6 +44,8 @@ class Write:
     groups: list[GroupRow] = field(default_factory=list)
     deleted_groups: list[str] = field(default_factory=list)
     topics: list[tuple[str, int]] = field(default_factory=list)
+    #: (group, member, last heartbeat ms): fresher than the group's last snapshot.
+    heartbeats: list[tuple[str, str, int]] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return bool(
@@ -52,14 +54,8 @@ class Write:
             or self.groups
             or self.deleted_groups
             or self.topics
+            or self.heartbeats
         )
-
-    def extend(self, other: Write) -> None:
-        self.offsets += other.offsets
-        self.deleted_offsets += other.deleted_offsets
-        self.groups += other.groups
-        self.deleted_groups += other.deleted_groups
-        self.topics += other.topics
 
 
 @dataclass(slots=True)
@@ -67,6 +63,7 @@ class LoadedState:
     offsets: list[OffsetRow] = field(default_factory=list)
     groups: list[GroupRow] = field(default_factory=list)
     topics: list[tuple[str, int]] = field(default_factory=list)
+    heartbeats: dict[tuple[str, str], int] = field(default_factory=dict)
 
 
 class Store(abc.ABC):
@@ -78,7 +75,8 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def write(self, batch: Write) -> asyncio.Future[None]:
-        """Queue ``batch``; the future resolves once it is durable (or fails)."""
+        """Queue ``batch``; the future resolves once it is durable (or fails). Batches are
+        applied in the order they were queued."""
 
     @abc.abstractmethod
     async def close(self) -> None:

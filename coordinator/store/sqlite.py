@@ -1,8 +1,8 @@
 """The default store: one SQLite database in the data directory (WAL, synchronous=FULL).
 
-Writes go to one writer thread. Batches queued while a transaction is running are merged
-and committed together in the next one (group commit), so N concurrent OffsetCommits cost
-one fsync, not N. A batch's future resolves only after its COMMIT returned.
+Writes go to one writer thread. Batches queued while a transaction is running are applied,
+in order, in the next one (group commit), so N concurrent OffsetCommits cost one fsync,
+not N. A batch's future resolves only after its COMMIT returned.
 """
 
 from __future__ import annotations
@@ -40,6 +40,16 @@ MIGRATIONS: list[str] = [
         partitions INTEGER NOT NULL
     ) WITHOUT ROWID;
     """,
+    # 2: members' last heartbeats, checkpointed between group snapshots (a reload grants a
+    # restored member only what was left of its session).
+    """
+    CREATE TABLE member_heartbeats (
+        group_id TEXT NOT NULL,
+        member_id TEXT NOT NULL,
+        last_heartbeat_ms INTEGER NOT NULL,
+        PRIMARY KEY (group_id, member_id)
+    ) WITHOUT ROWID;
+    """,
 ]
 
 
@@ -58,7 +68,7 @@ class SqliteStore(Store):
         self.path = Path(data_dir) / self.FILENAME
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-writer")
         self._conn: sqlite3.Connection | None = None
-        self._queued: Write | None = None
+        self._queued: list[Write] = []
         self._waiters: list[asyncio.Future[None]] = []
         self._writing = False
         self._lock = threading.Lock()
@@ -88,27 +98,31 @@ class SqliteStore(Store):
             for group_id, data in conn.execute("SELECT group_id, data FROM groups")
         ]
         state.topics = [(n, p) for n, p in conn.execute("SELECT name, partitions FROM topics")]
+        state.heartbeats = {
+            (g, m): ms
+            for g, m, ms in conn.execute(
+                "SELECT group_id, member_id, last_heartbeat_ms FROM member_heartbeats"
+            )
+        }
         return state
 
     def write(self, batch: Write) -> asyncio.Future[None]:
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[None] = loop.create_future()
-        if self._queued is None:
-            self._queued = Write()
-        self._queued.extend(batch)
+        self._queued.append(batch)
         self._waiters.append(fut)
         if not self._writing:
             self._start_next(loop)
         return fut
 
     def _start_next(self, loop: asyncio.AbstractEventLoop) -> None:
-        batch, waiters = self._queued, self._waiters
-        self._queued, self._waiters = None, []
-        if batch is None:
+        batches, waiters = self._queued, self._waiters
+        self._queued, self._waiters = [], []
+        if not batches:
             self._writing = False
             return
         self._writing = True
-        job = loop.run_in_executor(self._executor, self._commit_sync, batch)
+        job = loop.run_in_executor(self._executor, self._commit_sync, batches)
         job.add_done_callback(lambda done: self._committed(loop, done, waiters))
 
     def _committed(
@@ -127,60 +141,14 @@ class SqliteStore(Store):
                 fut.set_exception(exc)
         self._start_next(loop)
 
-    def _commit_sync(self, batch: Write) -> None:
+    def _commit_sync(self, batches: list[Write]) -> None:
         conn = self._conn
         assert conn is not None
         with self._lock:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                if batch.deleted_groups:
-                    conn.executemany(
-                        "DELETE FROM offsets WHERE group_id = ?",
-                        [(g,) for g in batch.deleted_groups],
-                    )
-                    conn.executemany(
-                        "DELETE FROM groups WHERE group_id = ?",
-                        [(g,) for g in batch.deleted_groups],
-                    )
-                if batch.groups:
-                    conn.executemany(
-                        "INSERT INTO groups (group_id, data) VALUES (?, ?)"
-                        " ON CONFLICT (group_id) DO UPDATE SET data = excluded.data",
-                        [(g.group_id, json.dumps(g.data)) for g in batch.groups],
-                    )
-                if batch.offsets:
-                    conn.executemany(
-                        "INSERT INTO offsets VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-                        " ON CONFLICT (group_id, topic, partition) DO UPDATE SET"
-                        " committed_offset = excluded.committed_offset,"
-                        " leader_epoch = excluded.leader_epoch, metadata = excluded.metadata,"
-                        " commit_timestamp_ms = excluded.commit_timestamp_ms,"
-                        " expire_timestamp_ms = excluded.expire_timestamp_ms",
-                        [
-                            (
-                                o.group_id,
-                                o.topic,
-                                o.partition,
-                                o.committed_offset,
-                                o.leader_epoch,
-                                o.metadata,
-                                o.commit_timestamp_ms,
-                                o.expire_timestamp_ms,
-                            )
-                            for o in batch.offsets
-                        ],
-                    )
-                if batch.deleted_offsets:
-                    conn.executemany(
-                        "DELETE FROM offsets WHERE group_id = ? AND topic = ? AND partition = ?",
-                        batch.deleted_offsets,
-                    )
-                if batch.topics:
-                    conn.executemany(
-                        "INSERT INTO topics (name, partitions) VALUES (?, ?)"
-                        " ON CONFLICT (name) DO UPDATE SET partitions = excluded.partitions",
-                        batch.topics,
-                    )
+                for batch in batches:
+                    _apply(conn, batch)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -188,7 +156,7 @@ class SqliteStore(Store):
             self.transactions += 1
 
     async def close(self) -> None:
-        while self._writing or self._queued is not None:
+        while self._writing or self._queued:
             await asyncio.sleep(0.005)
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(self._executor, self._close_sync)
@@ -198,3 +166,62 @@ class SqliteStore(Store):
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+
+
+def _apply(conn: sqlite3.Connection, batch: Write) -> None:
+    if batch.deleted_groups:
+        gone = [(g,) for g in batch.deleted_groups]
+        conn.executemany("DELETE FROM offsets WHERE group_id = ?", gone)
+        conn.executemany("DELETE FROM groups WHERE group_id = ?", gone)
+        conn.executemany("DELETE FROM member_heartbeats WHERE group_id = ?", gone)
+    if batch.groups:
+        conn.executemany(
+            "INSERT INTO groups (group_id, data) VALUES (?, ?)"
+            " ON CONFLICT (group_id) DO UPDATE SET data = excluded.data",
+            [(g.group_id, json.dumps(g.data)) for g in batch.groups],
+        )
+        # A snapshot carries its members' heartbeats; older checkpoints are moot.
+        conn.executemany(
+            "DELETE FROM member_heartbeats WHERE group_id = ?",
+            [(g.group_id,) for g in batch.groups],
+        )
+    if batch.offsets:
+        conn.executemany(
+            "INSERT INTO offsets VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (group_id, topic, partition) DO UPDATE SET"
+            " committed_offset = excluded.committed_offset,"
+            " leader_epoch = excluded.leader_epoch, metadata = excluded.metadata,"
+            " commit_timestamp_ms = excluded.commit_timestamp_ms,"
+            " expire_timestamp_ms = excluded.expire_timestamp_ms",
+            [
+                (
+                    o.group_id,
+                    o.topic,
+                    o.partition,
+                    o.committed_offset,
+                    o.leader_epoch,
+                    o.metadata,
+                    o.commit_timestamp_ms,
+                    o.expire_timestamp_ms,
+                )
+                for o in batch.offsets
+            ],
+        )
+    if batch.deleted_offsets:
+        conn.executemany(
+            "DELETE FROM offsets WHERE group_id = ? AND topic = ? AND partition = ?",
+            batch.deleted_offsets,
+        )
+    if batch.topics:
+        conn.executemany(
+            "INSERT INTO topics (name, partitions) VALUES (?, ?)"
+            " ON CONFLICT (name) DO UPDATE SET partitions = excluded.partitions",
+            batch.topics,
+        )
+    if batch.heartbeats:
+        conn.executemany(
+            "INSERT INTO member_heartbeats VALUES (?, ?, ?)"
+            " ON CONFLICT (group_id, member_id) DO UPDATE SET"
+            " last_heartbeat_ms = excluded.last_heartbeat_ms",
+            batch.heartbeats,
+        )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import struct
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
@@ -27,9 +28,10 @@ from protocol.frames import decode_response
 
 
 @pytest.fixture
-async def server() -> AsyncIterator[Server]:
+async def server(tmp_path: Path) -> AsyncIterator[Server]:
     settings = Settings(
         listen=("127.0.0.1", 0),
+        data_dir=tmp_path,
         topics=(("orders", 3),),
         group=GroupConfig(initial_rebalance_delay_ms=0),
         socket_request_max_bytes=4096,

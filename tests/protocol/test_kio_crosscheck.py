@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import importlib
 import io
 import re
@@ -11,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kio.serial import entity_reader, entity_writer
-from kio.static.primitive import Records
+from kio.static.primitive import Records, i64Timedelta
 
 from protocol import codec
 from protocol.apis import ALL
@@ -20,6 +21,13 @@ from protocol.schema import Struct
 from .strategies import messages
 
 st.register_type_strategy(Records, st.binary(max_size=16).map(Records))
+# kio's own reader overflows timedelta near the int64 limits; retention times are small.
+st.register_type_strategy(
+    i64Timedelta,
+    st.integers(-(2**40), 2**40).map(
+        lambda ms: i64Timedelta.parse(datetime.timedelta(milliseconds=ms))
+    ),
+)
 
 
 def _kio_class(api_name: str, version: int, kind: str) -> type[Any] | None:

@@ -20,6 +20,7 @@ async def server() -> AsyncIterator[Server]:
     srv = Server(
         Settings(
             listen=("127.0.0.1", 0),
+            store="memory",
             topics=(("t", 12),),
             group=GroupConfig(initial_rebalance_delay_ms=0),
         )
