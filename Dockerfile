@@ -10,6 +10,7 @@ RUN pip install --no-cache-dir . && mkdir -p /data && chown coordinator /data
 USER coordinator
 ENV GROUP_COORDINATOR_LISTEN=0.0.0.0:9092 \
     GROUP_COORDINATOR_DATA_DIR=/data
+VOLUME /data
 EXPOSE 9092
 HEALTHCHECK --interval=10s --timeout=3s --start-period=5s \
     CMD python -c "import socket; socket.create_connection(('127.0.0.1', 9092), 2).close()"

@@ -136,6 +136,10 @@ class KafkaPythonMember(Member):
             enable_auto_commit=False,
             auto_offset_reset="earliest",
             request_timeout_ms=30000,
+            # kafka-python 3.0.12 can lead an assignment before its first Metadata response
+            # ("No partition metadata for topic") and miss the topic showing up; a refresh
+            # every 2 s makes it notice and rejoin, as it would against Kafka.
+            metadata_max_age_ms=2000,
         )
         self.consumer.subscribe([self.topic], listener=Listener())
 
