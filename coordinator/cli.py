@@ -18,6 +18,7 @@ import click
 from .admin_cli import groups, offsets
 from .config import Settings, parse_host_port, parse_topic
 from .group.config import GroupConfig
+from .limits import ConnectionLimits
 
 ENV_PREFIX = "GROUP_COORDINATOR"
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -121,6 +122,27 @@ def main() -> None:
     type=click.IntRange(min=0),
     help="how often members' last heartbeats are persisted (0: only with group snapshots)",
 )
+@option("--max-connections", default=20000, type=click.IntRange(min=1))
+@option("--max-connections-per-ip", default=5000, type=click.IntRange(min=1))
+@option("--connections-max-idle-ms", default=600000, type=click.IntRange(min=1))
+@option(
+    "--request-receive-timeout-ms",
+    default=30000,
+    type=click.IntRange(min=1),
+    help="a request must arrive whole within this time of its first byte",
+)
+@option(
+    "--max-buffered-response-bytes",
+    default=1 << 20,
+    type=click.IntRange(min=1024),
+    help="unsent response bytes per connection before reading from it stops",
+)
+@option(
+    "--slow-reader-timeout-ms",
+    default=30000,
+    type=click.IntRange(min=1),
+    help="how long a connection may not read its responses before it is dropped",
+)
 @option("--socket-request-max-bytes", default=104857600, type=click.IntRange(min=1024))
 @option("--log-format", default="plain", type=click.Choice(["plain", "json"]))
 @option(
@@ -159,6 +181,14 @@ def settings_from_options(options: dict[str, Any]) -> Settings:
         ),
         offsets_retention_minutes=options["offsets_retention_minutes"],
         offsets_retention_check_interval_ms=options["offsets_retention_check_interval_ms"],
+        limits=ConnectionLimits(
+            max_connections=options["max_connections"],
+            max_connections_per_ip=options["max_connections_per_ip"],
+            connections_max_idle_ms=options["connections_max_idle_ms"],
+            request_receive_timeout_ms=options["request_receive_timeout_ms"],
+            max_buffered_response_bytes=options["max_buffered_response_bytes"],
+            slow_reader_timeout_ms=options["slow_reader_timeout_ms"],
+        ),
         store=options["store"],
         heartbeat_checkpoint_interval_ms=options["heartbeat_checkpoint_interval_ms"],
         socket_request_max_bytes=options["socket_request_max_bytes"],

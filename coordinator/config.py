@@ -13,6 +13,7 @@ from pathlib import Path
 from protocol.frames import DEFAULT_MAX_FRAME_BYTES
 
 from .group.config import GroupConfig
+from .limits import ConnectionLimits
 
 
 def parse_host_port(value: str) -> tuple[str, int]:
@@ -40,6 +41,7 @@ class Settings:
     auto_create_topics: bool = False  # auto.create.topics.enable (Kafka's default is true)
     num_partitions: int = 1  # num.partitions, for auto-created topics
     group: GroupConfig = field(default_factory=GroupConfig)
+    limits: ConnectionLimits = field(default_factory=ConnectionLimits)
     offsets_retention_minutes: int = 10080
     offsets_retention_check_interval_ms: int = 600000
     store: str = "sqlite"  # "sqlite" (durable, in data_dir) or "memory" (nothing survives)

@@ -34,6 +34,7 @@ from protocol.schema import Struct
 from .broker import Broker, ConnectionContext
 from .config import Settings
 from .handlers.reply import Deferred
+from .limits import ConnectionGuard
 from .store import MemoryStore, SqliteStore, Store
 
 log = structlog.get_logger("server")
@@ -44,9 +45,20 @@ _CORRELATION = struct.Struct(">i")
 
 
 class KafkaConnection(asyncio.Protocol):
-    def __init__(self, broker: Broker, connections: set[KafkaConnection]) -> None:
+    def __init__(
+        self,
+        broker: Broker,
+        connections: set[KafkaConnection],
+        guard: ConnectionGuard | None = None,
+    ) -> None:
         self.broker = broker
         self.connections = connections
+        self.guard = guard if guard is not None else ConnectionGuard(broker.settings.limits)
+        self.admitted = False
+        self.peer_ip = "unknown"
+        self.last_activity = broker.loop.time()
+        self.partial_since: float | None = None
+        self.write_blocked_since: float | None = None
         self.splitter = FrameSplitter(broker.settings.socket_request_max_bytes)
         self.queue: deque[bytes] = deque()
         self.busy = False
@@ -61,36 +73,72 @@ class KafkaConnection(asyncio.Protocol):
         # uvloop's transports implement asyncio.Transport without subclassing it.
         self.transport = cast(asyncio.Transport, transport)
         peer = transport.get_extra_info("peername")
-        self.ctx = ConnectionContext(client_host=f"/{peer[0]}" if peer else "/unknown")
+        self.peer_ip = str(peer[0]) if peer else "unknown"
+        self.ctx = ConnectionContext(client_host=f"/{self.peer_ip}")
+        if self.guard.admit(self.peer_ip) is not None:
+            self.closed = True
+            self.transport.abort()
+            return
+        self.admitted = True
+        self.transport.set_write_buffer_limits(
+            high=self.broker.settings.limits.max_buffered_response_bytes
+        )
         self.connections.add(self)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
         self.queue.clear()
         self.connections.discard(self)
+        if self.admitted:
+            self.admitted = False
+            self.guard.release(self.peer_ip)
+
+    def pause_writing(self) -> None:
+        # The client is not reading its responses: stop reading its requests.
+        self.write_blocked_since = self.broker.loop.time()
+        self._update_reading()
+
+    def resume_writing(self) -> None:
+        self.write_blocked_since = None
+        self._update_reading()
+
+    def _update_reading(self) -> None:
+        if self.transport is None or self.closed:
+            return
+        want_pause = len(self.queue) > MAX_QUEUED_REQUESTS or self.write_blocked_since is not None
+        if want_pause and not self.paused:
+            self.paused = True
+            self.transport.pause_reading()
+        elif not want_pause and self.paused and len(self.queue) <= MAX_QUEUED_REQUESTS // 2:
+            self.paused = False
+            self.transport.resume_reading()
 
     def data_received(self, data: bytes) -> None:
+        now = self.broker.loop.time()
+        self.last_activity = now
         try:
             frames = self.splitter.feed(data)
         except FrameTooLarge as exc:
             log.warning("frame refused", peer=self.ctx.client_host, reason=str(exc))
             self.close()
             return
+        if not self.splitter.buffered:
+            self.partial_since = None
+        elif frames or self.partial_since is None:
+            self.partial_since = now  # a new request has started arriving
         self.queue.extend(frames)
         if not self.busy:
             self._drain()
-        if len(self.queue) > MAX_QUEUED_REQUESTS and not self.paused and self.transport:
-            self.paused = True
-            self.transport.pause_reading()
+        if len(self.queue) > MAX_QUEUED_REQUESTS and not self.paused:
+            self._update_reading()
 
     # -- request processing ----------------------------------------------------------------
 
     def _drain(self) -> None:
         while self.queue and not self.busy and not self.closed:
             self._process(self.queue.popleft())
-        if self.paused and len(self.queue) <= MAX_QUEUED_REQUESTS // 2 and self.transport:
-            self.paused = False
-            self.transport.resume_reading()
+        if self.paused:
+            self._update_reading()
 
     def _process(self, frame: bytes) -> None:
         try:
@@ -148,6 +196,7 @@ class KafkaConnection(asyncio.Protocol):
             self.close()
             return
         self.transport.write(data)
+        self.last_activity = self.broker.loop.time()
 
     def _unsupported_api_versions(self, frame: bytes) -> None:
         # KIP-511: answer in the v0 format, with ApiVersions' own range, so the client can
@@ -177,6 +226,13 @@ class KafkaConnection(asyncio.Protocol):
         if self.transport is not None:
             self.transport.close()
 
+    def abort(self) -> None:
+        """Drop the connection now, discarding unsent responses."""
+        self.closed = True
+        self.queue.clear()
+        if self.transport is not None:
+            self.transport.abort()
+
 
 class Server:
     """Owns the listening socket, the broker and every connection."""
@@ -184,6 +240,8 @@ class Server:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.connections: set[KafkaConnection] = set()
+        self.guard = ConnectionGuard(settings.limits)
+        self._sweeper: asyncio.TimerHandle | None = None
         self.broker: Broker | None = None
         self._server: asyncio.base_events.Server | None = None
         self.stopped = asyncio.Event()
@@ -195,7 +253,7 @@ class Server:
         await self.broker.load()
         host, port = self.settings.listen
         self._server = await loop.create_server(
-            lambda: KafkaConnection(self.broker, self.connections),  # type: ignore[arg-type]
+            lambda: KafkaConnection(self.broker, self.connections, self.guard),  # type: ignore[arg-type]
             host,
             port,
             reuse_address=True,
@@ -210,6 +268,7 @@ class Server:
                 advertised_listener=self.settings.advertised_listener or bound,
             )
             self.broker.settings = self.settings
+        self._schedule_sweep()
         log.info(
             "listening",
             listen=f"{host}:{port}",
@@ -217,6 +276,21 @@ class Server:
             node_id=self.settings.node_id,
             topics=len(self.broker.catalog),
         )
+
+    def _schedule_sweep(self) -> None:
+        loop = asyncio.get_running_loop()
+        lim = self.settings.limits
+        # Often enough that no timeout overshoots by more than a tenth (or a second).
+        shortest = min(
+            lim.connections_max_idle_ms, lim.request_receive_timeout_ms, lim.slow_reader_timeout_ms
+        )
+        interval = min(1.0, max(0.01, shortest / 10000))
+
+        def sweep() -> None:
+            self.guard.sweep(self.connections, loop.time())
+            self._sweeper = loop.call_later(interval, sweep)
+
+        self._sweeper = loop.call_later(interval, sweep)
 
     @property
     def port(self) -> int:
@@ -228,6 +302,8 @@ class Server:
         if self._server is None:
             return
         self._server.close()
+        if self._sweeper is not None:
+            self._sweeper.cancel()
         if self.broker is not None:
             self.broker.shutdown()
         await asyncio.sleep(0)  # let deferred replies run their callbacks and write

@@ -1,0 +1,135 @@
+"""Connection limits: each one cuts off only the client that hits it."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from coordinator.client.connection import KafkaConnectionClient, connect
+from coordinator.config import Settings
+from coordinator.group.config import GroupConfig
+from coordinator.limits import ConnectionLimits
+from coordinator.server import Server
+from protocol.apis.api_versions import ApiVersionsRequest
+from protocol.apis.metadata import MetadataRequest
+from protocol.frames import encode_request
+
+LIMITS = ConnectionLimits(
+    max_connections=50,
+    max_connections_per_ip=20,
+    connections_max_idle_ms=1500,
+    request_receive_timeout_ms=500,
+    max_buffered_response_bytes=64 * 1024,
+    slow_reader_timeout_ms=500,
+)
+
+
+@pytest.fixture
+async def server(tmp_path: Path) -> AsyncIterator[Server]:
+    srv = Server(
+        Settings(
+            listen=("127.0.0.1", 0),
+            data_dir=tmp_path,
+            topics=(("t", 3),),
+            group=GroupConfig(initial_rebalance_delay_ms=0),
+            limits=LIMITS,
+        )
+    )
+    await srv.start()
+    yield srv
+    await srv.stop()
+
+
+async def _closed_within(reader: asyncio.StreamReader, seconds: float) -> float | None:
+    """Seconds until the server closed the connection, or None if it stayed open."""
+    start = time.monotonic()
+    try:
+        while True:
+            chunk = await asyncio.wait_for(reader.read(65536), seconds)
+            if not chunk:
+                return time.monotonic() - start
+    except (TimeoutError, ConnectionResetError):
+        return None if time.monotonic() - start >= seconds else time.monotonic() - start
+
+
+async def _alive(c: KafkaConnectionClient) -> bool:
+    resp = await asyncio.wait_for(c.request(ApiVersionsRequest(), 0), 2)
+    return bool(resp.error_code == 0)
+
+
+async def test_connections_over_the_per_ip_limit_are_closed_at_once(server: Server) -> None:
+    held = [await asyncio.open_connection("127.0.0.1", server.port) for _ in range(20)]
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+    assert await _closed_within(reader, 2) is not None
+    assert server.guard.refused["max_connections_per_ip"] == 1
+    writer.close()
+    # A slot frees up when one of the 20 goes away.
+    held.pop()[1].close()
+    await asyncio.sleep(0.1)
+    c = await connect("127.0.0.1", server.port)
+    assert await _alive(c)
+    c.close()
+    for _r, w in held:
+        w.close()
+
+
+async def test_slow_loris_is_dropped_at_the_receive_deadline(server: Server) -> None:
+    healthy = await connect("127.0.0.1", server.port)
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+    frame = encode_request(MetadataRequest(topics=None), 12, 1)
+    started = time.monotonic()
+
+    async def trickle() -> None:
+        for byte in frame:
+            writer.write(bytes([byte]))
+            await asyncio.sleep(0.05)  # the whole request would take ~1.5 s
+
+    task = asyncio.create_task(trickle())
+    elapsed = await _closed_within(reader, 3)
+    task.cancel()
+    assert elapsed is not None
+    assert 0.45 <= time.monotonic() - started <= 1.5  # 500 ms deadline, swept every 50 ms
+    assert server.guard.refused["request_receive_timeout"] == 1
+    assert await _alive(healthy)
+    healthy.close()
+    writer.close()
+
+
+async def test_idle_connection_is_closed_and_an_active_one_is_not(server: Server) -> None:
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+    active = await connect("127.0.0.1", server.port)
+    for _ in range(9):  # 1.8 s of activity, more than the 1.5 s idle limit
+        assert await _alive(active)
+        await asyncio.sleep(0.2)
+    assert await _closed_within(reader, 0.5) is not None  # the idle one is already gone
+    assert await _alive(active)
+    active.close()
+    writer.close()
+
+
+async def test_client_that_never_reads_is_throttled_then_dropped(server: Server) -> None:
+    healthy = await connect("127.0.0.1", server.port)
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+    sock = writer.get_extra_info("socket")
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    frame = encode_request(MetadataRequest(topics=None), 12, 1)
+    # Pipeline requests and never read: the server stops reading once its send buffer for
+    # this client is full, then drops the client after the slow-reader timeout.
+    writer.transport.pause_reading()  # type: ignore[attr-defined]
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and not server.guard.refused["slow_reader_timeout"]:
+        writer.write(frame * 200)
+        assert await _alive(healthy)  # answered throughout
+        await asyncio.sleep(0.01)
+    assert server.guard.refused["slow_reader_timeout"] == 1
+    await asyncio.sleep(0.05)
+    assert len(server.connections) == 1  # dropped at once, its unsent responses discarded
+    assert await _alive(healthy)
+    healthy.close()
+    writer.close()
+    del reader
