@@ -183,8 +183,17 @@ class Broker:
             return response  # type: ignore[no-any-return]
         return Deferred(durable, lambda _: response)
 
+    def catalog_has_room(self, partitions: int) -> bool:
+        total = sum(t.partitions for t in self.catalog.all())
+        return (
+            len(self.catalog) < self.settings.max_topics
+            and total + partitions <= self.settings.max_partitions
+        )
+
     def auto_create_topic(self, name: str) -> Topic | None:
         if not self.settings.auto_create_topics:
+            return None
+        if not self.catalog_has_room(self.settings.num_partitions):
             return None
         from .catalog import valid_topic_name
 

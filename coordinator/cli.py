@@ -107,6 +107,11 @@ def main() -> None:
 @option("--group-max-session-timeout-ms", default=1800000, type=int)
 @option("--group-initial-rebalance-delay-ms", default=3000, type=click.IntRange(min=0))
 @option("--group-max-size", default=2147483647, type=click.IntRange(min=1))
+@option("--max-groups", default=1_000_000, type=click.IntRange(min=1))
+@option("--group-max-pending-members", default=10_000, type=click.IntRange(min=1))
+@option("--group-max-member-metadata-bytes", default=1 << 20, type=click.IntRange(min=1))
+@option("--max-topics", default=10_000, type=click.IntRange(min=1))
+@option("--max-partitions", default=1_000_000, type=click.IntRange(min=1))
 @option("--offset-metadata-max-bytes", default=4096, type=click.IntRange(min=0))
 @option("--offsets-retention-minutes", default=10080, type=click.IntRange(min=1))
 @option("--offsets-retention-check-interval-ms", default=600000, type=click.IntRange(min=1))
@@ -178,7 +183,12 @@ def settings_from_options(options: dict[str, Any]) -> Settings:
             initial_rebalance_delay_ms=options["group_initial_rebalance_delay_ms"],
             max_size=options["group_max_size"],
             offset_metadata_max_bytes=options["offset_metadata_max_bytes"],
+            max_groups=options["max_groups"],
+            max_pending_members=options["group_max_pending_members"],
+            max_member_metadata_bytes=options["group_max_member_metadata_bytes"],
         ),
+        max_topics=options["max_topics"],
+        max_partitions=options["max_partitions"],
         offsets_retention_minutes=options["offsets_retention_minutes"],
         offsets_retention_check_interval_ms=options["offsets_retention_check_interval_ms"],
         limits=ConnectionLimits(

@@ -40,6 +40,8 @@ class Settings:
     topics: tuple[tuple[str, int], ...] = ()
     auto_create_topics: bool = False  # auto.create.topics.enable (Kafka's default is true)
     num_partitions: int = 1  # num.partitions, for auto-created topics
+    max_topics: int = 10_000  # virtual topics in the catalog
+    max_partitions: int = 1_000_000  # partitions of all virtual topics together
     group: GroupConfig = field(default_factory=GroupConfig)
     limits: ConnectionLimits = field(default_factory=ConnectionLimits)
     offsets_retention_minutes: int = 10080

@@ -13,3 +13,7 @@ class GroupConfig:
     max_size: int = 2147483647  # group.max.size
     offset_metadata_max_bytes: int = 4096  # offset.metadata.max.bytes
     new_member_join_timeout_ms: int = 300000  # hard-coded in Kafka
+    # Not in Kafka: limits that keep one client from exhausting a shared coordinator.
+    max_groups: int = 1_000_000  # groups this node holds; a new one beyond is refused
+    max_pending_members: int = 10_000  # KIP-394 ids handed out but not yet joined, per group
+    max_member_metadata_bytes: int = 1 << 20  # a member's protocol metadata, all protocols

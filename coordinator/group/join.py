@@ -38,10 +38,17 @@ def join_group(ctx: Context, token: object, req: JoinGroupInput) -> None:
             token, JoinGroupResult(ErrorCode.INVALID_SESSION_TIMEOUT, member_id=req.member_id)
         )
         return
+    if sum(len(meta) for _name, meta in req.protocols) > config.max_member_metadata_bytes:
+        ctx.reply(token, JoinGroupResult(ErrorCode.INVALID_REQUEST, member_id=req.member_id))
+        return
     g = ctx.groups.get(req.group_id)
     if g is None:
         if req.member_id:
             ctx.reply(token, JoinGroupResult(ErrorCode.UNKNOWN_MEMBER_ID, member_id=req.member_id))
+            return
+        if len(ctx.groups) >= config.max_groups:
+            # Retriable for clients: they back off and look the coordinator up again.
+            ctx.reply(token, JoinGroupResult(ErrorCode.COORDINATOR_NOT_AVAILABLE))
             return
         g = ctx.groups[req.group_id] = ClassicGroup(req.group_id, state_timestamp_ms=ctx.now)
         ctx.persist(g)  # as Kafka, which records every group it creates (still Empty here)
@@ -96,6 +103,9 @@ def _join_new_member(ctx: Context, g: ClassicGroup, token: object, req: JoinGrou
     elif req.api_version >= REQUIRES_KNOWN_MEMBER_ID_VERSION:
         # KIP-394: hand out an id; it becomes a member when it joins with it. Until then a
         # timer of the request's session timeout forgets it.
+        if len(g.pending_join_members) >= ctx.config.max_pending_members:
+            ctx.reply(token, JoinGroupResult(ErrorCode.GROUP_MAX_SIZE_REACHED))
+            return
         g.add_pending_member(new_id)
         deadline = ctx.now + req.session_timeout_ms
         key = heartbeat_key(g.group_id, new_id)

@@ -76,6 +76,8 @@ def _validate_commit(ctx: Context, req: OffsetCommitInput) -> int:
     g = ctx.groups.get(req.group_id)
     if g is None:
         if req.generation_id < 0:
+            if len(ctx.groups) >= ctx.config.max_groups:
+                return ErrorCode.COORDINATOR_NOT_AVAILABLE
             # Outside group management (admin, manual assignment): a simple group holds them.
             ctx.groups[req.group_id] = ClassicGroup(req.group_id, state_timestamp_ms=ctx.now)
             return 0
