@@ -41,6 +41,9 @@ log = structlog.get_logger("server")
 
 # Stop reading from a client once this many of its requests wait behind a parked one.
 MAX_QUEUED_REQUESTS = 64
+# Requests handled per connection before the loop serves others: one client pipelining
+# thousands of requests must not hold everyone else's heartbeats.
+REQUESTS_PER_TURN = 16
 _CORRELATION = struct.Struct(">i")
 
 
@@ -59,6 +62,7 @@ class KafkaConnection(asyncio.Protocol):
         self.last_activity = broker.loop.time()
         self.partial_since: float | None = None
         self.write_blocked_since: float | None = None
+        self._drain_scheduled = False
         self.splitter = FrameSplitter(broker.settings.socket_request_max_bytes)
         self.queue: deque[bytes] = deque()
         self.busy = False
@@ -101,6 +105,8 @@ class KafkaConnection(asyncio.Protocol):
     def resume_writing(self) -> None:
         self.write_blocked_since = None
         self._update_reading()
+        if not self.busy and not self._drain_scheduled:
+            self._drain()
 
     def _update_reading(self) -> None:
         if self.transport is None or self.closed:
@@ -127,7 +133,7 @@ class KafkaConnection(asyncio.Protocol):
         elif frames or self.partial_since is None:
             self.partial_since = now  # a new request has started arriving
         self.queue.extend(frames)
-        if not self.busy:
+        if not self.busy and not self._drain_scheduled:
             self._drain()
         if len(self.queue) > MAX_QUEUED_REQUESTS and not self.paused:
             self._update_reading()
@@ -135,7 +141,16 @@ class KafkaConnection(asyncio.Protocol):
     # -- request processing ----------------------------------------------------------------
 
     def _drain(self) -> None:
+        self._drain_scheduled = False
+        turn = REQUESTS_PER_TURN
         while self.queue and not self.busy and not self.closed:
+            if self.write_blocked_since is not None:
+                break  # resumed by resume_writing once the client reads again
+            if not turn:
+                self._drain_scheduled = True
+                self.broker.loop.call_soon(self._drain)
+                break
+            turn -= 1
             self._process(self.queue.popleft())
         if self.paused:
             self._update_reading()
@@ -182,7 +197,8 @@ class KafkaConnection(asyncio.Protocol):
             self.close()
             return
         self._send(request, body)
-        self._drain()
+        if not self._drain_scheduled:
+            self._drain()
 
     def _send(self, request: Request, body: Struct) -> None:
         if self.closed or self.transport is None:
