@@ -36,6 +36,7 @@ class GuardedConnection(Protocol):
     partial_since: float | None  # loop time a still-incomplete request started
     write_blocked_since: float | None  # loop time the send buffer went over the limit
     busy: bool  # a parked request: not idle, whatever the clock says
+    paused: bool  # we stopped reading: an incomplete request is not the client's fault
 
     def abort(self) -> None: ...
 
@@ -68,7 +69,7 @@ class ConnectionGuard:
         lim = self.limits
         for conn in list(connections):
             reason = None
-            if conn.partial_since is not None and (
+            if not conn.paused and conn.partial_since is not None and (
                 now - conn.partial_since > lim.request_receive_timeout_ms / 1000
             ):
                 reason = "request_receive_timeout"

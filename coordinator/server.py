@@ -117,6 +117,8 @@ class KafkaConnection(asyncio.Protocol):
             self.transport.pause_reading()
         elif not want_pause and self.paused and len(self.queue) <= MAX_QUEUED_REQUESTS // 2:
             self.paused = False
+            if self.partial_since is not None:
+                self.partial_since = self.broker.loop.time()  # its clock restarts now
             self.transport.resume_reading()
 
     def data_received(self, data: bytes) -> None:

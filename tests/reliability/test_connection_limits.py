@@ -127,7 +127,8 @@ async def test_client_that_never_reads_is_throttled_then_dropped(server: Server)
             writer.write(frame * 1000)
         assert await _alive(healthy)  # answered throughout
         await asyncio.sleep(0.01)
-    assert server.guard.refused["slow_reader_timeout"] == 1
+    conns = [(c.paused, c.write_blocked_since, len(c.queue), c.busy) for c in server.connections]
+    assert server.guard.refused["slow_reader_timeout"] == 1, (server.guard.refused, conns)
     await asyncio.sleep(0.05)
     assert len(server.connections) == 1  # dropped at once, its unsent responses discarded
     assert await _alive(healthy)
