@@ -69,8 +69,10 @@ class ConnectionGuard:
         lim = self.limits
         for conn in list(connections):
             reason = None
-            if not conn.paused and conn.partial_since is not None and (
-                now - conn.partial_since > lim.request_receive_timeout_ms / 1000
+            if (
+                not conn.paused
+                and conn.partial_since is not None
+                and (now - conn.partial_since > lim.request_receive_timeout_ms / 1000)
             ):
                 reason = "request_receive_timeout"
             elif conn.write_blocked_since is not None and (
