@@ -49,7 +49,7 @@ async def testStaticMemberJoinAsFirstMember(probe: Probe) -> None:
 
 @scenario(AREA, faults=("static_replacement_rebalances",), requires={JOIN_GROUP: 5})
 async def testJoinGroupReplaceStaticMemberWithoutRebalance(probe: Probe) -> None:
-    leader, _ = await _static_group(probe, 2)
+    leader, follower = await _static_group(probe, 2)
     new = await _replacement(probe, follower)
     resp = await new.join_once(wait=5)
     new.expect("JoinGroup of a restarted static follower", 0, resp.error_code)
