@@ -38,6 +38,7 @@ def _option(*decls: str, **kwargs: Any) -> Callable[[_F], _F]:
 @_option("--max-session-timeout-ms", default=1800000, type=int, help="target's setting")
 @_option("--max-group-size", default=None, type=int, help="target's group.max.size (else skipped)")
 @_option("--session-timeout-ms", default=10000, type=int, help="members' usual session timeout")
+@_option("--reply-timeout-ms", default=10000, type=int, help="how long a due reply may take")
 @_option("--topic", default="conformance", help="a topic the target knows (or auto-creates)")
 @_option("--topic-partitions", default=4, type=int)
 @_option("--parallel", default=8, type=click.IntRange(min=1), help="scenarios at a time")
@@ -59,6 +60,7 @@ def conformance(**o: Any) -> None:
         max_session_timeout_ms=o["max_session_timeout_ms"],
         max_group_size=o["max_group_size"],
         session_timeout_ms=max(o["session_timeout_ms"], o["min_session_timeout_ms"]),
+        reply_timeout_ms=o["reply_timeout_ms"],
         topic=o["topic"],
         topic_partitions=o["topic_partitions"],
     )

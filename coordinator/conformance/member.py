@@ -120,7 +120,9 @@ class Member:
         self, version: int | None = None, wait: float | None = None, **overrides: Any
     ) -> JoinGroupResponse:
         fut = self.send_join(version, **overrides)
-        seconds = wait if wait is not None else self.probe.target.join_wait_s + 10
+        seconds = (
+            wait if wait is not None else self.probe.target.join_wait_s + self.probe.target.reply_s
+        )
         resp: JoinGroupResponse = await self.probe.within(fut, seconds, "JoinGroup")
         return self.absorb_join(resp)
 
@@ -173,11 +175,13 @@ class Member:
         self,
         assignments: dict[str, bytes] | None = None,
         version: int | None = None,
-        wait: float = 10,
+        wait: float | None = None,
         **overrides: Any,
     ) -> SyncGroupResponse:
         fut = self.send_sync(assignments, version, **overrides)
-        resp: SyncGroupResponse = await self.probe.within(fut, wait, "SyncGroup")
+        resp: SyncGroupResponse = await self.probe.within(
+            fut, self.probe.target.reply_s if wait is None else wait, "SyncGroup"
+        )
         return resp
 
     def assign_all(self) -> dict[str, bytes]:
@@ -201,7 +205,7 @@ class Member:
         }
         fields.update(overrides)
         resp: HeartbeatResponse = await self.probe.within(
-            self._send(HeartbeatRequest(**fields), v), 10, "Heartbeat"
+            self._send(HeartbeatRequest(**fields), v), self.probe.target.reply_s, "Heartbeat"
         )
         return resp.error_code
 
@@ -218,7 +222,9 @@ class Member:
             )
         else:
             req = LeaveGroupRequest(group_id=self.group_id, member_id=self.member_id)
-        resp: LeaveGroupResponse = await self.probe.within(self._send(req, v), 10, "LeaveGroup")
+        resp: LeaveGroupResponse = await self.probe.within(
+            self._send(req, v), self.probe.target.reply_s, "LeaveGroup"
+        )
         return resp
 
     async def commit(
@@ -249,7 +255,7 @@ class Member:
         }
         fields.update(overrides)
         resp: OffsetCommitResponse = await self.probe.within(
-            self._send(OffsetCommitRequest(**fields), v), 10, "OffsetCommit"
+            self._send(OffsetCommitRequest(**fields), v), self.probe.target.reply_s, "OffsetCommit"
         )
         return [p.error_code for t in resp.topics for p in t.partitions]
 

@@ -36,6 +36,11 @@ class Target:
     topic: str = TOPIC
     topic_partitions: int = 4
     slack_ms: int = 2000  # added to every wait for the broker's timers
+    reply_timeout_ms: int = 10000  # how long a reply that is due may take
+
+    @property
+    def reply_s(self) -> float:
+        return self.reply_timeout_ms / 1000
 
     @property
     def join_wait_s(self) -> float:

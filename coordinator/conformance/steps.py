@@ -31,7 +31,9 @@ async def sync_round(members: list[Member]) -> dict[str, bytes]:
         is_leader = m.member_id == m.leader
         futures.append(m.send_sync(m.assign_all() if is_leader else {}))
     probe = members[0].probe
-    responses = await probe.within(asyncio.gather(*futures), 10, "SyncGroup round")
+    responses = await probe.within(
+        asyncio.gather(*futures), probe.target.reply_s, "SyncGroup round"
+    )
     for m, resp in zip(members, responses, strict=True):
         m.expect("SyncGroup in a rebalance round", 0, resp.error_code)
     return {m.member_id: r.assignment for m, r in zip(members, responses, strict=True)}
@@ -70,7 +72,7 @@ async def join_round(existing: list[Member], newcomers: list[Member]) -> list[Me
         await wait_for_heartbeat_error(existing[0], ErrorCode.REBALANCE_IN_PROGRESS)
         futures += [m.send_join() for m in existing]
     everyone = pending + existing
-    wait = probe.target.join_wait_s + 10
+    wait = probe.target.join_wait_s + probe.target.reply_s
     responses = await probe.within(asyncio.gather(*futures), wait, "JoinGroup round")
     for m, resp in zip(everyone, responses, strict=True):
         m.absorb_join(resp)

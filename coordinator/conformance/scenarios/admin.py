@@ -25,7 +25,7 @@ async def _describe(
 ) -> tuple[DescribeGroupsResponseDescribedGroup, str]:
     version = min(probe.version(DESCRIBE), 5)  # v6 turns unknown groups into errors
     req = DescribeGroupsRequest(groups=[group_id])
-    resp = await probe.within(via.conn.send(req, version), 10, "DescribeGroups")
+    resp = await probe.within(via.conn.send(req, version), probe.target.reply_s, "DescribeGroups")
     group: DescribeGroupsResponseDescribedGroup = resp.groups[0]
     return group, describe(req, version)
 
@@ -33,7 +33,7 @@ async def _describe(
 async def _delete(probe: Probe, via: Member, group_id: str) -> tuple[int, str]:
     version = probe.version(DELETE)
     req = DeleteGroupsRequest(groups_names=[group_id])
-    resp = await probe.within(via.conn.send(req, version), 10, "DeleteGroups")
+    resp = await probe.within(via.conn.send(req, version), probe.target.reply_s, "DeleteGroups")
     [result] = resp.results
     return result.error_code, describe(req, version)
 
@@ -67,7 +67,7 @@ async def testListGroupsIncludesStableAndEmptyGroups(probe: Probe) -> None:
     probe.check("OffsetCommit", [0], await simple.commit(), simple.last_request)
     version = probe.version(LIST)
     req = ListGroupsRequest()
-    resp = await probe.within(active.conn.send(req, version), 10, "ListGroups")
+    resp = await probe.within(active.conn.send(req, version), probe.target.reply_s, "ListGroups")
     listed = {g.group_id for g in resp.groups}
     text = describe(req, version)
     probe.check("error", 0, resp.error_code, text)

@@ -57,7 +57,9 @@ async def testHeartbeatDuringPreparingRebalance(probe: Probe) -> None:
             break
     leader.expect("Heartbeat in PreparingRebalance", ErrorCode.REBALANCE_IN_PROGRESS, code)
     await leader.join_ok()
-    follower.absorb_join(await probe.within(parked, 10, "JoinGroup of the follower"))
+    follower.absorb_join(
+        await probe.within(parked, probe.target.reply_s, "JoinGroup of the follower")
+    )
     await sync_round([leader, follower])
 
 

@@ -21,7 +21,7 @@ async def testBatchLeaveGroup(probe: Probe) -> None:
         group_id=a.group_id,
         members=[LeaveGroupRequestMemberIdentity(member_id=m.member_id) for m in (b, c)],
     )
-    resp = await probe.within(a.conn.send(req, version), 10, "LeaveGroup")
+    resp = await probe.within(a.conn.send(req, version), probe.target.reply_s, "LeaveGroup")
     text = describe(req, version)
     probe.check("top-level error", 0, resp.error_code, text)
     probe.check("per-member errors", [0, 0], [r.error_code for r in resp.members], text)

@@ -54,7 +54,7 @@ async def testCompleteJoinRemoveNotYetRejoinedDynamicMembers(probe: Probe) -> No
     leader, follower = await form_group(probe, 2, rebalance_timeout_ms=1000)
     # The leader rejoins, the follower never does: after the rebalance timeout the join
     # phase completes without it.
-    wait = 1 + 10 + probe.target.slack_ms / 1000
+    wait = 1 + probe.target.reply_s + probe.target.slack_ms / 1000
     resp = await leader.join_once(wait=wait)
     leader.expect("JoinGroup after the rebalance timeout", 0, resp.error_code)
     probe.check("the laggard is gone", [leader.member_id], leader.members, leader.last_request)
@@ -72,7 +72,7 @@ async def testJoinGroupCompletionWhenPendingMemberTimesOut(probe: Probe) -> None
         "JoinGroup with an empty member id", ErrorCode.MEMBER_ID_REQUIRED, first.error_code
     )
     # The pending id blocks the join phase until its session timeout forgets it.
-    wait = _short(probe) / 1000 + 10
+    wait = _short(probe) / 1000 + probe.target.reply_s
     resp = await leader.join_once(wait=wait)
     leader.expect("JoinGroup once the pending member expired", 0, resp.error_code)
     probe.check("members", [leader.member_id], leader.members, leader.last_request)

@@ -23,7 +23,9 @@ async def _second_round(members: list[Member]) -> None:
     first = leader.send_join()
     await wait_for_heartbeat_error(members[1], ErrorCode.REBALANCE_IN_PROGRESS)
     futures = [first] + [m.send_join() for m in members[1:]]
-    responses = await leader.probe.within(asyncio.gather(*futures), 20, "JoinGroup round")
+    responses = await leader.probe.within(
+        asyncio.gather(*futures), 2 * leader.probe.target.reply_s, "JoinGroup round"
+    )
     for m, resp in zip(members, responses, strict=True):
         m.absorb_join(resp)
         m.expect("JoinGroup during concurrent rebalances", 0, resp.error_code)
@@ -33,9 +35,15 @@ async def _second_round(members: list[Member]) -> None:
 @scenario(AREA, faults=("generation_not_incremented", "drop_assignments"))
 async def testConcurrentRebalancesOfManyGroups(probe: Probe) -> None:
     groups = await probe.within(
-        asyncio.gather(*(form_group(probe, MEMBERS) for _ in range(GROUPS))), 40, "forming groups"
+        asyncio.gather(*(form_group(probe, MEMBERS) for _ in range(GROUPS))),
+        4 * probe.target.reply_s,
+        "forming groups",
     )
-    await probe.within(asyncio.gather(*(_second_round(g) for g in groups)), 40, "second round")
+    await probe.within(
+        asyncio.gather(*(_second_round(g) for g in groups)),
+        4 * probe.target.reply_s,
+        "second round",
+    )
     for members in groups:
         for m in members:
             probe.check("generation after two rebalances", 3, m.generation_id, m.last_request)

@@ -20,6 +20,6 @@ async def testJoinGroupShouldReceiveErrorIfGroupOverMaxSize(probe: Probe) -> Non
         raise Skipped(f"needs --max-group-size <= {MAX_MEMBERS_FORMED} (got {limit})")
     members = await form_group(probe, limit)
     [extra] = await new_members(probe, members[0].group_id, 1)
-    resp = await extra.join_once(wait=5)
+    resp = await extra.join_once(wait=probe.target.reply_s)
     extra.expect("JoinGroup into a full group", ErrorCode.GROUP_MAX_SIZE_REACHED, resp.error_code)
     members[0].expect("the group is not disturbed", 0, await members[0].heartbeat())

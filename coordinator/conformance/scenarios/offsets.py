@@ -39,7 +39,7 @@ async def fetch(probe: Probe, member: Member, partitions: list[int]) -> list[tup
             topics=[OffsetFetchRequestTopic(name=topic, partition_indexes=partitions)],
         )
     member.last = (req, version)
-    resp = await probe.within(member.conn.send(req, version), 10, "OffsetFetch")
+    resp = await probe.within(member.conn.send(req, version), probe.target.reply_s, "OffsetFetch")
     if version >= 8:
         [group] = resp.groups
         probe.check("group-level error", 0, group.error_code, describe(req, version))

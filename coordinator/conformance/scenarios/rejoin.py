@@ -18,7 +18,7 @@ AREA = "JoinGroup rebalance triggers"
 async def testJoinGroupFromUnchangedFollowerDoesNotRebalance(probe: Probe) -> None:
     leader, follower = await form_group(probe, 2)
     generation = follower.generation_id
-    resp = await follower.join_once(wait=5)
+    resp = await follower.join_once(wait=probe.target.reply_s)
     follower.expect("JoinGroup of an unchanged follower in Stable", 0, resp.error_code)
     probe.check("generation unchanged", generation, resp.generation_id, follower.last_request)
     leader.expect("Heartbeat of the leader afterwards", 0, await leader.heartbeat())
@@ -32,7 +32,9 @@ async def testJoinGroupExistingMemberUpdatedMetadataTriggersRebalance(probe: Pro
     parked = follower.send_join()
     await wait_for_heartbeat_error(leader, ErrorCode.REBALANCE_IN_PROGRESS)
     resp = await leader.join_ok()
-    follower.absorb_join(await probe.within(parked, 10, "JoinGroup of the follower"))
+    follower.absorb_join(
+        await probe.within(parked, probe.target.reply_s, "JoinGroup of the follower")
+    )
     probe.check("a new generation", generation + 1, resp.generation_id, leader.last_request)
     await sync_round([leader, follower])
 
@@ -43,7 +45,7 @@ async def testJoinGroupFromUnchangedLeaderShouldRebalance(probe: Probe) -> None:
     parked = leader.send_join()
     await wait_for_heartbeat_error(follower, ErrorCode.REBALANCE_IN_PROGRESS)
     await follower.join_ok()
-    leader.absorb_join(await probe.within(parked, 10, "JoinGroup of the leader"))
+    leader.absorb_join(await probe.within(parked, probe.target.reply_s, "JoinGroup of the leader"))
     probe.check("both in the new generation", follower.generation_id, leader.generation_id)
 
 

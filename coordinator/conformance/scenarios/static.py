@@ -51,7 +51,7 @@ async def testStaticMemberJoinAsFirstMember(probe: Probe) -> None:
 async def testJoinGroupReplaceStaticMemberWithoutRebalance(probe: Probe) -> None:
     leader, follower = await _static_group(probe, 2)
     new = await _replacement(probe, follower)
-    resp = await new.join_once(wait=5)
+    resp = await new.join_once(wait=probe.target.reply_s)
     new.expect("JoinGroup of a restarted static follower", 0, resp.error_code)
     probe.check("same generation", follower.generation_id, resp.generation_id, new.last_request)
     probe.check("a new member id", True, resp.member_id != follower.member_id, new.last_request)
@@ -68,7 +68,11 @@ async def testJoinGroupReplaceStaticMemberWithoutRebalance(probe: Probe) -> None
 async def testStaticMemberFenceDuplicateRejoinedFollower(probe: Probe) -> None:
     _, follower = await _static_group(probe, 2)
     new = await _replacement(probe, follower)
-    new.expect("JoinGroup of the replacement", 0, (await new.join_once(wait=5)).error_code)
+    new.expect(
+        "JoinGroup of the replacement",
+        0,
+        (await new.join_once(wait=probe.target.reply_s)).error_code,
+    )
     code = await follower.heartbeat()
     follower.expect("Heartbeat of the replaced (old) member id", ErrorCode.FENCED_INSTANCE_ID, code)
 
@@ -81,7 +85,7 @@ async def testStaticMemberFenceDuplicateRejoinedFollower(probe: Probe) -> None:
 async def testStaticLeaderRejoinSkipsAssignment(probe: Probe) -> None:
     leader, _ = await _static_group(probe, 2)
     new = await _replacement(probe, leader)
-    resp = await new.join_once(version=9, wait=5)
+    resp = await new.join_once(version=9, wait=probe.target.reply_s)
     new.expect("JoinGroup v9 of a restarted static leader", 0, resp.error_code)
     probe.check("SkipAssignment", True, resp.skip_assignment, new.last_request)
     probe.check("it is still the leader", resp.member_id, resp.leader, new.last_request)
@@ -91,7 +95,7 @@ async def testStaticLeaderRejoinSkipsAssignment(probe: Probe) -> None:
 @scenario(AREA, faults=("static_members_dropped_at_completion",), requires={JOIN_GROUP: 5})
 async def testStaticMemberNotRemovedWhenItMissesTheRebalance(probe: Probe) -> None:
     leader, _ = await _static_group(probe, 2, rebalance_timeout_ms=1000)
-    resp = await leader.join_once(wait=12)  # the follower does not rejoin
+    resp = await leader.join_once(wait=1 + probe.target.reply_s)  # the follower does not rejoin
     leader.expect("JoinGroup of the leader", 0, resp.error_code)
     probe.check("the static follower stays", 2, len(resp.members), leader.last_request)
 

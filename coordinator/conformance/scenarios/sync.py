@@ -55,7 +55,7 @@ async def testSyncGroupLeaderAfterFollower(probe: Probe) -> None:
     plan = leader.assign_all()
     lresp = await leader.sync(plan)
     leader.expect("SyncGroup of the leader", 0, lresp.error_code)
-    fresp = await probe.within(parked, 5, "parked SyncGroup of the follower")
+    fresp = await probe.within(parked, probe.target.reply_s, "parked SyncGroup of the follower")
     probe.check("the follower's assignment", plan[follower.member_id], fresp.assignment)
 
 

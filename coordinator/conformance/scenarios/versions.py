@@ -29,9 +29,9 @@ async def _exchange(probe: Probe, frame: bytes) -> bytes | None:
     )
     try:
         writer.write(frame)
-        header = await probe.within(reader.readexactly(4), 5, "raw request")
+        header = await probe.within(reader.readexactly(4), probe.target.reply_s, "raw request")
         (size,) = struct.unpack(">i", header)
-        return await probe.within(reader.readexactly(size), 5, "raw request")
+        return await probe.within(reader.readexactly(size), probe.target.reply_s, "raw request")
     except (asyncio.IncompleteReadError, ConnectionResetError):
         return None
     finally:
