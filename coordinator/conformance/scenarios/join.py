@@ -7,7 +7,7 @@ from protocol.errors import ErrorCode
 from ..member import subscription
 from ..probe import Probe
 from ..registry import scenario
-from ..steps import form_group, join_round, new_members, sync_round
+from ..steps import form_group, join_round, new_members, sync_round, wait_for_heartbeat_error
 
 AREA = "JoinGroup"
 KIP394 = "KIP-394 member id required"
@@ -59,6 +59,7 @@ async def testLeaderReelectedWhenLeaderLeaves(probe: Probe) -> None:
     leader, follower = await form_group(probe, 2)
     left = await leader.leave()
     leader.expect("LeaveGroup of the leader", 0, left.error_code)
+    await wait_for_heartbeat_error(follower, ErrorCode.REBALANCE_IN_PROGRESS)
     resp = await follower.join_ok()
     probe.check("new leader", follower.member_id, resp.leader, follower.last_request)
     probe.check("members of the new generation", [follower.member_id], follower.members)
