@@ -7,7 +7,7 @@ import struct
 
 from protocol.apis import BY_KEY
 from protocol.apis.api_versions import ApiVersionsResponse
-from protocol.errors import ErrorCode
+from protocol.errors import DecodeError, ErrorCode
 from protocol.frames import decode_response
 
 from ..probe import Probe, error_name
@@ -48,7 +48,11 @@ async def testApiVersionsAboveMaxAnswersV0UnsupportedVersion(probe: Probe) -> No
     if reply is None:
         probe.fail("connection closed", request, "a v0 response with UNSUPPORTED_VERSION", "close")
         return
-    correlation, body = decode_response(BY_KEY[API_VERSIONS], 0, reply)
+    try:
+        correlation, body = decode_response(BY_KEY[API_VERSIONS], 0, reply)
+    except DecodeError as exc:
+        probe.fail("the answer is not in the v0 format", request, "ApiVersions v0 body", str(exc))
+        return
     assert isinstance(body, ApiVersionsResponse)
     probe.check("correlation id", 4242, correlation, request)
     probe.check(
