@@ -69,6 +69,8 @@ def conformance(**o: Any) -> None:
         results = asyncio.run(run(target, scenarios, o["parallel"]))
     except (OSError, TimeoutError) as exc:
         raise click.ClickException(f"cannot reach {o['bootstrap']}: {exc}") from exc
+    except RuntimeError as exc:  # the suite's topic could not be created
+        raise click.ClickException(str(exc)) from exc
     elapsed = time.monotonic() - start
     if o["as_json"]:
         click.echo(report.to_json(results, o["bootstrap"], elapsed))
