@@ -17,6 +17,7 @@ import click
 
 from .admin_cli import groups, offsets
 from .config import Settings, parse_host_port, parse_topic
+from .conformance.command import conformance
 from .group.config import GroupConfig
 from .limits import ConnectionLimits
 
@@ -209,6 +210,7 @@ def settings_from_options(options: dict[str, Any]) -> Settings:
 
 main.add_command(groups)
 main.add_command(offsets)
+main.add_command(conformance)
 
 if __name__ == "__main__":
     main()

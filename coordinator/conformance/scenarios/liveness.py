@@ -1,0 +1,78 @@
+"""Session expiry and the rebalance timeout (spec 4.5, 4.10), with short timeouts so the
+suite stays fast: members here use the target's minimum session timeout."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from protocol.errors import ErrorCode
+
+from ..probe import Probe
+from ..registry import scenario
+from ..steps import form_group, new_members, sync_round
+
+AREA = "Session and rebalance timeouts"
+
+
+def _short(probe: Probe) -> int:
+    return probe.target.min_session_timeout_ms
+
+
+@scenario(AREA, faults=("no_session_expiry", "no_rebalance_on_leave"))
+async def testClassicGroupMemberSessionTimeout(probe: Probe) -> None:
+    session = _short(probe)
+    leader, follower = await form_group(probe, 2, session_timeout_ms=session)
+    # Only the leader heartbeats; the follower's session runs out and the group rebalances.
+    deadline = time.monotonic() + 3 * session / 1000 + probe.target.slack_ms / 1000
+    code = 0
+    while time.monotonic() < deadline:
+        code = await leader.heartbeat()
+        if code:
+            break
+        await asyncio.sleep(session / 4000)
+    leader.expect(
+        "Heartbeat once the follower's session expired", ErrorCode.REBALANCE_IN_PROGRESS, code
+    )
+    resp = await leader.join_ok()
+    probe.check("members after the expiry", [leader.member_id], leader.members, leader.last_request)
+    probe.check("generation", follower.generation_id + 1, resp.generation_id)
+
+
+@scenario(AREA, faults=("heartbeat_does_not_refresh_session",))
+async def testClassicGroupMemberHeartbeatMaintainsSession(probe: Probe) -> None:
+    session = _short(probe)
+    [m] = await form_group(probe, 1, session_timeout_ms=session)
+    end = time.monotonic() + 3 * session / 1000
+    while time.monotonic() < end:
+        m.expect("Heartbeat within the session", 0, await m.heartbeat())
+        await asyncio.sleep(session / 4000)
+
+
+@scenario(AREA, faults=("no_rebalance_timeout",))
+async def testCompleteJoinRemoveNotYetRejoinedDynamicMembers(probe: Probe) -> None:
+    leader, follower = await form_group(probe, 2, rebalance_timeout_ms=1000)
+    # The leader rejoins, the follower never does: after the rebalance timeout the join
+    # phase completes without it.
+    wait = 1 + probe.target.reply_s + probe.target.slack_ms / 1000
+    resp = await leader.join_once(wait=wait)
+    leader.expect("JoinGroup after the rebalance timeout", 0, resp.error_code)
+    probe.check("the laggard is gone", [leader.member_id], leader.members, leader.last_request)
+    await sync_round([leader])
+    code = await follower.heartbeat()
+    follower.expect("Heartbeat of the removed laggard", ErrorCode.UNKNOWN_MEMBER_ID, code)
+
+
+@scenario(AREA, faults=("no_session_expiry",))
+async def testJoinGroupCompletionWhenPendingMemberTimesOut(probe: Probe) -> None:
+    [leader] = await form_group(probe, 1)
+    [pending] = await new_members(probe, leader.group_id, 1, session_timeout_ms=_short(probe))
+    first = await pending.join_once()  # MEMBER_ID_REQUIRED; it never comes back
+    pending.expect(
+        "JoinGroup with an empty member id", ErrorCode.MEMBER_ID_REQUIRED, first.error_code
+    )
+    # The pending id blocks the join phase until its session timeout forgets it.
+    wait = _short(probe) / 1000 + probe.target.reply_s
+    resp = await leader.join_once(wait=wait)
+    leader.expect("JoinGroup once the pending member expired", 0, resp.error_code)
+    probe.check("members", [leader.member_id], leader.members, leader.last_request)
