@@ -51,11 +51,16 @@ def all_scenarios() -> list[Scenario]:
 
 
 def select(pattern: str | None) -> list[Scenario]:
-    """Scenarios whose name or area matches a glob (case-insensitive substring if no glob)."""
+    """Scenarios whose name, area or "area :: name" matches a glob (case-insensitive; a
+    pattern without glob characters matches as a substring)."""
     found = all_scenarios()
     if not pattern:
         return found
     pat = pattern.lower()
     if not any(c in pat for c in "*?["):
         pat = f"*{pat}*"
-    return [s for s in found if fnmatch.fnmatch(s.full_name.lower(), pat)]
+    return [
+        s
+        for s in found
+        if any(fnmatch.fnmatch(text.lower(), pat) for text in (s.full_name, s.area, s.name))
+    ]
