@@ -7,6 +7,8 @@ options. ``coordinator.cli`` maps those onto :class:`Settings`; nothing else rea
 
 from __future__ import annotations
 
+import socket
+
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,6 +16,8 @@ from protocol.frames import DEFAULT_MAX_FRAME_BYTES
 
 from .group.config import GroupConfig
 from .limits import ConnectionLimits
+
+WILDCARD_HOSTS = frozenset({"", "0.0.0.0", "::"})
 
 
 def parse_host_port(value: str) -> tuple[str, int]:
@@ -55,4 +59,11 @@ class Settings:
 
     @property
     def advertised(self) -> tuple[str, int]:
-        return self.advertised_listener or self.listen
+        if self.advertised_listener:
+            return self.advertised_listener
+        host, port = self.listen
+        # A wildcard bind address means nothing to a client; like Kafka, advertise this
+        # machine's canonical host name instead.
+        if host in WILDCARD_HOSTS:
+            return socket.getfqdn(), port
+        return host, port

@@ -1,0 +1,23 @@
+"""What the daemon tells clients to connect to."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from coordinator.config import Settings
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", ""])
+def test_a_wildcard_bind_advertises_the_host_name_not_the_wildcard(host: str) -> None:
+    assert Settings(listen=(host, 9092)).advertised == (socket.getfqdn(), 9092)
+
+
+def test_an_explicit_advertised_listener_wins() -> None:
+    settings = Settings(listen=("0.0.0.0", 9092), advertised_listener=("broker.example", 19092))
+    assert settings.advertised == ("broker.example", 19092)
+
+
+def test_a_concrete_bind_address_is_advertised_as_is() -> None:
+    assert Settings(listen=("127.0.0.1", 9093)).advertised == ("127.0.0.1", 9093)
