@@ -144,6 +144,15 @@ class KafkaPythonMember(Member):
         self.consumer.subscribe([self.topic], listener=Listener())
 
     def _poll(self) -> None:
+        coordinator = self.consumer._coordinator
+        task = coordinator._join_task
+        if task is not None and task.is_done and not coordinator.need_rejoin():
+            # kafka-python 3.0.12 loses a JoinGroup/SyncGroup round that finishes after
+            # poll() timed out if the leader's own assignment made need_rejoin() false:
+            # the member never applies its assignment nor heartbeats again (seen here
+            # about once in six two-member groups). Against Kafka it would hang the same
+            # way; rejoining is what the client should have done.
+            coordinator.request_rejoin()
         self.consumer.poll(timeout_ms=int(POLL_S * 1000))
 
     def _assignment(self) -> set[TopicPartition]:
