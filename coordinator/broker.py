@@ -25,6 +25,7 @@ from .catalog import Catalog, Topic
 from .config import Settings
 from .group.coordinator import GroupCoordinator
 from .group.effects import Cancel, Effects, Schedule
+from .group.events import LimitReached
 from .handlers import cluster, groups
 from .handlers.reply import Deferred, Pending, Reply
 from .persist import to_records, to_write
@@ -165,7 +166,8 @@ class Broker:
 
     def _log_event(self, event: object) -> None:
         fields = dataclasses.asdict(event) if dataclasses.is_dataclass(event) else {}  # type: ignore[arg-type]
-        log.info(type(event).__name__, **{k: v for k, v in fields.items() if _loggable(v)})
+        emit = log.warning if isinstance(event, LimitReached) else log.info
+        emit(type(event).__name__, **{k: v for k, v in fields.items() if _loggable(v)})
 
     # -- topics ----------------------------------------------------------------------------
 
@@ -183,17 +185,25 @@ class Broker:
             return response  # type: ignore[no-any-return]
         return Deferred(durable, lambda _: response)
 
-    def catalog_has_room(self, partitions: int) -> bool:
-        total = sum(t.partitions for t in self.catalog.all())
-        return (
-            len(self.catalog) < self.settings.max_topics
-            and total + partitions <= self.settings.max_partitions
-        )
+    def catalog_has_room(self, topic: str, partitions: int) -> bool:
+        """Whether ``topic`` with ``partitions`` fits the catalog's limits (a refusal is
+        logged as a limit hit)."""
+        if len(self.catalog) >= self.settings.max_topics:
+            limit, value = "max_topics", self.settings.max_topics
+        elif (
+            sum(t.partitions for t in self.catalog.all()) + partitions
+            > self.settings.max_partitions
+        ):
+            limit, value = "max_partitions", self.settings.max_partitions
+        else:
+            return True
+        log.warning("LimitReached", limit=limit, value=value, topic=topic, partitions=partitions)
+        return False
 
     def auto_create_topic(self, name: str) -> Topic | None:
         if not self.settings.auto_create_topics:
             return None
-        if not self.catalog_has_room(self.settings.num_partitions):
+        if not self.catalog_has_room(name, self.settings.num_partitions):
             return None
         from .catalog import valid_topic_name
 

@@ -8,7 +8,6 @@ options. ``coordinator.cli`` maps those onto :class:`Settings`; nothing else rea
 from __future__ import annotations
 
 import socket
-
 from dataclasses import dataclass, field
 from pathlib import Path
 

@@ -11,6 +11,8 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from protocol.errors import ErrorCode
+
 from . import events
 from .config import GroupConfig
 from .deadlines import Armed, Deadlines, TimerKind, join_key, sync_key
@@ -52,6 +54,9 @@ class Context:
 
     def event(self, event: object) -> None:
         self.out.events.append(event)
+
+    def limit_reached(self, group_id: str, limit: str, value: int, error: int) -> None:
+        self.out.events.append(events.LimitReached(group_id, limit, value, ErrorCode(error).name))
 
     def transition(self, g: ClassicGroup, target: GroupState) -> None:
         old = g.transition(target, self.now)

@@ -84,3 +84,13 @@ class OffsetsCommitted:
 class OffsetsExpired:
     group_id: str
     count: int
+
+
+@dataclass(frozen=True, slots=True)
+class LimitReached:
+    """A configured limit refused a request (logged; counted in metrics)."""
+
+    group_id: str
+    limit: str  # the option's name, e.g. "group_max_size"
+    value: int  # the configured limit
+    error: str  # the Kafka error the client got

@@ -39,6 +39,12 @@ def join_group(ctx: Context, token: object, req: JoinGroupInput) -> None:
         )
         return
     if sum(len(meta) for _name, meta in req.protocols) > config.max_member_metadata_bytes:
+        ctx.limit_reached(
+            req.group_id,
+            "group_max_member_metadata_bytes",
+            config.max_member_metadata_bytes,
+            ErrorCode.INVALID_REQUEST,
+        )
         ctx.reply(token, JoinGroupResult(ErrorCode.INVALID_REQUEST, member_id=req.member_id))
         return
     g = ctx.groups.get(req.group_id)
@@ -48,6 +54,12 @@ def join_group(ctx: Context, token: object, req: JoinGroupInput) -> None:
             return
         if len(ctx.groups) >= config.max_groups:
             # Retriable for clients: they back off and look the coordinator up again.
+            ctx.limit_reached(
+                req.group_id,
+                "max_groups",
+                ctx.config.max_groups,
+                ErrorCode.COORDINATOR_NOT_AVAILABLE,
+            )
             ctx.reply(token, JoinGroupResult(ErrorCode.COORDINATOR_NOT_AVAILABLE))
             return
         g = ctx.groups[req.group_id] = ClassicGroup(req.group_id, state_timestamp_ms=ctx.now)
@@ -60,6 +72,9 @@ def join_group(ctx: Context, token: object, req: JoinGroupInput) -> None:
         elif req.member_id in g.pending_join_members:
             g.remove(req.member_id)
             ctx.cancel(heartbeat_key(g.group_id, req.member_id))
+        ctx.limit_reached(
+            g.group_id, "group_max_size", ctx.config.max_size, ErrorCode.GROUP_MAX_SIZE_REACHED
+        )
         ctx.reply(token, JoinGroupResult(ErrorCode.GROUP_MAX_SIZE_REACHED))
     elif not req.member_id:
         _join_new_member(ctx, g, token, req)
@@ -104,6 +119,12 @@ def _join_new_member(ctx: Context, g: ClassicGroup, token: object, req: JoinGrou
         # KIP-394: hand out an id; it becomes a member when it joins with it. Until then a
         # timer of the request's session timeout forgets it.
         if len(g.pending_join_members) >= ctx.config.max_pending_members:
+            ctx.limit_reached(
+                g.group_id,
+                "group_max_pending_members",
+                ctx.config.max_pending_members,
+                ErrorCode.GROUP_MAX_SIZE_REACHED,
+            )
             ctx.reply(token, JoinGroupResult(ErrorCode.GROUP_MAX_SIZE_REACHED))
             return
         g.add_pending_member(new_id)

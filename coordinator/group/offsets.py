@@ -77,6 +77,12 @@ def _validate_commit(ctx: Context, req: OffsetCommitInput) -> int:
     if g is None:
         if req.generation_id < 0:
             if len(ctx.groups) >= ctx.config.max_groups:
+                ctx.limit_reached(
+                    req.group_id,
+                    "max_groups",
+                    ctx.config.max_groups,
+                    ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                )
                 return ErrorCode.COORDINATOR_NOT_AVAILABLE
             # Outside group management (admin, manual assignment): a simple group holds them.
             ctx.groups[req.group_id] = ClassicGroup(req.group_id, state_timestamp_ms=ctx.now)
