@@ -78,6 +78,35 @@ async def test_connections_over_the_per_ip_limit_are_closed_at_once(server: Serv
         w.close()
 
 
+async def test_connections_over_the_total_limit_are_closed_whatever_their_address(
+    server: Server,
+) -> None:
+    # 127.0.0.0/8 is all loopback: 50 connections from three addresses fill the node
+    # without any address reaching its own limit of 20.
+    held = [
+        await asyncio.open_connection("127.0.0.1", server.port, local_addr=(f"127.0.0.{ip}", 0))
+        for ip, count in ((2, 20), (3, 20), (4, 10))
+        for _ in range(count)
+    ]
+    await asyncio.sleep(0.1)
+    reader, writer = await asyncio.open_connection(
+        "127.0.0.1", server.port, local_addr=("127.0.0.5", 0)
+    )
+    assert await _closed_within(reader, 2) is not None
+    assert server.guard.refused["max_connections"] == 1
+    assert server.guard.refused["max_connections_per_ip"] == 0
+    writer.close()
+    held.pop()[1].close()
+    await asyncio.sleep(0.1)
+    reader, writer = await asyncio.open_connection(
+        "127.0.0.1", server.port, local_addr=("127.0.0.5", 0)
+    )
+    assert await _closed_within(reader, 0.5) is None  # room again: it stays open
+    writer.close()
+    for _r, w in held:
+        w.close()
+
+
 async def test_slow_loris_is_dropped_at_the_receive_deadline(server: Server) -> None:
     healthy = await connect("127.0.0.1", server.port)
     reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
