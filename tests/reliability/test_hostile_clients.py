@@ -5,8 +5,6 @@ descriptors and memory come back."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import multiprocessing
 import os
 import random
 import struct
@@ -16,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.client.connection import connect
+from bench import slow_clients
 from coordinator.client.member import GroupMember
 from coordinator.client.pool import ConnectionPool
 from protocol.apis.api_versions import ApiVersionsRequest
@@ -32,7 +30,6 @@ from protocol.apis.offset_commit import (
 )
 from protocol.frames import encode_request
 from tests.integration.conftest import Daemon
-from tests.wire import heartbeat, join_static_leader
 
 pytestmark = pytest.mark.integration
 
@@ -247,82 +244,15 @@ def test_connection_storm_leaves_no_descriptors_or_memory_behind(daemon: Daemon)
     assert grown_mb < 20
 
 
-def _slow_clients(port: int, seconds: float) -> None:
-    """Slow-loris and never-reading clients, in their own process."""
-
-    async def loris() -> None:
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        frame = encode_request(MetadataRequest(topics=None), 12, 1)
-        with contextlib.suppress(ConnectionError):
-            for byte in frame:
-                writer.write(bytes([byte]))
-                await asyncio.sleep(0.1)
-                if reader.at_eof():
-                    return
-
-    async def never_reads() -> None:
-        _reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        writer.transport.pause_reading()  # type: ignore[attr-defined]
-        frame = encode_request(MetadataRequest(topics=None), 12, 1)
-        end = time.monotonic() + seconds
-        with contextlib.suppress(ConnectionError):
-            while time.monotonic() < end and not writer.is_closing():
-                if writer.transport.get_write_buffer_size() < 1 << 20:
-                    writer.write(frame * 500)
-                await asyncio.sleep(0.01)
-
-    async def main() -> None:
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            tasks = [loris() for _ in range(20)] + [never_reads() for _ in range(5)]
-            await asyncio.wait_for(
-                asyncio.gather(*tasks, return_exceptions=True), end - time.monotonic() + 5
-            )
-
-    with contextlib.suppress(TimeoutError):
-        asyncio.run(main())
-
-
 def test_slow_clients_do_not_delay_heartbeats(tmp_path: Path) -> None:
-    d = Daemon(
-        tmp_path,
-        "--request-receive-timeout-ms",
-        "1000",
-        "--slow-reader-timeout-ms",
-        "1000",
-        "--max-buffered-response-bytes",
-        "65536",
-        "--log-level",
-        "ERROR",
-    )
+    d = Daemon(tmp_path, *slow_clients.DAEMON_ARGS)
     d.start()
-    attackers = multiprocessing.get_context("spawn").Process(
-        target=_slow_clients, args=(d.port, 4.0)
-    )
-
-    async def probe() -> list[float]:
-        c = await connect("127.0.0.1", d.port)
-        member_id, generation = await join_static_leader(c, "probe", "probe-0", b"a")
-        attackers.start()
-        await asyncio.sleep(0.5)  # let the attack get going
-        latencies = []
-        end = time.monotonic() + 3
-        while time.monotonic() < end:
-            sent = time.perf_counter()
-            assert await heartbeat(c, "probe", member_id, generation, "probe-0") == 0
-            latencies.append(time.perf_counter() - sent)
-            await asyncio.sleep(0.01)
-        c.close()
-        return sorted(latencies)
-
     try:
-        latencies = asyncio.run(probe())
+        latencies = slow_clients.probe_latencies(d.port, "probe", 3.0, attack=True)
     finally:
-        attackers.join(15)
-        if attackers.is_alive():
-            attackers.kill()
         d.stop()
-    p99_ms = 1000 * latencies[int(len(latencies) * 0.99)]
+    p99_ms = slow_clients.percentile_ms(latencies, 0.99)
     print(f"heartbeat p99 under attack: {p99_ms:.2f} ms over {len(latencies)} heartbeats")
-    # The target is 10 ms (see bench/); the bound here leaves room for a loaded CI machine.
+    # The target, 10 ms, is measured by bench/slow_clients.py against a baseline; this bound
+    # only catches a daemon that lets the attackers stall the loop.
     assert p99_ms < 50
