@@ -118,6 +118,38 @@ async def test_deleted_group_stays_deleted(start_server: StartServer) -> None:
     c.close()
 
 
+async def test_deleted_offsets_stay_deleted(start_server: StartServer) -> None:
+    from protocol.apis.offset_delete import (
+        OffsetDeleteRequest,
+        OffsetDeleteRequestPartition,
+        OffsetDeleteRequestTopic,
+        OffsetDeleteResponse,
+    )
+
+    srv = await start_server()
+    c = await connect("127.0.0.1", srv.port)
+    await commit(c, "g", {("orders", 0): (5, "a"), ("orders", 1): (6, "b")})
+    resp = await c.request(
+        OffsetDeleteRequest(
+            group_id="g",
+            topics=[
+                OffsetDeleteRequestTopic(
+                    name="orders", partitions=[OffsetDeleteRequestPartition(partition_index=0)]
+                )
+            ],
+        ),
+        0,
+        OffsetDeleteResponse,
+    )
+    assert resp.error_code == 0 and resp.topics[0].partitions[0].error_code == 0
+    c.close()
+
+    srv = await start_server()
+    c = await connect("127.0.0.1", srv.port)
+    assert await fetch(c, "g") == {("orders", 1): (6, "b")}
+    c.close()
+
+
 async def test_created_topics_survive_a_restart(start_server: StartServer) -> None:
     from protocol.apis.create_topics import (
         CreateTopicsRequest,
