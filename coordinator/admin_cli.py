@@ -90,8 +90,6 @@ def _description_json(d: GroupDescription) -> dict[str, object]:
         "state": d.state,
         "protocol_type": d.protocol_type,
         "protocol": d.protocol,
-        "generation": d.generation_id,
-        "leader": d.leader_id,
         "members": [
             {
                 "member_id": m.member_id,
@@ -111,18 +109,20 @@ def _description_json(d: GroupDescription) -> dict[str, object]:
 @bootstrap_option
 @json_option
 def describe_group(group: str, bootstrap: str, as_json: bool) -> None:
-    """Show a group's state, protocol and members with their assignments."""
+    """Show a group's state, protocol and members with their assignments.
+
+    Kafka's DescribeGroups does not report a classic group's generation or leader, so,
+    like kafka-consumer-groups.sh, this does not show them.
+    """
     d = _run(bootstrap, lambda admin: admin.describe_group(group))
     header = table(
-        ["GROUP", "STATE", "PROTOCOL-TYPE", "PROTOCOL", "GENERATION", "LEADER", "MEMBERS"],
+        ["GROUP", "STATE", "PROTOCOL-TYPE", "PROTOCOL", "MEMBERS"],
         [
             (
                 d.group_id,
                 d.state,
                 d.protocol_type or None,
                 d.protocol or None,
-                d.generation_id,
-                d.leader_id,
                 len(d.members),
             )
         ],

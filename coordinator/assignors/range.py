@@ -2,9 +2,13 @@
 
 Subscribers are sorted static members first (by group instance id), then dynamic ones (by
 member id); with P partitions and N subscribers the first P % N get P // N + 1 partitions.
-Kafka's client RangeAssignor and the KIP-848 server-side RangeAssignor produce the same
-ranges when racks play no part, so both are this function. (The client one aligns racks only
-with partition replica racks, which ``partitions_per_topic`` does not carry.)
+The client one aligns racks only with partition replica racks, which
+``partitions_per_topic`` does not carry, so racks play no part here.
+
+The KIP-848 server-side ``range`` (Kafka 3.7+) is the same split made sticky: per topic, each
+subscriber first keeps the lowest of its current partitions up to its quota (plus one more
+while members with an extra partition are still due), and what is left over goes out in
+ascending ranges, in member order, to those still short of their quota.
 """
 
 from __future__ import annotations
@@ -62,8 +66,55 @@ class RangeAssignor:
         return None
 
 
-class ServerRangeAssignor(RangeAssignor):
-    """Kafka's KIP-848 server-side ``RangeAssignor`` (group.consumer.assignors ``range``).
+def sticky_range_assign(
+    members: Mapping[str, Subscription], partitions_per_topic: Mapping[str, int]
+) -> Assignment:
+    """Kafka's server-side range: ``owned_partitions`` is each member's current target."""
+    counts = subscribed_topics(members, partitions_per_topic)
+    ordered = sorted(members, key=lambda m: member_order_key(m, members[m]))
+    assignment: Assignment = {m: {} for m in members}
+    for topic, count in counts.items():
+        subscribers = [m for m in ordered if topic in members[m].topics]
+        quota, extra = divmod(count, len(subscribers))
+        taken: set[int] = set()
+        short: list[tuple[str, int]] = []  # (member, partitions still missing to the quota)
+        for member in subscribers:
+            # Lowest first, so co-partitioned topics keep the same numbers together.
+            current = sorted(
+                p for p in set(members[member].owned_partitions.get(topic, ())) if p < count
+            )
+            keep = current[:quota]
+            if len(current) > quota and extra > 0:
+                extra -= 1
+                keep = current[: quota + 1]
+            else:
+                short.append((member, quota - len(current)))
+            keep = [p for p in keep if p not in taken]  # owners should be disjoint; be safe
+            taken.update(keep)
+            if keep:
+                assignment[member][topic] = keep
+        free = iter([p for p in range(count) if p not in taken])
+        for member, missing in short:
+            if extra > 0:
+                missing += 1
+                extra -= 1
+            more = [p for _, p in zip(range(max(missing, 0)), free, strict=False)]
+            if more:
+                assignment[member][topic] = sorted(assignment[member].get(topic, []) + more)
+    # Duplicated owners (never in a consistent group) would leave partitions behind.
+    left = {(t, p) for t, n in counts.items() for p in range(n)} - {
+        (t, p) for a in assignment.values() for t, ps in a.items() for p in ps
+    }
+    if left:
+        return range_assign(members, partitions_per_topic)
+    return {m: dict(sorted(a.items())) for m, a in assignment.items()}
 
-    Stateless like Kafka's: the current target assignment (``owned_partitions``) is ignored.
-    """
+
+class ServerRangeAssignor(RangeAssignor):
+    """Kafka's KIP-848 server-side ``RangeAssignor`` (group.consumer.assignors ``range``):
+    the client split, made sticky to the current target assignment (``owned_partitions``)."""
+
+    def assign(
+        self, members: Mapping[str, Subscription], partitions_per_topic: Mapping[str, int]
+    ) -> Assignment:
+        return sticky_range_assign(members, partitions_per_topic)

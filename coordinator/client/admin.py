@@ -62,10 +62,8 @@ class GroupDescription:
     state: str
     protocol_type: str
     protocol: str
+    #: No generation or leader: Kafka's DescribeGroups does not carry them.
     members: list[MemberDescription] = field(default_factory=list)
-    #: Not in DescribeGroups for classic groups; kept for when a source provides them.
-    generation_id: int | None = None
-    leader_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

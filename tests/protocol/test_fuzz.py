@@ -1,4 +1,5 @@
-"""Hostile bytes: decoders and the frame splitter raise only the package's DecodeError."""
+"""Hostile bytes: request, response and ConsumerProtocol decoders and the frame splitter
+raise only the package's DecodeError."""
 
 from __future__ import annotations
 
@@ -9,15 +10,28 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from protocol import codec
-from protocol.apis import ALL
+from protocol.apis import ALL, Api
+from protocol.consumer import (
+    ConsumerProtocolAssignment,
+    ConsumerProtocolSubscription,
+    decode_assignment,
+    decode_subscription,
+    encode_assignment,
+    encode_subscription,
+)
 from protocol.errors import DecodeError
-from protocol.frames import FrameSplitter, FrameTooLarge, decode_request
+from protocol.frames import FrameSplitter, FrameTooLarge, decode_request, decode_response
 from protocol.schema import Struct
 
 from .strategies import messages
 
 CASES = [
     pytest.param(api.request, v, id=f"{api.name}Request-v{v}")
+    for api in ALL
+    for v in range(api.min_version, api.max_version + 1)
+]
+RESPONSE_CASES = [
+    pytest.param(api.response, v, id=f"{api.name}Response-v{v}")
     for api in ALL
     for v in range(api.min_version, api.max_version + 1)
 ]
@@ -30,13 +44,7 @@ def _try_decode(cls: type[Struct], data: bytes, version: int) -> None:
         pass
 
 
-@pytest.mark.parametrize(("cls", "version"), CASES)
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data())
-def test_mutated_requests_raise_only_decode_error(
-    cls: type[Struct], version: int, data: st.DataObject
-) -> None:
-    wire = bytearray(codec.encode(data.draw(messages(cls, version)), version))
+def _mutate(wire: bytearray, data: st.DataObject) -> bytes:
     for _ in range(data.draw(st.integers(1, 4))):
         kind = data.draw(st.sampled_from(["flip", "truncate", "insert", "extend"]))
         if kind == "flip" and wire:
@@ -49,7 +57,60 @@ def test_mutated_requests_raise_only_decode_error(
             wire[i:i] = data.draw(st.binary(min_size=1, max_size=6))
         else:
             wire += data.draw(st.binary(min_size=1, max_size=6))
-    _try_decode(cls, bytes(wire), version)
+    return bytes(wire)
+
+
+@pytest.mark.parametrize(("cls", "version"), CASES)
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_mutated_requests_raise_only_decode_error(
+    cls: type[Struct], version: int, data: st.DataObject
+) -> None:
+    wire = bytearray(codec.encode(data.draw(messages(cls, version)), version))
+    _try_decode(cls, _mutate(wire, data), version)
+
+
+@pytest.mark.parametrize(("cls", "version"), RESPONSE_CASES)
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_mutated_responses_raise_only_decode_error(
+    cls: type[Struct], version: int, data: st.DataObject
+) -> None:
+    wire = bytearray(codec.encode(data.draw(messages(cls, version)), version))
+    _try_decode(cls, _mutate(wire, data), version)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    api=st.sampled_from(ALL),
+    data=st.data(),
+    tail=st.binary(max_size=64),
+)
+def test_random_response_frames_raise_only_decode_error(
+    api: Api, data: st.DataObject, tail: bytes
+) -> None:
+    version = data.draw(st.integers(api.min_version, api.max_version))
+    try:
+        decode_response(api, version, struct.pack(">i", 1) + tail)
+    except DecodeError:
+        pass
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), version=st.integers(0, 3))
+def test_mutated_consumer_protocol_payloads_raise_only_decode_error(
+    data: st.DataObject, version: int
+) -> None:
+    sub = data.draw(messages(ConsumerProtocolSubscription, version))
+    assignment = data.draw(messages(ConsumerProtocolAssignment, version))
+    for wire, decode in (
+        (encode_subscription(sub, version), decode_subscription),
+        (encode_assignment(assignment, version), decode_assignment),
+    ):
+        try:
+            decode(_mutate(bytearray(wire), data))
+        except DecodeError:
+            pass
 
 
 @settings(max_examples=300, deadline=None)

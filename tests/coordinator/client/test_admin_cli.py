@@ -41,6 +41,9 @@ async def test_list_describe_reset_and_delete(bootstrap: str) -> None:
         (await invoke("groups", "describe", "cli-group", "--bootstrap", bootstrap, "--json")).output
     )
     assert as_json["members"][0]["assignment"] == {"t": list(range(12))}
+    # DescribeGroups carries no generation or leader: no always-empty columns or keys.
+    assert not {"generation", "leader"} & set(as_json)
+    assert "GENERATION" not in described.output and "LEADER" not in described.output
 
     refused = await invoke(
         "offsets", "reset", "cli-group", "--topic", "t", "--to-earliest", "--bootstrap", bootstrap
