@@ -267,6 +267,9 @@ KAFKA_TEST_NAMES: tuple[str, ...] = (
 _LEGAL = STATES + "test_legal_transition_changes_state_and_remembers_previous"
 _ILLEGAL = STATES + "test_illegal_transition_raises_and_keeps_state"
 _TRANSITION_TABLE = STATES + "test_transition_table_is_spec_4_2"
+_REPLACE_ONLY_STATIC = (
+    "test_replacing_the_only_static_member_rebalances_to_a_new_generation_at_once"
+)
 
 COVERED: dict[str, tuple[str, ...]] = {
     # -- Join basics / validation -------------------------------------------------------------
@@ -311,11 +314,12 @@ COVERED: dict[str, tuple[str, ...]] = {
         JOIN + "test_second_join_of_a_member_with_an_unsupported_protocol_is_inconsistent",
     ),
     "testJoinGroupProtocolTypeIsNotProvidedWhenAnErrorOccurs": (
+        JOIN + "test_join_errors_carry_no_protocol_type_or_name",
         JOIN + "test_join_with_another_protocol_type_is_inconsistent",
         STATIC + "test_static_member_joining_twice_fences_the_first_join",
     ),
     "testJoinGroupReturnsTheProtocolType": (
-        JOIN + "test_join_unknown_member_creates_group_and_completes_after_initial_delay",
+        JOIN + "test_leader_and_follower_are_both_told_the_protocol_type",
     ),
     "testJoinGroupExistingMemberInEmptyState": (
         JOIN + "test_rejoining_an_empty_group_with_an_old_member_id_is_unknown_member",
@@ -330,6 +334,8 @@ COVERED: dict[str, tuple[str, ...]] = {
         JOIN + "test_dynamic_members_with_required_known_member_id_over_max_size",
     ),
     "testDynamicMembersJoinGroupWithMaxSizeAndNotRequiredKnownMember": (
+        JOIN
+        + "test_accepted_members_rejoining_a_full_group_are_answered_at_once_with_their_generation",
         JOIN + "test_join_over_max_size_during_initial_rebalance_is_rejected",
     ),
     "testStaticMembersJoinGroupWithMaxSize": (
@@ -397,6 +403,8 @@ COVERED: dict[str, tuple[str, ...]] = {
         JOIN + "test_join_from_unchanged_leader_rebalances",
     ),
     "testJoinGroupExistingMemberUpdatedMetadataTriggersRebalance": (
+        JOIN
+        + "test_only_member_rejoining_with_new_protocols_while_completing_gets_a_new_generation",
         JOIN + "test_join_with_changed_metadata_in_completing_rebalance_rebalances",
         JOIN + "test_rejoin_in_preparing_rebalance_updates_the_members_protocols",
         CONFORMANCE + "testJoinGroupExistingMemberUpdatedMetadataTriggersRebalance",
@@ -548,9 +556,11 @@ COVERED: dict[str, tuple[str, ...]] = {
         STATIC + "test_stuck_group_empties_when_its_static_leader_never_rejoins",
     ),
     "testReplaceStaticMemberInStableStateWithUpdatedProtocolTriggersRebalance": (
+        STATIC + _REPLACE_ONLY_STATIC,
         STATIC + "test_replaced_static_member_changing_the_selected_protocol_rebalances",
     ),
     "testReplaceStaticMemberInCompletingRebalanceStateTriggersRebalance": (
+        STATIC + _REPLACE_ONLY_STATIC,
         STATIC + "test_syncing_follower_is_fenced_when_its_instance_rejoins",
     ),
     "testLeaderFailToRejoinBeforeFinalRebalanceTimeoutWithLongSessionTimeout": (

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from coordinator.group.records import GroupMetadataRecord
 from coordinator.group.states import DEAD, EMPTY, PREPARING_REBALANCE
 
@@ -362,5 +364,27 @@ def test_stuck_group_completes_when_its_static_leader_rejoins_with_a_new_id():
     assert (r.error_code, r.generation_id, r.leader) == (0, generation + 1, r.member_id)
     assert r.member_id != leader
     assert [(m, i) for m, i, _ in r.members] == [(r.member_id, LEADER)]
+    g = h.group()
+    assert (set(g.members), g.state.value) == ({r.member_id}, "CompletingRebalance")
+
+
+@pytest.mark.parametrize(
+    ("synced", "protocols"),
+    [(True, [("roundrobin", b"rr")]), (False, [("range", b"range-metadata")])],
+    ids=["stable-with-new-protocol", "completing-rebalance"],
+)
+def test_replacing_the_only_static_member_rebalances_to_a_new_generation_at_once(synced, protocols):
+    # Kafka: testReplaceStaticMemberInStableStateWithUpdatedProtocolTriggersRebalance,
+    # testReplaceStaticMemberInCompletingRebalanceStateTriggersRebalance
+    h = Harness()
+    token = h.join(instance=LEADER)
+    h.advance(3000)
+    old = h.join_result(token).member_id
+    if synced:
+        h.sync(old, 1, LEADER, [(old, b"a")])
+        assert h.group().state.value == "Stable"
+    r = h.join_result(h.join(instance=LEADER, protocols=protocols))
+    assert (r.error_code, r.generation_id, r.leader) == (0, 2, r.member_id)
+    assert r.member_id != old and r.protocol_name == protocols[0][0]
     g = h.group()
     assert (set(g.members), g.state.value) == ({r.member_id}, "CompletingRebalance")
