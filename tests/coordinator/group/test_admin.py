@@ -121,6 +121,18 @@ def test_delete_non_empty_group_is_refused():
     assert h.co.delete_groups([GROUP], h.now)[0] == [(GROUP, 68)]
 
 
+def test_delete_group_is_refused_while_it_rebalances():
+    # Kafka: testValidateDeleteGroup (Stable: test_delete_non_empty_group_is_refused)
+    h = Harness()
+    h.join()
+    assert h.group().state.value == "PreparingRebalance"
+    assert h.co.delete_groups([GROUP], h.now)[0] == [(GROUP, 68)]
+    h.advance(3000)
+    assert h.group().state.value == "CompletingRebalance"
+    assert h.co.delete_groups([GROUP], h.now)[0] == [(GROUP, 68)]
+    assert GROUP in h.co.groups
+
+
 def test_delete_unknown_dead_or_unnamed_group_is_group_id_not_found():
     h = Harness()
     h.commit({("t", 0): 1}, group="dead")

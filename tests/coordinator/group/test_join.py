@@ -109,6 +109,24 @@ def test_second_join_of_a_member_with_an_unsupported_protocol_is_inconsistent():
     assert (r.error_code, r.member_id) == (23, first.member_id)
 
 
+def test_join_errors_carry_no_protocol_type_or_name():
+    # Kafka: testJoinGroupProtocolTypeIsNotProvidedWhenAnErrorOccurs
+    h = Harness()
+    h.stable_group(1)
+    r = h.join_result(h.join("stranger"))
+    assert (r.error_code, r.protocol_type, r.protocol_name) == (25, None, None)
+
+
+def test_leader_and_follower_are_both_told_the_protocol_type():
+    # Kafka: testJoinGroupReturnsTheProtocolType
+    h = Harness()
+    leader, follower = h.join(), h.join()
+    h.advance(6000)
+    for token in (leader, follower):
+        r = h.join_result(token)
+        assert (r.error_code, r.protocol_type, r.protocol_name) == (0, "consumer", "range")
+
+
 def test_failed_join_still_creates_the_empty_group():
     h = Harness()
     h.join(protocols=[])
@@ -153,6 +171,27 @@ def test_dynamic_members_with_required_known_member_id_over_max_size():
     assert h.join_result(tokens[2]).error_code == 81
     assert ids[2] not in h.group().pending_join_members
     assert len(h.group().members) == 2
+
+
+def test_accepted_members_rejoining_a_full_group_are_answered_at_once_with_their_generation():
+    # Kafka: testDynamicMembersJoinGroupWithMaxSizeAndNotRequiredKnownMember
+    h = Harness(GroupConfig(max_size=2, initial_rebalance_delay_ms=50))
+    tokens = [h.join() for _ in range(3)]  # v3: no MEMBER_ID_REQUIRED round trip
+    assert h.join_result(tokens[2]).error_code == 81
+    h.advance(50)  # the second member bought one more delay
+    assert h.result(tokens[0]) is None
+    h.advance(50)
+    accepted = [h.join_result(t) for t in tokens[:2]]
+    assert [r.error_code for r in accepted] == [0, 0]
+    again = [h.join_result(h.join(r.member_id)) for r in accepted]  # unchanged protocols
+    assert [(r.error_code, r.generation_id) for r in again] == [(0, 1), (0, 1)]
+    assert h.join_result(h.join()).error_code == 81
+    g = h.group()
+    assert (len(g.members), g.num_members_awaiting_join, g.state.value) == (
+        2,
+        0,
+        "CompletingRebalance",
+    )
 
 
 def test_static_members_over_max_size_are_rejected():
@@ -378,6 +417,19 @@ def test_join_with_changed_metadata_in_completing_rebalance_rebalances():
     assert h.result(token) is None
     assert h.sync_result(parked_sync).error_code == 27
     assert h.group().state.value == "PreparingRebalance"
+
+
+def test_only_member_rejoining_with_new_protocols_while_completing_gets_a_new_generation():
+    # Kafka: testJoinGroupExistingMemberUpdatedMetadataTriggersRebalance
+    h = Harness()
+    token = h.join(protocols=[("range", b"r")])
+    h.advance(3000)
+    member_id = h.join_result(token).member_id
+    protocols = [("range", b"r"), ("roundrobin", b"rr")]
+    r = h.join_result(h.join(member_id, protocols=protocols))  # everyone rejoined: at once
+    assert (r.error_code, r.generation_id, r.member_id) == (0, 2, member_id)
+    assert h.group().state.value == "CompletingRebalance"
+    assert h.group().members[member_id].protocols == protocols
 
 
 def test_join_with_same_metadata_in_completing_rebalance_repeats_the_generation():

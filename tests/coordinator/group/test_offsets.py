@@ -309,3 +309,49 @@ def test_loaded_empty_consumer_group_is_subscribed_to_nothing():
     fresh = Harness()
     fresh.apply(fresh.co.load(h.records, h.now))
     assert fresh.co.delete_offsets(GROUP, [("t", [0])], h.now)[:2] == (0, [("t", 0, 0)])
+
+
+@pytest.mark.parametrize("protocol_type", ["consumer", "My Protocol"])
+def test_offset_delete_of_a_group_its_members_left_deletes_only_the_named_partition(
+    protocol_type,
+):
+    # Kafka: testDeleteOffsetOfEmptyConsumerGroup, testDeleteOffsetOfEmptyNonConsumerGroup
+    h = Harness()
+    token = h.join(protocol_type=protocol_type, protocols=[("range", subscription("foo"))])
+    h.advance(3000)
+    member_id = h.join_result(token).member_id
+    h.sync(member_id, 1, None, [], protocol_type=protocol_type)
+    offsets = {("foo", 0): 37, ("bar", 0): 37}
+    assert h.commit(offsets, member_id=member_id, generation=1) == {("foo", 0): 0, ("bar", 0): 0}
+    h.leave(member_id)
+    assert h.group().state.value == "Empty"
+    assert h.co.delete_offsets(GROUP, [("foo", [0])], h.now)[:2] == (0, [("foo", 0, 0)])
+    fetched = h.co.fetch_offsets(GROUP, [("foo", [0]), ("bar", [0])], h.now).topics
+    assert fetched == [("foo", [(0, -1, -1, "", 0)]), ("bar", [(0, 37, -1, "", 0)])]
+
+
+def test_the_sweep_deletes_only_empty_groups():
+    # Kafka: testClassicGroupMaybeDelete
+    h = Harness()
+    h.join(group="rebalancing")  # PreparingRebalance, no offsets
+    (leader,), _ = h.stable_group(1)
+    h.leave(leader)  # Empty, no offsets
+    effects = h.apply(h.co.expire_offsets(h.now, DAY))
+    assert effects.records == [GroupDeletedRecord(GROUP)]
+    assert set(h.co.groups) == {"rebalancing"}
+
+
+def test_offsets_of_a_non_consumer_group_expire_only_once_it_is_empty():
+    # Kafka: testOffsetExpirationCondition (a protocol type other than "consumer")
+    h = Harness()
+    token = h.join(protocol_type="connect", protocols=[("range", subscription("t"))])
+    h.advance(3000)
+    member_id = h.join_result(token).member_id
+    h.sync(member_id, 1, None, [], protocol_type="connect")
+    assert h.commit({("u", 0): 1}, member_id=member_id, generation=1) == {("u", 0): 0}
+    assert h.co.expire_offsets(h.now + 10 * DAY, DAY).records == []  # Stable: kept
+    h.leave(member_id)
+    became_empty = h.now
+    assert h.co.expire_offsets(became_empty + DAY - 1, DAY).records == []
+    effects = h.apply(h.co.expire_offsets(became_empty + DAY, DAY))
+    assert effects.records == [OffsetDeleteRecord(GROUP, "u", 0), GroupDeletedRecord(GROUP)]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from coordinator.group.records import GroupMetadataRecord
 from coordinator.group.states import DEAD, EMPTY, PREPARING_REBALANCE
 
@@ -290,3 +292,99 @@ def test_group_waits_indefinitely_when_the_only_static_member_does_not_rejoin():
         assert h.group().state is PREPARING_REBALANCE
     assert h.group().generation_id == generation
     assert h.co.timer_deadline(f"join/{GROUP}") == h.now + 10000
+
+
+def test_old_follower_rejoining_after_its_instance_took_a_new_id_is_fenced():
+    # Kafka: testStaticMemberFenceDuplicateRejoiningFollowerAfterMemberIdChanged
+    h = Harness()
+    leader, follower, generation = static_group(h)
+    leader_join = h.join(leader, LEADER)  # Stable -> PreparingRebalance
+    duplicate = h.join(instance=FOLLOWER)  # takes the instance over: everyone has joined
+    new = h.join_result(duplicate)
+    assert (new.error_code, new.generation_id, new.leader, new.members) == (
+        0,
+        generation + 1,
+        leader,
+        [],
+    )
+    assert new.member_id != follower
+    old = h.join_result(h.join(follower, FOLLOWER))
+    assert (old.error_code, old.member_id, old.generation_id) == (82, follower, -1)
+    assert (old.protocol_type, old.protocol_name) == (None, None)
+    lr = h.join_result(leader_join)
+    assert (lr.generation_id, lr.leader) == (generation + 1, leader)
+    assert {m for m, _, _ in lr.members} == {leader, new.member_id}
+    assert h.group().state.value == "CompletingRebalance"
+
+
+def test_static_member_rejoining_with_known_id_while_completing_rebalance_keeps_the_generation():
+    # Kafka: testStaticMemberRejoinWithKnownMemberId
+    h = Harness()
+    token = h.join(instance=LEADER)
+    h.advance(3000)
+    member_id = h.join_result(token).member_id
+    again = h.join_result(h.join(member_id, LEADER))  # same protocols: answered at once
+    assert (again.error_code, again.member_id, again.generation_id) == (0, member_id, 1)
+    assert h.group().state.value == "CompletingRebalance"
+    sync = h.sync_result(h.sync(member_id, 1, LEADER, [(member_id, b"a")]))
+    assert (sync.error_code, sync.assignment) == (0, b"a")
+    assert h.group().state.value == "Stable"
+
+
+def stuck_group(h: Harness) -> tuple[str, int]:
+    """Kafka's groupStuckInRebalanceTimeoutDueToNonjoinedStaticMember: the static follower
+    leaves during a rebalance the static leader never rejoins; only the leader is left and
+    the group stays in PreparingRebalance. Returns (leader id, generation)."""
+    leader, follower, _ = static_group(h, session=25000, rebalance=10000)
+    dynamic = h.join(session=25000, rebalance=10000)
+    h.advance(10000)
+    r = h.join_result(dynamic)
+    assert (r.leader, r.generation_id, len(r.members)) == (r.member_id, 2, 3)
+    assert h.leave(follower).members == [(follower, None, 0)]
+    h.advance(10000)  # the dynamic member did not rejoin; the static leader is kept
+    g = h.group()
+    assert (set(g.members), g.generation_id, g.state) == ({leader}, 2, PREPARING_REBALANCE)
+    return leader, 2
+
+
+def test_stuck_group_empties_when_its_static_leader_never_rejoins():
+    # Kafka: testLeaderFailToRejoinBeforeFinalRebalanceTimeoutWithLongSessionTimeout
+    h = Harness()
+    _leader, generation = stuck_group(h)
+    h.advance(15000)  # the leader's session, restarted at generation 2, ends
+    g = h.group()
+    assert (g.state, g.members, g.leader_id, g.generation_id) == (EMPTY, {}, None, generation + 1)
+
+
+def test_stuck_group_completes_when_its_static_leader_rejoins_with_a_new_id():
+    # Kafka: testLeaderRejoinBeforeFinalRebalanceTimeoutWithLongSessionTimeout
+    h = Harness()
+    leader, generation = stuck_group(h)
+    r = h.join_result(h.join(instance=LEADER, session=25000, rebalance=10000))
+    assert (r.error_code, r.generation_id, r.leader) == (0, generation + 1, r.member_id)
+    assert r.member_id != leader
+    assert [(m, i) for m, i, _ in r.members] == [(r.member_id, LEADER)]
+    g = h.group()
+    assert (set(g.members), g.state.value) == ({r.member_id}, "CompletingRebalance")
+
+
+@pytest.mark.parametrize(
+    ("synced", "protocols"),
+    [(True, [("roundrobin", b"rr")]), (False, [("range", b"range-metadata")])],
+    ids=["stable-with-new-protocol", "completing-rebalance"],
+)
+def test_replacing_the_only_static_member_rebalances_to_a_new_generation_at_once(synced, protocols):
+    # Kafka: testReplaceStaticMemberInStableStateWithUpdatedProtocolTriggersRebalance,
+    # testReplaceStaticMemberInCompletingRebalanceStateTriggersRebalance
+    h = Harness()
+    token = h.join(instance=LEADER)
+    h.advance(3000)
+    old = h.join_result(token).member_id
+    if synced:
+        h.sync(old, 1, LEADER, [(old, b"a")])
+        assert h.group().state.value == "Stable"
+    r = h.join_result(h.join(instance=LEADER, protocols=protocols))
+    assert (r.error_code, r.generation_id, r.leader) == (0, 2, r.member_id)
+    assert r.member_id != old and r.protocol_name == protocols[0][0]
+    g = h.group()
+    assert (set(g.members), g.state.value) == ({r.member_id}, "CompletingRebalance")

@@ -205,3 +205,32 @@ def test_v5_sync_reaches_the_coordinator_input_unchanged():
     req = SyncGroupInput(GROUP, 1, leader, None, None, "range", [], 5)
     effects = h.apply(h.co.sync_group("t", req, h.now))
     assert effects.replies == [("t", SyncGroupResult(23))]
+
+
+def test_leader_sync_without_assignments_gives_empty_bytes_and_a_stable_group():
+    # Kafka: testSyncGroupEmptyAssignment
+    h = Harness()
+    (leader,) = completing(h, 1)
+    r = h.sync_result(h.sync(leader, 1, None, []))
+    assert (r.error_code, r.assignment) == (0, b"")
+    assert h.group().state.value == "Stable"
+    assert h.heartbeat(leader, 1) == 0
+
+
+def test_new_generation_waits_only_for_the_syncs_of_its_own_members():
+    # Kafka: testNewGenerationClearsPendingSyncMembers
+    h = Harness()
+    leader, follower = completing(h, session=20000, rebalance=8000)
+    assert h.group().pending_sync_members == {leader, follower}
+    # Neither synced generation 1; the leader rejoins, the follower never comes back.
+    token = h.join(leader, session=20000, rebalance=8000, protocols=[("range", b"changed")])
+    assert h.group().pending_sync_members == set()
+    h.advance(8000)
+    assert h.join_result(token).generation_id == 2
+    assert h.group().pending_sync_members == {leader}
+    h.sync(leader, 2, None, [(leader, b"l")])
+    assert h.co.timer_deadline(f"sync/{GROUP}") is None
+    h.advance(7999)
+    assert h.heartbeat(leader, 2) == 0
+    h.advance(8000)
+    assert (h.group().state.value, set(h.group().members)) == ("Stable", {leader})
