@@ -14,6 +14,7 @@ from protocol.frames import DEFAULT_MAX_FRAME_BYTES
 
 from .group.config import GroupConfig
 from .limits import ConnectionLimits
+from .security.config import Listener, SecurityProtocol, SecuritySettings
 
 
 def parse_host_port(value: str) -> tuple[str, int]:
@@ -52,7 +53,17 @@ class Settings:
     fetch_max_wait_cap_ms: int = 30000  # a Fetch long-poll never parks longer than this
     log_format: str = "plain"
     log_level: str = "INFO"
+    #: Kafka's ``listeners``; empty means one PLAINTEXT listener on ``listen``.
+    listeners: tuple[Listener, ...] = ()
+    security: SecuritySettings = field(default_factory=SecuritySettings)
 
     @property
     def advertised(self) -> tuple[str, int]:
         return self.advertised_listener or self.listen
+
+    @property
+    def effective_listeners(self) -> tuple[Listener, ...]:
+        if self.listeners:
+            return self.listeners
+        host, port = self.listen
+        return (Listener(SecurityProtocol.PLAINTEXT, host, port, self.advertised_listener),)

@@ -101,7 +101,7 @@ def _topic_metadata(b: Broker, topic: Topic) -> MetadataResponseTopic:
 def metadata(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
     body = req.body
     assert isinstance(body, MetadataRequest)
-    host, port = b.settings.advertised
+    host, port = b.advertised_for(ctx)
     brokers = [MetadataResponseBroker(node_id=b.settings.node_id, host=host, port=port)]
     # v0: an empty list means every topic; v1+: null means every topic, empty means none.
     all_topics = body.topics is None or (req.version == 0 and not body.topics)
@@ -148,7 +148,7 @@ def _coordinator_for(b: Broker, key_type: int, version: int) -> tuple[ErrorCode,
 def find_coordinator(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
     body = req.body
     assert isinstance(body, FindCoordinatorRequest)
-    host, port = b.settings.advertised
+    host, port = b.advertised_for(ctx)
     node = b.settings.node_id
     if req.version < 4:
         error, message = _coordinator_for(b, body.key_type, req.version)
