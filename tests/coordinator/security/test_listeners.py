@@ -10,7 +10,6 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from scramp import ScramClient
 from structlog.testing import capture_logs
 
 from coordinator.client.connection import ConnectionClosed, KafkaConnectionClient
@@ -39,7 +38,6 @@ from protocol.apis.offset_fetch import (
     OffsetFetchRequestGroup,
     OffsetFetchResponse,
 )
-from protocol.apis.sasl_authenticate import SaslAuthenticateRequest, SaslAuthenticateResponse
 from protocol.apis.sasl_handshake import SaslHandshakeRequest, SaslHandshakeResponse
 from protocol.errors import ErrorCode
 from protocol.frames import FrameSplitter, decode_response, encode_request
@@ -140,32 +138,9 @@ async def connect(
     return client
 
 
-async def login(
-    c: KafkaConnectionClient, user: str, password: str, mechanism: str = "SCRAM-SHA-512"
-) -> SaslAuthenticateResponse:
-    hs = await c.request(SaslHandshakeRequest(mechanism=mechanism), 1, SaslHandshakeResponse)
-    assert hs.error_code == 0, hs
-    if mechanism == "PLAIN":
-        token = f"\0{user}\0{password}".encode()
-        return await c.request(SaslAuthenticateRequest(auth_bytes=token), 2)
-    scram = ScramClient([mechanism], user, password)
-    first = await c.request(
-        SaslAuthenticateRequest(auth_bytes=scram.get_client_first().encode()), 2
-    )
-    if first.error_code:
-        return first  # type: ignore[no-any-return]
-    scram.set_server_first(first.auth_bytes.decode())
-    final: SaslAuthenticateResponse = await c.request(
-        SaslAuthenticateRequest(auth_bytes=scram.get_client_final().encode()), 2
-    )
-    if final.error_code == 0:
-        scram.set_server_final(final.auth_bytes.decode())  # the server proved its key
-    return final
-
-
 async def as_user(srv: Server, pki: Pki, user: str) -> KafkaConnectionClient:
     c = await connect(srv, P.SASL_SSL, pki)
-    resp = await login(c, user, PASSWORDS[user])
+    resp = await wire.sasl_login(c, user, PASSWORDS[user])
     assert resp.error_code == 0, resp
     return c
 
@@ -196,7 +171,9 @@ async def test_each_listener_advertises_its_own_address(server: Server, pki: Pki
     meta = await plain.request(MetadataRequest(topics=None), 12, MetadataResponse)
     assert [(b.host, b.port) for b in meta.brokers] == [("127.0.0.1", server.port_of("PLAINTEXT"))]
     sasl = await connect(server, P.SASL_PLAINTEXT, pki)
-    assert (await login(sasl, "alice", PASSWORDS["alice"], "SCRAM-SHA-256")).error_code == 0
+    assert (
+        await wire.sasl_login(sasl, "alice", PASSWORDS["alice"], "SCRAM-SHA-256")
+    ).error_code == 0
     meta = await sasl.request(MetadataRequest(topics=None), 12, MetadataResponse)
     assert [(b.host, b.port) for b in meta.brokers] == [("sasl.example", 19094)]
     found = await sasl.request(
@@ -235,13 +212,13 @@ async def test_wrong_password_fails_closes_and_is_rate_limited_without_logging_s
     with capture_logs() as events:
         for _ in range(3):
             c = await connect(server, P.SASL_SSL, pki)
-            resp = await login(c, "alice", "not-her-password")
+            resp = await wire.sasl_login(c, "alice", "not-her-password")
             assert resp.error_code == ErrorCode.SASL_AUTHENTICATION_FAILED
             assert resp.error_message and "not-her-password" not in resp.error_message
             await asyncio.wait_for(c.wait_closed(), 5)
         # Three failures from this address: even the right password is refused for now.
         c = await connect(server, P.SASL_SSL, pki)
-        resp = await login(c, "alice", PASSWORDS["alice"])
+        resp = await wire.sasl_login(c, "alice", PASSWORDS["alice"])
         assert resp.error_code == ErrorCode.SASL_AUTHENTICATION_FAILED
         assert "too many" in (resp.error_message or "")
         assert server.broker is not None
