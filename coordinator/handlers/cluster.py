@@ -131,17 +131,21 @@ def metadata(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
                     )
                 )
                 continue
-            if (
+            creating = (
                 topic is None
-                and wanted.name
+                and bool(wanted.name)
                 and body.allow_auto_topic_creation
-                and may_create_topic(b, ctx, wanted.name)
-            ):
-                topic = b.auto_create_topic(wanted.name)
+                and b.settings.auto_create_topics
+            )
+            error = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            if creating and not may_create_topic(b, ctx, wanted.name or ""):
+                error = ErrorCode.TOPIC_AUTHORIZATION_FAILED  # Kafka: CREATE is missing
+            elif creating:
+                topic = b.auto_create_topic(wanted.name or "")
             if topic is None:
                 topics.append(
                     MetadataResponseTopic(
-                        error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                        error_code=error,
                         name=wanted.name,
                         topic_id=wanted.topic_id,
                     )

@@ -23,9 +23,21 @@ from coordinator.server import Server
 from coordinator.store import MemoryStore, Write
 from protocol.apis import BY_KEY
 from protocol.apis.api_versions import ApiVersionsRequest, ApiVersionsResponse
+from protocol.apis.create_topics import (
+    CreateTopicsRequest,
+    CreateTopicsRequestCreatableTopic,
+    CreateTopicsResponse,
+)
 from protocol.apis.delete_groups import DeleteGroupsRequest, DeleteGroupsResponse
+from protocol.apis.fetch import FetchPartition, FetchRequest, FetchResponse, FetchTopic
 from protocol.apis.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
 from protocol.apis.list_groups import ListGroupsRequest, ListGroupsResponse
+from protocol.apis.list_offsets import (
+    ListOffsetsPartition,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    ListOffsetsTopic,
+)
 from protocol.apis.metadata import MetadataRequest, MetadataRequestTopic, MetadataResponse
 from protocol.apis.offset_commit import (
     OffsetCommitRequest,
@@ -348,3 +360,56 @@ async def test_acl_changes_in_the_store_take_effect_without_restart(
         await asyncio.sleep(0.02)
     else:
         pytest.fail("the new ACL was not picked up")
+
+
+async def test_topic_apis_need_topic_acls(server: Server, pki: Pki) -> None:
+    alice = await as_user(server, pki, "alice")  # READ on "orders" only
+    created = await alice.request(
+        CreateTopicsRequest(
+            topics=[
+                CreateTopicsRequestCreatableTopic(
+                    name="new", num_partitions=1, replication_factor=1
+                )
+            ]
+        ),
+        7,
+        CreateTopicsResponse,
+    )
+    assert created.topics[0].error_code == TAF
+    offsets = await alice.request(
+        ListOffsetsRequest(
+            replica_id=-1,
+            topics=[
+                ListOffsetsTopic(name=n, partitions=[ListOffsetsPartition(partition_index=0)])
+                for n in ("orders", "secret")
+            ],
+        ),
+        7,
+        ListOffsetsResponse,
+    )
+    assert [t.partitions[0].error_code for t in offsets.topics] == [0, TAF]
+    fetched = await alice.request(
+        FetchRequest(
+            max_wait_ms=0,
+            topics=[
+                FetchTopic(topic=n, partitions=[FetchPartition(partition=0)])
+                for n in ("orders", "secret")
+            ],
+        ),
+        12,
+        FetchResponse,
+    )
+    assert [t.partitions[0].error_code for t in fetched.responses] == [0, TAF]
+    admin = await as_user(server, pki, "admin")
+    created = await admin.request(
+        CreateTopicsRequest(
+            topics=[
+                CreateTopicsRequestCreatableTopic(
+                    name="new", num_partitions=1, replication_factor=1
+                )
+            ]
+        ),
+        7,
+        CreateTopicsResponse,
+    )
+    assert created.topics[0].error_code == 0
