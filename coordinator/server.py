@@ -328,7 +328,9 @@ class Server:
             )
 
     async def _bind(self, loop: asyncio.AbstractEventLoop, index: int, listener: Listener) -> None:
-        tls = server_context(self.settings.security) if listener.protocol.uses_tls else None
+        tls = None
+        if listener.protocol.uses_tls:
+            tls = server_context(self.settings.security, sasl=listener.protocol.uses_sasl)
         server = await loop.create_server(
             # Looked up when a client connects: the port is only known once bound.
             lambda: KafkaConnection(

@@ -28,7 +28,9 @@ _SHORT = {
 }
 
 
-def server_context(settings: SecuritySettings) -> ssl.SSLContext:
+def server_context(settings: SecuritySettings, *, sasl: bool = False) -> ssl.SSLContext:
+    """The TLS context of an SSL listener, or (``sasl``) of a SASL_SSL one: as in Kafka,
+    ``ssl.client.auth`` does not apply there (SASL authenticates the client)."""
     if settings.ssl_certfile is None:
         raise ValueError("an SSL or SASL_SSL listener needs --ssl-certfile (and --ssl-keyfile)")
     ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
@@ -40,7 +42,7 @@ def server_context(settings: SecuritySettings) -> ssl.SSLContext:
         ctx.load_verify_locations(cafile=settings.ssl_cafile)
     elif settings.ssl_client_auth != ClientAuth.NONE:
         raise ValueError("--ssl-client-auth needs --ssl-cafile to verify client certificates")
-    ctx.verify_mode = _VERIFY[settings.ssl_client_auth]
+    ctx.verify_mode = ssl.CERT_NONE if sasl else _VERIFY[settings.ssl_client_auth]
     return ctx
 
 

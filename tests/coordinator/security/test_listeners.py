@@ -90,6 +90,14 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
 async def server(
     tmp_path: Path, pki: Pki, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[Server]:
+    srv = await start_server(tmp_path, pki, monkeypatch, ClientAuth.REQUESTED)
+    yield srv
+    await srv.stop()
+
+
+async def start_server(
+    tmp_path: Path, pki: Pki, monkeypatch: pytest.MonkeyPatch, client_auth: ClientAuth
+) -> Server:
     store = MemoryStore()
     store.write(
         Write(
@@ -116,7 +124,7 @@ async def server(
             ssl_certfile=pki.server_cert,
             ssl_keyfile=pki.server_key,
             ssl_cafile=pki.ca,
-            ssl_client_auth=ClientAuth.REQUESTED,
+            ssl_client_auth=client_auth,
             sasl_enabled_mechanisms=("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"),
             acls_enabled=True,
             super_users=frozenset({"User:admin"}),
@@ -127,8 +135,7 @@ async def server(
     )
     srv = Server(settings)
     await srv.start()
-    yield srv
-    await srv.stop()
+    return srv
 
 
 async def connect(
@@ -413,3 +420,19 @@ async def test_topic_apis_need_topic_acls(server: Server, pki: Pki) -> None:
         CreateTopicsResponse,
     )
     assert created.topics[0].error_code == 0
+
+
+async def test_required_client_certificates_apply_to_ssl_not_sasl_ssl(
+    tmp_path: Path, pki: Pki, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    srv = await start_server(tmp_path, pki, monkeypatch, ClientAuth.REQUIRED)
+    try:
+        carol = await connect(srv, P.SSL, pki, cert=pki.client("carol"))
+        assert (await wire.describe(carol, "alice-app")).groups[0].error_code == 0
+        with pytest.raises((ConnectionError, ssl.SSLError)):
+            anonymous = await connect(srv, P.SSL, pki)
+            await anonymous.request(ApiVersionsRequest(), 0)  # TLS 1.3: refused after
+        # As in Kafka, ssl.client.auth does not apply to SASL_SSL: SASL identifies the client.
+        await as_user(srv, pki, "alice")
+    finally:
+        await srv.stop()
