@@ -47,6 +47,9 @@ MAX_QUEUED_REQUESTS = 64
 # Requests handled per connection before the loop serves others: one client pipelining
 # thousands of requests must not hold everyone else's heartbeats.
 REQUESTS_PER_TURN = 16
+# How long a refused connection stays open after its error response (or until the client
+# closes it first).
+CLOSE_GRACE_S = 0.5
 _CORRELATION = struct.Struct(">i")
 _LENGTH = struct.Struct(">i")
 
@@ -239,7 +242,17 @@ class KafkaConnection(asyncio.Protocol):
         self.transport.write(data)
         self.last_activity = self.broker.loop.time()
         if self.ctx.close_after_reply:
-            self.close()
+            self._close_after_grace()
+
+    def _close_after_grace(self) -> None:
+        # A refused login: the client reads its error before the connection goes (some
+        # clients report only "disconnected" when the close arrives with the response).
+        self.closed = True
+        self.queue.clear()
+        transport = self.transport
+        if transport is not None:
+            transport.pause_reading()
+            self.broker.loop.call_later(CLOSE_GRACE_S, transport.close)
 
     def _raw_sasl_token(self, token: bytes) -> None:
         # After a v0 SaslHandshake: bare length-prefixed SASL tokens, no Kafka headers.
