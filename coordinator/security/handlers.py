@@ -7,6 +7,7 @@ the connection is then closed (Kafka's connection.failed.authentication.delay.ms
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 import structlog
@@ -17,7 +18,7 @@ from protocol.errors import ErrorCode
 from protocol.frames import Request
 
 from ..handlers.reply import Deferred, Reply
-from .sasl import AuthenticationFailed, IllegalSaslState, SaslSession
+from .sasl import AuthenticationFailed, IllegalSaslState, PasswordCheck, SaslSession
 
 if TYPE_CHECKING:
     from ..broker import Broker, ConnectionContext
@@ -63,57 +64,96 @@ def sasl_authenticate(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
             error_message="SaslAuthenticate is not expected now",
         )
     try:
-        response = authenticate_step(b, ctx, session, body.auth_bytes)
+        step = _step(b, ctx, session, body.auth_bytes)
+        if isinstance(step, PasswordCheck):
+            # PLAIN: the key derivation runs in a thread, not on the event loop.
+            return Deferred(b.loop.create_task(_plain_login(b, ctx, session, step)), _same)
     except AuthenticationFailed as exc:
-        ctx.close_after_reply = True
-        failure = SaslAuthenticateResponse(
-            error_code=ErrorCode.SASL_AUTHENTICATION_FAILED, error_message=str(exc)
-        )
-        delay_ms = b.security.settings.failed_authentication_delay_ms
-        return Deferred.after(b, delay_ms / 1000, failure) if delay_ms > 0 else failure
+        return _refused(b, ctx, exc)
     except IllegalSaslState as exc:
         ctx.close_after_reply = True
         return SaslAuthenticateResponse(
             error_code=ErrorCode.ILLEGAL_SASL_STATE, error_message=str(exc)
         )
-    return SaslAuthenticateResponse(error_code=0, auth_bytes=response, session_lifetime_ms=0)
+    return SaslAuthenticateResponse(error_code=0, auth_bytes=step, session_lifetime_ms=0)
 
 
-def authenticate_step(
-    b: Broker, ctx: ConnectionContext, session: SaslSession, token: bytes
-) -> bytes:
-    """One SASL token in, the server's token out; marks the connection authenticated when
-    the exchange completes. Raises AuthenticationFailed (already counted and logged)."""
-    now = b.now_ms()
-    address = ctx.client_host.lstrip("/")
-    limiter = b.security.limiter
+def _same(response: SaslAuthenticateResponse) -> SaslAuthenticateResponse:
+    return response
+
+
+def _refused(b: Broker, ctx: ConnectionContext, exc: AuthenticationFailed) -> Reply:
+    """SASL_AUTHENTICATION_FAILED after the configured delay; then the connection closes."""
+    ctx.close_after_reply = True
+    failure = SaslAuthenticateResponse(
+        error_code=ErrorCode.SASL_AUTHENTICATION_FAILED, error_message=str(exc)
+    )
+    delay_ms = b.security.settings.failed_authentication_delay_ms
+    return Deferred.after(b, delay_ms / 1000, failure) if delay_ms > 0 else failure
+
+
+async def _plain_login(
+    b: Broker, ctx: ConnectionContext, session: SaslSession, check: PasswordCheck
+) -> SaslAuthenticateResponse:
+    matched = await b.loop.run_in_executor(None, check.check)
     try:
-        if limiter.blocked(address, now):
+        session.finish_plain(check, matched)
+    except AuthenticationFailed as exc:
+        _failed(b, ctx, session, exc)
+        ctx.close_after_reply = True
+        await asyncio.sleep(b.security.settings.failed_authentication_delay_ms / 1000)
+        return SaslAuthenticateResponse(
+            error_code=ErrorCode.SASL_AUTHENTICATION_FAILED, error_message=str(exc)
+        )
+    _succeeded(ctx, session)
+    return SaslAuthenticateResponse(error_code=0, auth_bytes=b"", session_lifetime_ms=0)
+
+
+def _step(
+    b: Broker, ctx: ConnectionContext, session: SaslSession, token: bytes
+) -> bytes | PasswordCheck:
+    """One SASL token in, the server's token out (or a PLAIN password still to check);
+    marks the connection authenticated when the exchange completes. Raises
+    AuthenticationFailed, already counted and logged."""
+    try:
+        if b.security.limiter.blocked(ctx.client_host.lstrip("/"), b.now_ms()):
             raise AuthenticationFailed(
                 "Authentication failed: too many failed attempts from this address"
             )
         step = session.step(token)
     except AuthenticationFailed as exc:
-        limiter.record_failure(address, now)
-        log.warning(
-            "authentication failed",
-            peer=ctx.client_host,
-            mechanism=session.mechanism,
-            listener=ctx.listener.name if ctx.listener else None,
-            reason=str(exc),
-        )
+        _failed(b, ctx, session, exc)
         raise
+    if isinstance(step, PasswordCheck):
+        return step
     if step.complete:
-        assert session.principal is not None
-        ctx.principal = session.principal
-        ctx.authenticated = True
-        log.info(
-            "authenticated",
-            peer=ctx.client_host,
-            principal=session.principal,
-            mechanism=session.mechanism,
-        )
+        _succeeded(ctx, session)
     return step.response
+
+
+def _failed(
+    b: Broker, ctx: ConnectionContext, session: SaslSession, exc: AuthenticationFailed
+) -> None:
+    b.security.limiter.record_failure(ctx.client_host.lstrip("/"), b.now_ms())
+    log.warning(
+        "authentication failed",
+        peer=ctx.client_host,
+        mechanism=session.mechanism,
+        listener=ctx.listener.name if ctx.listener else None,
+        reason=str(exc),
+    )
+
+
+def _succeeded(ctx: ConnectionContext, session: SaslSession) -> None:
+    assert session.principal is not None
+    ctx.principal = session.principal
+    ctx.authenticated = True
+    log.info(
+        "authenticated",
+        peer=ctx.client_host,
+        principal=session.principal,
+        mechanism=session.mechanism,
+    )
 
 
 def raw_token(b: Broker, ctx: ConnectionContext, token: bytes) -> bytes | None:
@@ -123,6 +163,15 @@ def raw_token(b: Broker, ctx: ConnectionContext, token: bytes) -> bytes | None:
     if session is None:
         return None
     try:
-        return authenticate_step(b, ctx, session, token)
+        step = _step(b, ctx, session, token)
     except (AuthenticationFailed, IllegalSaslState):
         return None
+    if not isinstance(step, PasswordCheck):
+        return step
+    try:  # the legacy path checks the password in line
+        session.finish_plain(step, step.check())
+    except AuthenticationFailed as exc:
+        _failed(b, ctx, session, exc)
+        return None
+    _succeeded(ctx, session)
+    return b""

@@ -8,9 +8,10 @@ whose message is safe to send and log: it never carries a password, proof or non
 
 from __future__ import annotations
 
+import secrets
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from scramp import ScramException, ScramMechanism
@@ -18,7 +19,7 @@ from scramp import ScramException, ScramMechanism
 from protocol.errors import ErrorCode
 
 from .config import SCRAM_MECHANISMS
-from .credentials import ScramCredential, password_matches
+from .credentials import ScramCredential, make_credential, password_matches
 
 #: (username, mechanism) -> credential, or None for an unknown user.
 CredentialLookup = Callable[[str, str], ScramCredential | None]
@@ -32,6 +33,24 @@ class AuthenticationFailed(Exception):
 class SaslStep:
     response: bytes
     complete: bool
+
+
+@dataclass(frozen=True, slots=True)
+class PasswordCheck:
+    """A PLAIN login waiting for its password check: deriving the key costs milliseconds
+    (PBKDF2), so the caller may run ``check()`` off the event loop, then ``finish_plain``."""
+
+    username: str
+    credential: ScramCredential
+    password: str = field(repr=False)
+    known_user: bool
+
+    def check(self) -> bool:
+        return password_matches(self.credential, self.password) and self.known_user
+
+
+# Unknown users are checked against this, so a reply's timing does not tell who exists.
+_NOBODY = make_credential("", secrets.token_hex(16), "SCRAM-SHA-512")
 
 
 class SaslSession:
@@ -56,7 +75,7 @@ class SaslSession:
         self.mechanism = mechanism
         return ErrorCode.NONE
 
-    def step(self, token: bytes) -> SaslStep:
+    def step(self, token: bytes) -> SaslStep | PasswordCheck:
         if self.mechanism is None or self.username is not None:
             raise IllegalSaslState("SaslAuthenticate before SaslHandshake or after completion")
         if self.mechanism == "PLAIN":
@@ -68,7 +87,7 @@ class SaslSession:
             "Authentication failed: invalid credentials with SASL mechanism " + str(self.mechanism)
         )
 
-    def _plain(self, token: bytes) -> SaslStep:
+    def _plain(self, token: bytes) -> PasswordCheck:
         # RFC 4616: [authzid] NUL authcid NUL passwd
         parts = token.split(b"\0")
         if len(parts) != 3:
@@ -82,11 +101,16 @@ class SaslSession:
                 "Authentication failed: authorization id differs from the username"
             )
         credential = None
-        for mechanism in reversed(SCRAM_MECHANISMS):
+        for mechanism in SCRAM_MECHANISMS:  # SHA-256 first: half the cost of SHA-512
             credential = credential or self.lookup(username, mechanism)
-        if credential is None or not password_matches(credential, password):
+        return PasswordCheck(username, credential or _NOBODY, password, credential is not None)
+
+    def finish_plain(self, check: PasswordCheck, matched: bool) -> SaslStep:
+        if self.username is not None or self.mechanism != "PLAIN":
+            raise IllegalSaslState("no PLAIN login is in progress")
+        if not matched:
             raise self._failed()
-        self.username = username
+        self.username = check.username
         return SaslStep(b"", complete=True)
 
     def _scram_exchange(self, token: bytes) -> SaslStep:

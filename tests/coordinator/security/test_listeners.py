@@ -436,3 +436,14 @@ async def test_required_client_certificates_apply_to_ssl_not_sasl_ssl(
         await as_user(srv, pki, "alice")
     finally:
         await srv.stop()
+
+
+async def test_plain_over_sasl_authenticate(server: Server, pki: Pki) -> None:
+    c = await connect(server, P.SASL_SSL, pki)
+    assert (await wire.sasl_login(c, "bob", PASSWORDS["bob"], "PLAIN")).error_code == 0
+    assert await commit(c, "bob-plain", "orders", 3) == [0]
+    for user, password in (("bob", "wrong"), ("nobody", PASSWORDS["bob"])):
+        c = await connect(server, P.SASL_SSL, pki)
+        resp = await wire.sasl_login(c, user, password, "PLAIN")
+        assert resp.error_code == ErrorCode.SASL_AUTHENTICATION_FAILED
+        await asyncio.wait_for(c.wait_closed(), 5)
