@@ -29,6 +29,7 @@ from protocol.apis.create_topics import (
     CreateTopicsResponse,
 )
 from protocol.apis.delete_groups import DeleteGroupsRequest, DeleteGroupsResponse
+from protocol.apis.describe_groups import DescribeGroupsRequest, DescribeGroupsResponse
 from protocol.apis.fetch import FetchPartition, FetchRequest, FetchResponse, FetchTopic
 from protocol.apis.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
 from protocol.apis.list_groups import ListGroupsRequest, ListGroupsResponse
@@ -348,6 +349,12 @@ async def test_ssl_principal_is_the_certificate_subject(server: Server, pki: Pki
     described = await wire.describe(carol, "alice-app")
     assert described.groups[0].error_code == 0 and described.groups[0].group_state == "Stable"
     assert await commit(carol, "alice-app", "orders", 1) == [GAF]  # DESCRIBE, not READ
+    ops = await carol.request(
+        DescribeGroupsRequest(groups=["alice-app"], include_authorized_operations=True),
+        5,
+        DescribeGroupsResponse,
+    )
+    assert ops.groups[0].authorized_operations == 1 << 8  # DESCRIBE only
     anonymous = await connect(server, P.SSL, pki)  # no client certificate: User:ANONYMOUS
     assert (await wire.describe(anonymous, "alice-app")).groups[0].error_code == GAF
 
