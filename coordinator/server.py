@@ -357,6 +357,10 @@ class Server:
             reuse_address=True,
             backlog=4096,
             ssl=tls,
+            # A TLS handshake is bounded like a request: a stalled one must not hold a socket.
+            ssl_handshake_timeout=(
+                self.settings.limits.request_receive_timeout_ms / 1000 if tls else None
+            ),
         )
         self._servers.append(server)
         if listener.port == 0:

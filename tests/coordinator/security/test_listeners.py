@@ -15,6 +15,7 @@ from structlog.testing import capture_logs
 from coordinator.client.connection import ConnectionClosed, KafkaConnectionClient
 from coordinator.config import Settings
 from coordinator.group.config import GroupConfig
+from coordinator.limits import ConnectionLimits
 from coordinator.security.acls import AclBinding, Operation, PatternType, Permission, ResourceType
 from coordinator.security.config import ClientAuth, Listener, SecurityProtocol, SecuritySettings
 from coordinator.security.credentials import make_credential
@@ -97,7 +98,11 @@ async def server(
 
 
 async def start_server(
-    tmp_path: Path, pki: Pki, monkeypatch: pytest.MonkeyPatch, client_auth: ClientAuth
+    tmp_path: Path,
+    pki: Pki,
+    monkeypatch: pytest.MonkeyPatch,
+    client_auth: ClientAuth,
+    limits: ConnectionLimits | None = None,
 ) -> Server:
     store = MemoryStore()
     store.write(
@@ -115,6 +120,7 @@ async def start_server(
         data_dir=tmp_path,
         topics=(("orders", 2), ("secret", 1)),
         group=GroupConfig(initial_rebalance_delay_ms=0),
+        limits=limits or ConnectionLimits(),
         listeners=(
             Listener(P.PLAINTEXT, "127.0.0.1", 0),
             Listener(P.SASL_PLAINTEXT, "127.0.0.1", 0, advertised=("sasl.example", 19094)),
@@ -454,3 +460,17 @@ async def test_plain_over_sasl_authenticate(server: Server, pki: Pki) -> None:
         resp = await wire.sasl_login(c, user, password, "PLAIN")
         assert resp.error_code == ErrorCode.SASL_AUTHENTICATION_FAILED
         await asyncio.wait_for(c.wait_closed(), 5)
+
+
+async def test_a_stalled_tls_handshake_is_dropped(
+    tmp_path: Path, pki: Pki, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    limits = ConnectionLimits(request_receive_timeout_ms=300)
+    srv = await start_server(tmp_path, pki, monkeypatch, ClientAuth.NONE, limits)
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", srv.port_of("SASL_SSL"))
+        # Never sends a ClientHello: the daemon gives up after the receive timeout.
+        assert await asyncio.wait_for(reader.read(), 5) == b""
+        writer.close()
+    finally:
+        await srv.stop()
