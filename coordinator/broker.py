@@ -29,6 +29,10 @@ from .group.events import LimitReached
 from .handlers import cluster, groups
 from .handlers.reply import Deferred, Pending, Reply
 from .persist import to_records, to_write
+from .security import handlers as sasl
+from .security.config import ANONYMOUS, Listener
+from .security.runtime import Security
+from .security.sasl import SaslSession
 from .store import MemoryStore, Store, Write
 from .timers import KeyedTimers
 
@@ -54,6 +58,8 @@ HANDLERS: dict[int, Handler] = {
     16: groups.list_groups,
     42: groups.delete_groups,
     47: groups.offset_delete,
+    17: sasl.sasl_handshake,
+    36: sasl.sasl_authenticate,
 }
 
 
@@ -61,6 +67,12 @@ HANDLERS: dict[int, Handler] = {
 class ConnectionContext:
     client_host: str  # as Kafka reports it: "/127.0.0.1"
     client_id: str = ""
+    listener: Listener | None = None  # None: the default PLAINTEXT listener (tests)
+    principal: str = ANONYMOUS
+    authenticated: bool = True  # False on a SASL listener until SaslAuthenticate succeeds
+    sasl: SaslSession | None = None
+    sasl_raw_tokens: bool = False  # after a v0 SaslHandshake
+    close_after_reply: bool = False
 
 
 class Broker:
@@ -72,6 +84,7 @@ class Broker:
         self.store: Store = store if store is not None else MemoryStore()
         self.catalog = Catalog()
         self.groups = GroupCoordinator(settings.group)
+        self.security = Security(settings.security)
         # The state machine's clock: the loop's monotonic clock, anchored to the wall clock
         # at start, so persisted timestamps (heartbeats, commits, Empty since) mean the same
         # thing after a restart.
@@ -93,6 +106,7 @@ class Broker:
     async def load(self) -> None:
         """Open the store and rebuild topics, groups and offsets; before any request."""
         state = await self.store.open()
+        self.security.load(state.security)
         for name, partitions in state.topics:
             self.catalog.create(name, partitions)
         configured = [(n, p) for n, p in self.settings.topics if self.catalog.get(n) is None]
@@ -115,6 +129,10 @@ class Broker:
         )
         self._every(self.settings.offsets_retention_check_interval_ms, self.expire_offsets)
         self._every(self.settings.heartbeat_checkpoint_interval_ms, self.checkpoint_heartbeats)
+        self._every(
+            self.settings.security.refresh_interval_ms,
+            lambda: self.security.start_refresh(self.loop, self.store),
+        )
 
     # -- requests ------------------------------------------------------------------------
 
@@ -126,6 +144,11 @@ class Broker:
 
     def handle(self, request: Request, ctx: ConnectionContext) -> Reply:
         return HANDLERS[request.api.key](self, request, ctx)
+
+    def advertised_for(self, ctx: ConnectionContext) -> tuple[str, int]:
+        """The address of the listener the client connected on (Kafka answers each
+        listener with its own advertised address)."""
+        return ctx.listener.advertised_address if ctx.listener else self.settings.advertised
 
     def advertised_api_versions(self) -> list[ApiVersionsResponseApiVersion]:
         return self._api_versions

@@ -20,6 +20,14 @@ from .config import Settings, parse_host_port, parse_topic
 from .conformance.command import conformance
 from .group.config import GroupConfig
 from .limits import ConnectionLimits
+from .security.admin_cli import acls, users
+from .security.options import (
+    listener_options,
+    listeners_from_options,
+    plain_advertised_listener,
+    security_from_options,
+    security_options,
+)
 
 ENV_PREFIX = "GROUP_COORDINATOR"
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -72,12 +80,7 @@ def main() -> None:
     help="TOML file with option defaults",
 )
 @option("--listen", default="127.0.0.1:9092", callback=_host_port, help="HOST:PORT to bind")
-@option(
-    "--advertised-listener",
-    default=None,
-    callback=_host_port,
-    help="HOST:PORT clients are told to connect to (default: --listen)",
-)
+@listener_options(option)
 @option("--node-id", default=0, type=int, help="node.id reported in Metadata")
 @option("--cluster-id", default="group-coordinator", help="cluster id reported in Metadata")
 @option(
@@ -150,6 +153,7 @@ def main() -> None:
     help="how long a connection may not read its responses before it is dropped",
 )
 @option("--socket-request-max-bytes", default=104857600, type=click.IntRange(min=1024))
+@security_options(option)
 @option("--log-format", default="plain", type=click.Choice(["plain", "json"]))
 @option(
     "--log-level",
@@ -171,7 +175,7 @@ def serve(**options: Any) -> None:
 def settings_from_options(options: dict[str, Any]) -> Settings:
     return Settings(
         listen=options["listen"],
-        advertised_listener=options["advertised_listener"],
+        advertised_listener=plain_advertised_listener(options),
         node_id=options["node_id"],
         cluster_id=options["cluster_id"],
         data_dir=options["data_dir"],
@@ -205,12 +209,16 @@ def settings_from_options(options: dict[str, Any]) -> Settings:
         socket_request_max_bytes=options["socket_request_max_bytes"],
         log_format=options["log_format"],
         log_level=options["log_level"],
+        listeners=listeners_from_options(options),
+        security=security_from_options(options),
     )
 
 
 main.add_command(groups)
 main.add_command(offsets)
 main.add_command(conformance)
+main.add_command(users)
+main.add_command(acls)
 
 if __name__ == "__main__":
     main()

@@ -7,7 +7,6 @@ options. ``coordinator.cli`` maps those onto :class:`Settings`; nothing else rea
 
 from __future__ import annotations
 
-import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,8 +14,7 @@ from protocol.frames import DEFAULT_MAX_FRAME_BYTES
 
 from .group.config import GroupConfig
 from .limits import ConnectionLimits
-
-WILDCARD_HOSTS = frozenset({"", "0.0.0.0", "::"})
+from .security.config import Listener, SecurityProtocol, SecuritySettings, advertisable
 
 
 def parse_host_port(value: str) -> tuple[str, int]:
@@ -55,14 +53,17 @@ class Settings:
     fetch_max_wait_cap_ms: int = 30000  # a Fetch long-poll never parks longer than this
     log_format: str = "plain"
     log_level: str = "INFO"
+    #: Kafka's ``listeners``; empty means one PLAINTEXT listener on ``listen``.
+    listeners: tuple[Listener, ...] = ()
+    security: SecuritySettings = field(default_factory=SecuritySettings)
 
     @property
     def advertised(self) -> tuple[str, int]:
-        if self.advertised_listener:
-            return self.advertised_listener
+        return self.advertised_listener or advertisable(*self.listen)
+
+    @property
+    def effective_listeners(self) -> tuple[Listener, ...]:
+        if self.listeners:
+            return self.listeners
         host, port = self.listen
-        # A wildcard bind address means nothing to a client; like Kafka, advertise this
-        # machine's canonical host name instead.
-        if host in WILDCARD_HOSTS:
-            return socket.getfqdn(), port
-        return host, port
+        return (Listener(SecurityProtocol.PLAINTEXT, host, port, self.advertised_listener),)

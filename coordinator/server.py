@@ -35,6 +35,9 @@ from .broker import Broker, ConnectionContext
 from .config import Settings
 from .handlers.reply import Deferred
 from .limits import ConnectionGuard
+from .security import handlers as sasl
+from .security.config import Listener
+from .security.tls import principal_from_peercert, server_context
 from .store import MemoryStore, SqliteStore, Store
 
 log = structlog.get_logger("server")
@@ -44,7 +47,11 @@ MAX_QUEUED_REQUESTS = 64
 # Requests handled per connection before the loop serves others: one client pipelining
 # thousands of requests must not hold everyone else's heartbeats.
 REQUESTS_PER_TURN = 16
+# How long a refused connection stays open after its error response (or until the client
+# closes it first).
+CLOSE_GRACE_S = 0.5
 _CORRELATION = struct.Struct(">i")
+_LENGTH = struct.Struct(">i")
 
 
 class KafkaConnection(asyncio.Protocol):
@@ -53,8 +60,10 @@ class KafkaConnection(asyncio.Protocol):
         broker: Broker,
         connections: set[KafkaConnection],
         guard: ConnectionGuard | None = None,
+        listener: Listener | None = None,
     ) -> None:
         self.broker = broker
+        self.listener = listener
         self.connections = connections
         self.guard = guard if guard is not None else ConnectionGuard(broker.settings.limits)
         self.admitted = False
@@ -78,7 +87,7 @@ class KafkaConnection(asyncio.Protocol):
         self.transport = cast(asyncio.Transport, transport)
         peer = transport.get_extra_info("peername")
         self.peer_ip = str(peer[0]) if peer else "unknown"
-        self.ctx = ConnectionContext(client_host=f"/{self.peer_ip}")
+        self.ctx = self._context(transport)
         if self.guard.admit(self.peer_ip) is not None:
             self.closed = True
             self.transport.abort()
@@ -88,6 +97,16 @@ class KafkaConnection(asyncio.Protocol):
             high=self.broker.settings.limits.max_buffered_response_bytes
         )
         self.connections.add(self)
+
+    def _context(self, transport: asyncio.BaseTransport) -> ConnectionContext:
+        ctx = ConnectionContext(client_host=f"/{self.peer_ip}", listener=self.listener)
+        if self.listener is not None:
+            protocol = self.listener.protocol
+            ctx.authenticated = not protocol.uses_sasl
+            if protocol.uses_tls and not protocol.uses_sasl:
+                # SSL: the principal is the client certificate's subject (if it sent one).
+                ctx.principal = principal_from_peercert(transport.get_extra_info("peercert"))
+        return ctx
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
@@ -158,6 +177,9 @@ class KafkaConnection(asyncio.Protocol):
             self._update_reading()
 
     def _process(self, frame: bytes) -> None:
+        if self.ctx.sasl_raw_tokens and not self.ctx.authenticated:
+            self._raw_sasl_token(frame)
+            return
         try:
             request = decode_request(frame)
         except UnsupportedVersion as exc:
@@ -174,6 +196,10 @@ class KafkaConnection(asyncio.Protocol):
             return
         if not self.broker.supports(request.api.key):
             self._refuse(f"{request.api.name} is not served by this node")
+            return
+        if not self.ctx.authenticated and request.api.key not in sasl.PRE_AUTHENTICATION_APIS:
+            # As Kafka: anything else before authentication ends the connection.
+            self._refuse(f"{request.api.name} before SASL authentication")
             return
         self.ctx.client_id = request.header.client_id or ""
         try:
@@ -215,6 +241,26 @@ class KafkaConnection(asyncio.Protocol):
             return
         self.transport.write(data)
         self.last_activity = self.broker.loop.time()
+        if self.ctx.close_after_reply:
+            self._close_after_grace()
+
+    def _close_after_grace(self) -> None:
+        # A refused login: the client reads its error before the connection goes (some
+        # clients report only "disconnected" when the close arrives with the response).
+        self.closed = True
+        self.queue.clear()
+        transport = self.transport
+        if transport is not None:
+            transport.pause_reading()
+            self.broker.loop.call_later(CLOSE_GRACE_S, transport.close)
+
+    def _raw_sasl_token(self, token: bytes) -> None:
+        # After a v0 SaslHandshake: bare length-prefixed SASL tokens, no Kafka headers.
+        answer = sasl.raw_token(self.broker, self.ctx, token)
+        if answer is None or self.transport is None:
+            self.close()
+            return
+        self.transport.write(_LENGTH.pack(len(answer)) + answer)
 
     def _unsupported_api_versions(self, frame: bytes) -> None:
         # KIP-511: answer in the v0 format, with ApiVersions' own range, so the client can
@@ -262,6 +308,8 @@ class Server:
         self._sweeper: asyncio.TimerHandle | None = None
         self.broker: Broker | None = None
         self._server: asyncio.base_events.Server | None = None
+        self._servers: list[asyncio.base_events.Server] = []
+        self.listeners: list[Listener] = list(settings.effective_listeners)
         self.stopped = asyncio.Event()
 
     async def start(self) -> None:
@@ -269,31 +317,56 @@ class Server:
         self.broker = Broker(self.settings, loop, open_store(self.settings))
         # Everything is reloaded before the first connection is accepted.
         await self.broker.load()
-        host, port = self.settings.listen
-        self._server = await loop.create_server(
-            lambda: KafkaConnection(self.broker, self.connections, self.guard),  # type: ignore[arg-type]
-            host,
-            port,
-            reuse_address=True,
-            backlog=4096,
-        )
-        if port == 0:
+        for index, listener in enumerate(self.listeners):
+            await self._bind(loop, index, listener)
+        self._server = self._servers[0]
+        first = self.listeners[0]
+        if not self.settings.listeners and self.settings.listen[1] == 0:
             # Bound to an ephemeral port: advertise the one we got.
-            bound = (host, self.port)
             self.settings = dataclasses.replace(
                 self.settings,
-                listen=bound,
-                advertised_listener=self.settings.advertised_listener or bound,
+                listen=(first.host, first.port),
+                advertised_listener=first.advertised_address,
             )
             self.broker.settings = self.settings
         self._schedule_sweep()
-        log.info(
-            "listening",
-            listen=f"{host}:{port}",
-            advertised="{}:{}".format(*self.settings.advertised),
-            node_id=self.settings.node_id,
-            topics=len(self.broker.catalog),
+        for listener in self.listeners:
+            log.info(
+                "listening",
+                listener=listener.name,
+                listen=f"{listener.host}:{listener.port}",
+                advertised="{}:{}".format(*listener.advertised_address),
+                node_id=self.settings.node_id,
+                topics=len(self.broker.catalog),
+            )
+
+    async def _bind(self, loop: asyncio.AbstractEventLoop, index: int, listener: Listener) -> None:
+        tls = None
+        if listener.protocol.uses_tls:
+            tls = server_context(self.settings.security, sasl=listener.protocol.uses_sasl)
+        server = await loop.create_server(
+            # Looked up when a client connects: the port is only known once bound.
+            lambda: KafkaConnection(
+                self.broker,  # type: ignore[arg-type]
+                self.connections,
+                self.guard,
+                self.listeners[index],
+            ),
+            listener.host,
+            listener.port,
+            reuse_address=True,
+            backlog=4096,
+            ssl=tls,
+            # A TLS handshake is bounded like a request: a stalled one must not hold a socket.
+            ssl_handshake_timeout=(
+                self.settings.limits.request_receive_timeout_ms / 1000 if tls else None
+            ),
         )
+        self._servers.append(server)
+        if listener.port == 0:
+            # Bound to an ephemeral port: advertise the one we got (unless told otherwise).
+            port = int(server.sockets[0].getsockname()[1])
+            self.listeners[index] = dataclasses.replace(listener, port=port)
 
     def _schedule_sweep(self) -> None:
         loop = asyncio.get_running_loop()
@@ -312,14 +385,19 @@ class Server:
 
     @property
     def port(self) -> int:
+        """The first listener's port."""
         assert self._server is not None
         return int(self._server.sockets[0].getsockname()[1])
+
+    def port_of(self, protocol: str) -> int:
+        return next(lst.port for lst in self.listeners if lst.name == protocol)
 
     async def stop(self) -> None:
         """Graceful: stop accepting, answer parked requests, flush, close connections."""
         if self._server is None:
             return
-        self._server.close()
+        for server in self._servers:
+            server.close()
         if self._sweeper is not None:
             self._sweeper.cancel()
         if self.broker is not None:

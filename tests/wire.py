@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from scramp import ScramClient
+
 from coordinator.client.connection import KafkaConnectionClient
 from protocol.apis.describe_groups import DescribeGroupsRequest, DescribeGroupsResponse
 from protocol.apis.heartbeat import HeartbeatRequest, HeartbeatResponse
@@ -17,6 +19,8 @@ from protocol.apis.offset_fetch import (
     OffsetFetchRequestGroup,
     OffsetFetchResponse,
 )
+from protocol.apis.sasl_authenticate import SaslAuthenticateRequest, SaslAuthenticateResponse
+from protocol.apis.sasl_handshake import SaslHandshakeRequest, SaslHandshakeResponse
 from protocol.apis.sync_group import SyncGroupRequest, SyncGroupRequestAssignment, SyncGroupResponse
 
 Offsets = dict[tuple[str, int], tuple[int, str | None]]
@@ -118,3 +122,33 @@ async def heartbeat(
 
 async def describe(c: KafkaConnectionClient, group: str) -> DescribeGroupsResponse:
     return await c.request(DescribeGroupsRequest(groups=[group]), 5, DescribeGroupsResponse)
+
+
+async def sasl_login(
+    c: KafkaConnectionClient, user: str, password: str, mechanism: str = "SCRAM-SHA-512"
+) -> SaslAuthenticateResponse:
+    """SaslHandshake v1 then SaslAuthenticate v2 (PLAIN or SCRAM); the last response."""
+    hs = await c.request(SaslHandshakeRequest(mechanism=mechanism), 1, SaslHandshakeResponse)
+    assert hs.error_code == 0, hs
+    if mechanism == "PLAIN":
+        token = f"\0{user}\0{password}".encode()
+        return await c.request(
+            SaslAuthenticateRequest(auth_bytes=token), 2, SaslAuthenticateResponse
+        )
+    scram = ScramClient([mechanism], user, password)
+    first = await c.request(
+        SaslAuthenticateRequest(auth_bytes=scram.get_client_first().encode()),
+        2,
+        SaslAuthenticateResponse,
+    )
+    if first.error_code:
+        return first
+    scram.set_server_first(first.auth_bytes.decode())
+    final = await c.request(
+        SaslAuthenticateRequest(auth_bytes=scram.get_client_final().encode()),
+        2,
+        SaslAuthenticateResponse,
+    )
+    if final.error_code == 0:
+        scram.set_server_final(final.auth_bytes.decode())  # the server proved it has the key
+    return final

@@ -44,6 +44,8 @@ from protocol.errors import ErrorCode
 from protocol.frames import Request
 
 from ..catalog import NO_TOPIC_ID, Topic, topic_id_for, valid_topic_name
+from ..security.acls import Operation
+from ..security.authz import may_create_topic, may_group, may_topic
 from .reply import Deferred, Reply
 
 if TYPE_CHECKING:
@@ -101,25 +103,49 @@ def _topic_metadata(b: Broker, topic: Topic) -> MetadataResponseTopic:
 def metadata(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
     body = req.body
     assert isinstance(body, MetadataRequest)
-    host, port = b.settings.advertised
+    host, port = b.advertised_for(ctx)
     brokers = [MetadataResponseBroker(node_id=b.settings.node_id, host=host, port=port)]
     # v0: an empty list means every topic; v1+: null means every topic, empty means none.
     all_topics = body.topics is None or (req.version == 0 and not body.topics)
     topics: list[MetadataResponseTopic] = []
     if all_topics:
-        topics = [_topic_metadata(b, t) for t in b.catalog.all()]
+        topics = [
+            _topic_metadata(b, t)
+            for t in b.catalog.all()
+            if may_topic(b, ctx, Operation.DESCRIBE, t.name)
+        ]
     else:
         assert body.topics is not None
         for wanted in body.topics:
             topic = b.catalog.get(wanted.name) if wanted.name is not None else None
             if topic is None and wanted.name is None:
                 topic = b.catalog.by_id(wanted.topic_id)
-            if topic is None and wanted.name and body.allow_auto_topic_creation:
-                topic = b.auto_create_topic(wanted.name)
+            name = topic.name if topic is not None else wanted.name
+            if name is not None and not may_topic(b, ctx, Operation.DESCRIBE, name):
+                # Kafka says the same whether or not the topic exists.
+                topics.append(
+                    MetadataResponseTopic(
+                        error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                        name=wanted.name,
+                        topic_id=wanted.topic_id,
+                    )
+                )
+                continue
+            creating = (
+                topic is None
+                and bool(wanted.name)
+                and body.allow_auto_topic_creation
+                and b.settings.auto_create_topics
+            )
+            error = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            if creating and not may_create_topic(b, ctx, wanted.name or ""):
+                error = ErrorCode.TOPIC_AUTHORIZATION_FAILED  # Kafka: CREATE is missing
+            elif creating:
+                topic = b.auto_create_topic(wanted.name or "")
             if topic is None:
                 topics.append(
                     MetadataResponseTopic(
-                        error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                        error_code=error,
                         name=wanted.name,
                         topic_id=wanted.topic_id,
                     )
@@ -134,8 +160,12 @@ def metadata(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
     )
 
 
-def _coordinator_for(b: Broker, key_type: int, version: int) -> tuple[ErrorCode, str | None]:
+def _coordinator_for(
+    b: Broker, ctx: ConnectionContext, key_type: int, key: str, version: int
+) -> tuple[ErrorCode, str | None]:
     if key_type == KEY_TYPE_GROUP:
+        if not may_group(b, ctx, Operation.DESCRIBE, key):
+            return ErrorCode.GROUP_AUTHORIZATION_FAILED, None
         return ErrorCode.NONE, None
     if key_type == KEY_TYPE_SHARE and version < 6:
         return ErrorCode.INVALID_REQUEST, "Share key type needs FindCoordinator v6"
@@ -148,10 +178,10 @@ def _coordinator_for(b: Broker, key_type: int, version: int) -> tuple[ErrorCode,
 def find_coordinator(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
     body = req.body
     assert isinstance(body, FindCoordinatorRequest)
-    host, port = b.settings.advertised
+    host, port = b.advertised_for(ctx)
     node = b.settings.node_id
     if req.version < 4:
-        error, message = _coordinator_for(b, body.key_type, req.version)
+        error, message = _coordinator_for(b, ctx, body.key_type, body.key, req.version)
         if error:
             return FindCoordinatorResponse(
                 error_code=error,
@@ -165,7 +195,7 @@ def find_coordinator(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
         )
     coordinators = []
     for key in body.coordinator_keys:
-        error, message = _coordinator_for(b, body.key_type, req.version)
+        error, message = _coordinator_for(b, ctx, body.key_type, key, req.version)
         if error:
             coordinators.append(
                 FindCoordinatorResponseCoordinator(
@@ -199,6 +229,9 @@ def create_topics(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
         error, message = ErrorCode.NONE, None
         if t.name in seen:
             error, message = ErrorCode.INVALID_REQUEST, "Duplicate topic in request"
+        elif not may_create_topic(b, ctx, t.name):
+            error = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            message = "Authorization failed."
         elif not valid_topic_name(t.name):
             error, message = ErrorCode.INVALID_TOPIC_EXCEPTION, f"Illegal topic name {t.name!r}"
         elif b.catalog.get(t.name) is not None:
@@ -235,8 +268,16 @@ def list_offsets(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
     topics = []
     for t in body.topics:
         partitions = []
+        described = may_topic(b, ctx, Operation.DESCRIBE, t.name)
         for p in t.partitions:
-            if not b.catalog.has_partition(t.name, p.partition_index):
+            if not described:
+                partitions.append(
+                    ListOffsetsPartitionResponse(
+                        partition_index=p.partition_index,
+                        error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                    )
+                )
+            elif not b.catalog.has_partition(t.name, p.partition_index):
                 partitions.append(
                     ListOffsetsPartitionResponse(
                         partition_index=p.partition_index,
@@ -275,12 +316,18 @@ def fetch(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
     responses = []
     for t in body.topics:
         partitions = []
+        readable = may_topic(b, ctx, Operation.READ, t.topic)
         for p in t.partitions:
-            known = b.catalog.has_partition(t.topic, p.partition)
+            known = readable and b.catalog.has_partition(t.topic, p.partition)
+            error = (
+                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                if readable
+                else ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            )
             partitions.append(
                 FetchResponsePartitionData(
                     partition_index=p.partition,
-                    error_code=0 if known else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                    error_code=0 if known else error,
                     high_watermark=0 if known else -1,
                     last_stable_offset=0 if known else -1,
                     log_start_offset=0 if known else -1,

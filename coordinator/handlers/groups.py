@@ -69,14 +69,15 @@ from ..group.results import (
     OffsetFetchResult,
     SyncGroupResult,
 )
+from ..security.acls import Operation
+from ..security.authz import group_operations, may_cluster, may_group, may_topic
 from .reply import Reply
 
 if TYPE_CHECKING:
     from ..broker import Broker, ConnectionContext
 
-# DescribeGroups v3+ with IncludeAuthorizedOperations and no authorizer: every group
-# operation (READ, DELETE, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS) as bits.
-ALL_GROUP_OPERATIONS = 3400
+GROUP_AUTHORIZATION_FAILED = ErrorCode.GROUP_AUTHORIZATION_FAILED
+TOPIC_AUTHORIZATION_FAILED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
 
 
 def join_group(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
@@ -114,6 +115,8 @@ def join_group(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
             ],
         )
 
+    if not may_group(b, ctx, Operation.READ, body.group_id):
+        return render(JoinGroupResult(error_code=GROUP_AUTHORIZATION_FAILED))
     return b.call(lambda token, now: b.groups.join_group(token, inp, now), render)
 
 
@@ -140,6 +143,8 @@ def sync_group(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
             assignment=r.assignment,
         )
 
+    if not may_group(b, ctx, Operation.READ, body.group_id):
+        return render(SyncGroupResult(error_code=GROUP_AUTHORIZATION_FAILED))
     return b.call(lambda token, now: b.groups.sync_group(token, inp, now), render)
 
 
@@ -156,6 +161,8 @@ def heartbeat(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
     def render(r: HeartbeatResult) -> HeartbeatResponse:
         return HeartbeatResponse(error_code=r.error_code)
 
+    if not may_group(b, ctx, Operation.READ, body.group_id):
+        return render(HeartbeatResult(error_code=GROUP_AUTHORIZATION_FAILED))
     return b.call(lambda token, now: b.groups.heartbeat(token, inp, now), render)
 
 
@@ -182,6 +189,8 @@ def leave_group(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
             ],
         )
 
+    if not may_group(b, ctx, Operation.READ, body.group_id):
+        return render(LeaveGroupResult(error_code=GROUP_AUTHORIZATION_FAILED))
     return b.call(lambda token, now: b.groups.leave_group(token, inp, now), render)
 
 
@@ -189,13 +198,19 @@ def offset_commit(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
     body = req.body
     assert isinstance(body, OffsetCommitRequest)
     version = req.version
-    # Partitions the catalog does not know are refused by the API layer, as in Kafka.
-    unknown: dict[str, list[int]] = {}
+    # Unauthorized and unknown partitions are refused by the API layer, as in Kafka.
+    refused: dict[tuple[str, int], int] = {}
     known: list[tuple[str, list[tuple[int, int, int, str | None]]]] = []
+    group_allowed = may_group(b, ctx, Operation.READ, body.group_id)
     for t in body.topics:
         parts = []
+        topic_allowed = group_allowed and may_topic(b, ctx, Operation.READ, t.name)
         for p in t.partitions:
-            if b.catalog.has_partition(t.name, p.partition_index):
+            if not group_allowed:
+                refused[(t.name, p.partition_index)] = GROUP_AUTHORIZATION_FAILED
+            elif not topic_allowed:
+                refused[(t.name, p.partition_index)] = TOPIC_AUTHORIZATION_FAILED
+            elif b.catalog.has_partition(t.name, p.partition_index):
                 parts.append(
                     (
                         p.partition_index,
@@ -205,7 +220,7 @@ def offset_commit(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
                     )
                 )
             else:
-                unknown.setdefault(t.name, []).append(p.partition_index)
+                refused[(t.name, p.partition_index)] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         if parts:
             known.append((t.name, parts))
     inp = OffsetCommitInput(
@@ -222,9 +237,7 @@ def offset_commit(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
         errors: dict[tuple[str, int], int] = {
             (name, p): e for name, parts in r.topics for p, e in parts
         }
-        for name, parts in unknown.items():
-            for p in parts:
-                errors[(name, p)] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        errors.update(refused)
         # Answer in request order.
         return OffsetCommitResponse(
             topics=[
@@ -248,9 +261,26 @@ def offset_commit(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
 
 
 def _fetch_group(
-    b: Broker, group_id: str, topics: list[tuple[str, list[int]]] | None
+    b: Broker,
+    ctx: ConnectionContext,
+    group_id: str,
+    topics: list[tuple[str, list[int]]] | None,
+    version: int,
 ) -> OffsetFetchResult:
-    return b.groups.fetch_offsets(group_id, topics, b.now_ms())
+    if not may_group(b, ctx, Operation.DESCRIBE, group_id):
+        # v0-1 carry the error in every requested partition; later versions at the top.
+        folded: list[tuple[str, list[tuple[int, int, int, str | None, int]]]] = [
+            (n, [(p, -1, -1, "", 0) for p in ps]) for n, ps in topics or []
+        ]
+        return OffsetFetchResult(GROUP_AUTHORIZATION_FAILED, folded if version <= 1 else [])
+    r = b.groups.fetch_offsets(group_id, topics, b.now_ms())
+    visible = []
+    for name, parts in r.topics:
+        if may_topic(b, ctx, Operation.DESCRIBE, name):
+            visible.append((name, parts))
+        elif topics is not None:  # asked for by name: say so; "all topics" just omits it
+            visible.append((name, [(p[0], -1, -1, "", TOPIC_AUTHORIZATION_FAILED) for p in parts]))
+    return OffsetFetchResult(r.error_code, visible)
 
 
 def offset_fetch(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
@@ -261,7 +291,7 @@ def offset_fetch(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
         groups = []
         for g in body.groups:
             wanted = None if g.topics is None else [(t.name, t.partition_indexes) for t in g.topics]
-            r = _fetch_group(b, g.group_id, wanted)
+            r = _fetch_group(b, ctx, g.group_id, wanted, version)
             groups.append(
                 OffsetFetchResponseGroup(
                     group_id=g.group_id,
@@ -288,7 +318,7 @@ def offset_fetch(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
     wanted_topics = (
         None if body.topics is None else [(t.name, t.partition_indexes) for t in body.topics]
     )
-    r = _fetch_group(b, body.group_id, wanted_topics)
+    r = _fetch_group(b, ctx, body.group_id, wanted_topics, version)
     fold = version <= 1 and r.error_code != 0
     topics = [
         OffsetFetchResponseTopic(
@@ -313,14 +343,22 @@ def offset_fetch(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
 def describe_groups(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
     body = req.body
     assert isinstance(body, DescribeGroupsRequest)
-    ops = (
-        ALL_GROUP_OPERATIONS
-        if req.version >= 3 and body.include_authorized_operations
-        else -2147483648
-    )
+    with_ops = req.version >= 3 and body.include_authorized_operations
+    allowed = [g for g in body.groups if may_group(b, ctx, Operation.DESCRIBE, g)]
+    described = {g.group_id: g for g in b.groups.describe_groups(allowed)}
     return DescribeGroupsResponse(
         groups=[
             DescribeGroupsResponseDescribedGroup(
+                error_code=GROUP_AUTHORIZATION_FAILED,
+                group_id=group_id,
+                group_state="",
+                protocol_type="",
+                protocol_data="",
+                members=[],
+                authorized_operations=-2147483648,
+            )
+            if (g := described.get(group_id)) is None
+            else DescribeGroupsResponseDescribedGroup(
                 error_code=g.error_code,
                 group_id=g.group_id,
                 group_state=g.group_state,
@@ -337,9 +375,11 @@ def describe_groups(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
                     )
                     for m in g.members
                 ],
-                authorized_operations=ops,
+                authorized_operations=(
+                    group_operations(b, ctx, g.group_id) if with_ops else -2147483648
+                ),
             )
-            for g in b.groups.describe_groups(body.groups)
+            for group_id in body.groups
         ]
     )
 
@@ -347,6 +387,8 @@ def describe_groups(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
 def list_groups(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
     body = req.body
     assert isinstance(body, ListGroupsRequest)
+    # Kafka: DESCRIBE on the cluster lists every group; otherwise those one may describe.
+    everything = may_cluster(b, ctx, Operation.DESCRIBE)
     return ListGroupsResponse(
         error_code=0,
         groups=[
@@ -357,6 +399,7 @@ def list_groups(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
                 group_type=g.group_type,
             )
             for g in b.groups.list_groups(body.states_filter, body.types_filter)
+            if everything or may_group(b, ctx, Operation.DESCRIBE, g.group_id)
         ],
     )
 
@@ -364,10 +407,15 @@ def list_groups(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
 def delete_groups(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
     body = req.body
     assert isinstance(body, DeleteGroupsRequest)
-    results, effects = b.groups.delete_groups(body.groups_names, b.now_ms())
+    allowed = [g for g in body.groups_names if may_group(b, ctx, Operation.DELETE, g)]
+    results, effects = b.groups.delete_groups(allowed, b.now_ms())
+    errors = dict(results)
     response = DeleteGroupsResponse(
         results=[
-            DeleteGroupsResponseDeletableGroupResult(group_id=g, error_code=e) for g, e in results
+            DeleteGroupsResponseDeletableGroupResult(
+                group_id=g, error_code=errors.get(g, GROUP_AUTHORIZATION_FAILED)
+            )
+            for g in body.groups_names
         ]
     )
     return b.when_durable(b.apply(effects), response)
@@ -376,8 +424,18 @@ def delete_groups(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
 def offset_delete(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
     body = req.body
     assert isinstance(body, OffsetDeleteRequest)
+    if not may_group(b, ctx, Operation.DELETE, body.group_id):
+        return OffsetDeleteResponse(error_code=GROUP_AUTHORIZATION_FAILED, topics=[])
     wanted = [(t.name, [p.partition_index for p in t.partitions]) for t in body.topics]
-    error, parts, effects = b.groups.delete_offsets(body.group_id, wanted, b.now_ms())
+    allowed = [(n, ps) for n, ps in wanted if may_topic(b, ctx, Operation.READ, n)]
+    error, parts, effects = b.groups.delete_offsets(body.group_id, allowed, b.now_ms())
+    if not error:
+        parts = list(parts) + [
+            (n, p, TOPIC_AUTHORIZATION_FAILED)
+            for n, ps in wanted
+            if (n, ps) not in allowed
+            for p in ps
+        ]
     durable = b.apply(effects)
     by_topic: dict[str, list[OffsetDeleteResponsePartition]] = {}
     for topic, partition, e in parts:

@@ -14,6 +14,9 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..security.acls import AclBinding
+from ..security.credentials import ScramCredential
+
 
 @dataclass(frozen=True, slots=True)
 class OffsetRow:
@@ -46,6 +49,12 @@ class Write:
     topics: list[tuple[str, int]] = field(default_factory=list)
     #: (group, member, last heartbeat ms): fresher than the group's last snapshot.
     heartbeats: list[tuple[str, str, int]] = field(default_factory=list)
+    #: SCRAM credentials to add or replace, by (username, mechanism).
+    credentials: list[ScramCredential] = field(default_factory=list)
+    #: (username, mechanism); mechanism None removes every credential of the user.
+    deleted_credentials: list[tuple[str, str | None]] = field(default_factory=list)
+    acls: list[AclBinding] = field(default_factory=list)
+    deleted_acls: list[AclBinding] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return bool(
@@ -55,6 +64,10 @@ class Write:
             or self.deleted_groups
             or self.topics
             or self.heartbeats
+            or self.credentials
+            or self.deleted_credentials
+            or self.acls
+            or self.deleted_acls
         )
 
 
@@ -64,6 +77,15 @@ class LoadedState:
     groups: list[GroupRow] = field(default_factory=list)
     topics: list[tuple[str, int]] = field(default_factory=list)
     heartbeats: dict[tuple[str, str], int] = field(default_factory=dict)
+    security: SecurityRows = field(default_factory=lambda: SecurityRows())
+
+
+@dataclass(frozen=True, slots=True)
+class SecurityRows:
+    """Users (as SCRAM credentials, never passwords) and ACL bindings."""
+
+    credentials: tuple[ScramCredential, ...] = ()
+    acls: tuple[AclBinding, ...] = ()
 
 
 class Store(abc.ABC):
@@ -77,6 +99,11 @@ class Store(abc.ABC):
     def write(self, batch: Write) -> asyncio.Future[None]:
         """Queue ``batch``; the future resolves once it is durable (or fails). Batches are
         applied in the order they were queued."""
+
+    @abc.abstractmethod
+    async def read_security(self) -> SecurityRows:
+        """Users and ACLs as stored now: the ``users``/``acls`` commands may change them
+        while the daemon runs, and the daemon re-reads them."""
 
     @abc.abstractmethod
     async def close(self) -> None:

@@ -14,7 +14,9 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from .base import GroupRow, LoadedState, OffsetRow, Store, Write
+from ..security.acls import AclBinding, Operation, PatternType, Permission, ResourceType
+from ..security.credentials import ScramCredential
+from .base import GroupRow, LoadedState, OffsetRow, SecurityRows, Store, Write
 
 # Numbered migrations, applied in order at start; PRAGMA user_version records the last.
 MIGRATIONS: list[str] = [
@@ -48,6 +50,30 @@ MIGRATIONS: list[str] = [
         member_id TEXT NOT NULL,
         last_heartbeat_ms INTEGER NOT NULL,
         PRIMARY KEY (group_id, member_id)
+    ) WITHOUT ROWID;
+    """,
+    # 3: users as SCRAM credentials (RFC 5802: salt, iterations, StoredKey, ServerKey; never a
+    # password) and ACL bindings.
+    """
+    CREATE TABLE scram_credentials (
+        username TEXT NOT NULL,
+        mechanism TEXT NOT NULL,
+        salt BLOB NOT NULL,
+        iterations INTEGER NOT NULL,
+        stored_key BLOB NOT NULL,
+        server_key BLOB NOT NULL,
+        PRIMARY KEY (username, mechanism)
+    ) WITHOUT ROWID;
+    CREATE TABLE acls (
+        principal TEXT NOT NULL,
+        resource_type INTEGER NOT NULL,
+        resource_name TEXT NOT NULL,
+        pattern_type INTEGER NOT NULL,
+        operation INTEGER NOT NULL,
+        permission INTEGER NOT NULL,
+        host TEXT NOT NULL,
+        PRIMARY KEY (principal, resource_type, resource_name, pattern_type, operation,
+                     permission, host)
     ) WITHOUT ROWID;
     """,
 ]
@@ -104,7 +130,17 @@ class SqliteStore(Store):
                 "SELECT group_id, member_id, last_heartbeat_ms FROM member_heartbeats"
             )
         }
+        state.security = _read_security(conn)
         return state
+
+    async def read_security(self) -> SecurityRows:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, self._read_security_sync)
+
+    def _read_security_sync(self) -> SecurityRows:
+        assert self._conn is not None
+        with self._lock:
+            return _read_security(self._conn)
 
     def write(self, batch: Write) -> asyncio.Future[None]:
         loop = asyncio.get_running_loop()
@@ -168,7 +204,76 @@ class SqliteStore(Store):
             self._conn = None
 
 
+def _read_security(conn: sqlite3.Connection) -> SecurityRows:
+    credentials = tuple(
+        ScramCredential(*row)
+        for row in conn.execute(
+            "SELECT username, mechanism, salt, iterations, stored_key, server_key"
+            " FROM scram_credentials ORDER BY username, mechanism"
+        )
+    )
+    acls = tuple(
+        AclBinding(
+            principal=principal,
+            resource_type=ResourceType(rtype),
+            resource_name=name,
+            pattern_type=PatternType(ptype),
+            operation=Operation(op),
+            permission=Permission(perm),
+            host=host,
+        )
+        for principal, rtype, name, ptype, op, perm, host in conn.execute(
+            "SELECT principal, resource_type, resource_name, pattern_type, operation,"
+            " permission, host FROM acls ORDER BY resource_type, resource_name, principal"
+        )
+    )
+    return SecurityRows(credentials, acls)
+
+
+def _acl_row(a: AclBinding) -> tuple[str, int, str, int, int, int, str]:
+    return (
+        a.principal,
+        a.resource_type,
+        a.resource_name,
+        a.pattern_type,
+        a.operation,
+        a.permission,
+        a.host,
+    )
+
+
+def _apply_security(conn: sqlite3.Connection, batch: Write) -> None:
+    for user, mechanism in batch.deleted_credentials:
+        if mechanism is None:
+            conn.execute("DELETE FROM scram_credentials WHERE username = ?", (user,))
+        else:
+            conn.execute(
+                "DELETE FROM scram_credentials WHERE username = ? AND mechanism = ?",
+                (user, mechanism),
+            )
+    if batch.credentials:
+        conn.executemany(
+            "INSERT OR REPLACE INTO scram_credentials VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (c.username, c.mechanism, c.salt, c.iterations, c.stored_key, c.server_key)
+                for c in batch.credentials
+            ],
+        )
+    if batch.deleted_acls:
+        conn.executemany(
+            "DELETE FROM acls WHERE principal = ? AND resource_type = ? AND resource_name = ?"
+            " AND pattern_type = ? AND operation = ? AND permission = ? AND host = ?",
+            [_acl_row(a) for a in batch.deleted_acls],
+        )
+    if batch.acls:
+        conn.executemany(
+            "INSERT OR IGNORE INTO acls VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [_acl_row(a) for a in batch.acls],
+        )
+
+
 def _apply(conn: sqlite3.Connection, batch: Write) -> None:
+    _apply_security(conn, batch)
     if batch.deleted_groups:
         gone = [(g,) for g in batch.deleted_groups]
         conn.executemany("DELETE FROM offsets WHERE group_id = ?", gone)

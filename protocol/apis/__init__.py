@@ -22,6 +22,8 @@ from .metadata import MetadataRequest, MetadataResponse
 from .offset_commit import OffsetCommitRequest, OffsetCommitResponse
 from .offset_delete import OffsetDeleteRequest, OffsetDeleteResponse
 from .offset_fetch import OffsetFetchRequest, OffsetFetchResponse
+from .sasl_authenticate import SaslAuthenticateRequest, SaslAuthenticateResponse
+from .sasl_handshake import SaslHandshakeRequest, SaslHandshakeResponse
 from .sync_group import SyncGroupRequest, SyncGroupResponse
 
 API_VERSIONS_KEY = 18
@@ -79,9 +81,11 @@ ALL: tuple[Api, ...] = (
     _api("SyncGroup", SyncGroupRequest, SyncGroupResponse),
     _api("DescribeGroups", DescribeGroupsRequest, DescribeGroupsResponse),
     _api("ListGroups", ListGroupsRequest, ListGroupsResponse),
+    _api("SaslHandshake", SaslHandshakeRequest, SaslHandshakeResponse),
     _api("ApiVersions", ApiVersionsRequest, ApiVersionsResponse),
     _api("CreateTopics", CreateTopicsRequest, CreateTopicsResponse),
     _api("DeleteGroups", DeleteGroupsRequest, DeleteGroupsResponse),
+    _api("SaslAuthenticate", SaslAuthenticateRequest, SaslAuthenticateResponse),
     _api("OffsetDelete", OffsetDeleteRequest, OffsetDeleteResponse),
     _api("ConsumerGroupHeartbeat", ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse),
     _api("ConsumerGroupDescribe", ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse),

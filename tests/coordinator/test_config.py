@@ -21,3 +21,12 @@ def test_an_explicit_advertised_listener_wins() -> None:
 
 def test_a_concrete_bind_address_is_advertised_as_is() -> None:
     assert Settings(listen=("127.0.0.1", 9093)).advertised == ("127.0.0.1", 9093)
+
+
+def test_every_listener_on_a_wildcard_advertises_the_host_name() -> None:
+    from coordinator.security.config import Listener, SecurityProtocol
+
+    sasl = Listener(SecurityProtocol.SASL_SSL, "0.0.0.0", 9094)
+    assert sasl.advertised_address == (socket.getfqdn(), 9094)
+    named = Listener(SecurityProtocol.SSL, "0.0.0.0", 9093, ("broker.example", 9093))
+    assert named.advertised_address == ("broker.example", 9093)

@@ -30,6 +30,7 @@ class Member:
         client_id: str,
         session_timeout_ms: int = 6000,
         instance_id: str | None = None,
+        config: dict[str, Any] | None = None,
     ) -> None:
         self.bootstrap = bootstrap
         self.group = group
@@ -37,6 +38,8 @@ class Member:
         self.client_id = client_id
         self.session_timeout_ms = session_timeout_ms
         self.instance_id = instance_id
+        self.config = config or {}  # extra library-specific settings (security, ...)
+        self.errors: list[Any] = []  # errors the library reported without raising
         self.assigned: frozenset[TopicPartition] = frozenset()
         self.rebalances = 0  # assignment callbacks seen
         self._commands: queue.Queue[tuple[Callable[[], Any], Future[Any]]] = queue.Queue()
@@ -140,6 +143,7 @@ class KafkaPythonMember(Member):
             # ("No partition metadata for topic") and miss the topic showing up; a refresh
             # every 2 s makes it notice and rejoin, as it would against Kafka.
             metadata_max_age_ms=2000,
+            **self.config,
         )
         self.consumer.subscribe([self.topic], listener=Listener())
 
@@ -193,6 +197,8 @@ class ConfluentMember(Member):
         }
         if self.instance_id:
             config["group.instance.id"] = self.instance_id
+        config["error_cb"] = self.errors.append
+        config.update(self.config)
         self.consumer = Consumer(config)
         self._assigned: set[TopicPartition] = set()
 
@@ -206,7 +212,9 @@ class ConfluentMember(Member):
         self.consumer.subscribe([self.topic], on_assign=on_assign, on_revoke=on_revoke)
 
     def _poll(self) -> None:
-        self.consumer.poll(POLL_S)
+        message = self.consumer.poll(POLL_S)
+        if message is not None and message.error() is not None:
+            self.errors.append(message.error())
 
     def _assignment(self) -> set[TopicPartition]:
         return set(self._assigned)
@@ -257,6 +265,7 @@ class AiokafkaMember(Member):
                 heartbeat_interval_ms=300,
                 enable_auto_commit=False,
                 auto_offset_reset="earliest",
+                **self.config,
             )
             consumer.subscribe([self.topic], listener=Listener())
             await consumer.start()

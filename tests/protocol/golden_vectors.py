@@ -669,4 +669,12 @@ VECTORS: list[tuple[str, str, int, str, str]] = [
         ),
         "kio",
     ),
+    ("SaslHandshake", "request", 0, ("00027331"), "kio"),
+    ("SaslHandshake", "request", 1, ("00027331"), "kio"),
+    ("SaslHandshake", "response", 0, ("0001000000020002733300027334"), "kio"),
+    ("SaslHandshake", "response", 1, ("0001000000020002733300027334"), "kio"),
+    ("SaslAuthenticate", "request", 0, ("0000000201ab"), "kio"),
+    ("SaslAuthenticate", "request", 2, ("0301ab00"), "kio"),
+    ("SaslAuthenticate", "response", 0, ("0001000273320000000203ab"), "kio"),
+    ("SaslAuthenticate", "response", 2, ("00010373320303ab000000000000000400"), "kio"),
 ]

@@ -1,0 +1,120 @@
+"""ACLs with Kafka's semantics, and the authorizer that checks them.
+
+A binding allows or denies one operation on a resource (literal name, name prefix, or the
+wildcard ``*``) to a principal (``User:NAME`` or ``User:*``) from a host (``*`` = any).
+DENY wins over ALLOW; with no matching ALLOW the answer is no (default deny). As in Kafka,
+an ALLOW of READ, WRITE, DELETE or ALTER also allows DESCRIBE, and ALL covers every
+operation. Super users pass every check.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+WILDCARD = "*"
+CLUSTER_NAME = "kafka-cluster"
+
+
+class ResourceType(enum.IntEnum):
+    TOPIC = 2
+    GROUP = 3
+    CLUSTER = 4
+
+
+class PatternType(enum.IntEnum):
+    LITERAL = 3
+    PREFIXED = 4
+
+
+class Operation(enum.IntEnum):
+    ALL = 2
+    READ = 3
+    WRITE = 4
+    CREATE = 5
+    DELETE = 6
+    ALTER = 7
+    DESCRIBE = 8
+
+
+class Permission(enum.IntEnum):
+    DENY = 2
+    ALLOW = 3
+
+
+# An ALLOW of any of these also allows DESCRIBE (Kafka's implied operations).
+_IMPLIES_DESCRIBE = frozenset({Operation.READ, Operation.WRITE, Operation.DELETE, Operation.ALTER})
+
+
+@dataclass(frozen=True, slots=True)
+class AclBinding:
+    principal: str
+    resource_type: ResourceType
+    resource_name: str
+    pattern_type: PatternType
+    operation: Operation
+    permission: Permission
+    host: str = WILDCARD
+
+    def __str__(self) -> str:
+        return (
+            f"{self.permission.name} {self.principal} {self.operation.name} "
+            f"{self.resource_type.name}:{self.pattern_type.name}:{self.resource_name} "
+            f"host={self.host}"
+        )
+
+    def matches_resource(self, resource_type: ResourceType, name: str) -> bool:
+        if self.resource_type != resource_type:
+            return False
+        if self.pattern_type == PatternType.PREFIXED:
+            return name.startswith(self.resource_name)
+        return self.resource_name in (name, WILDCARD)
+
+    def applies_to(self, principal: str, host: str) -> bool:
+        return self.principal in (principal, "User:*") and self.host in (host, WILDCARD)
+
+
+def validate(binding: AclBinding) -> None:
+    """Refuse bindings Kafka refuses: a bad principal, or a prefixed wildcard."""
+    if not binding.principal.startswith("User:") or binding.principal == "User:":
+        raise ValueError(f"a principal is User:NAME or User:*, got {binding.principal!r}")
+    if not binding.resource_name:
+        raise ValueError("the resource name must not be empty")
+    if binding.pattern_type == PatternType.PREFIXED and binding.resource_name == WILDCARD:
+        raise ValueError("a PREFIXED pattern cannot be '*' (use LITERAL '*')")
+    if binding.resource_type == ResourceType.CLUSTER and binding.resource_name != CLUSTER_NAME:
+        raise ValueError(f"the cluster resource is named {CLUSTER_NAME!r}")
+
+
+class Authorizer:
+    """Answers "may PRINCIPAL do OPERATION on RESOURCE" from a set of bindings."""
+
+    def __init__(self, bindings: Iterable[AclBinding], super_users: frozenset[str]) -> None:
+        self.super_users = super_users
+        self._by_type: dict[ResourceType, list[AclBinding]] = {}
+        for b in bindings:
+            self._by_type.setdefault(b.resource_type, []).append(b)
+
+    def authorize(
+        self,
+        principal: str,
+        host: str,
+        operation: Operation,
+        resource_type: ResourceType,
+        name: str,
+    ) -> bool:
+        if principal in self.super_users:
+            return True
+        allowed = False
+        for b in self._by_type.get(resource_type, ()):
+            if not (b.applies_to(principal, host) and b.matches_resource(resource_type, name)):
+                continue
+            if b.permission == Permission.DENY:
+                if b.operation in (operation, Operation.ALL):
+                    return False  # DENY wins, whatever else matches
+            elif b.operation in (operation, Operation.ALL) or (
+                operation == Operation.DESCRIBE and b.operation in _IMPLIES_DESCRIBE
+            ):
+                allowed = True
+        return allowed
