@@ -288,4 +288,5 @@ def _after_write(fut: asyncio.Future[None], replies: list[tuple[object, object]]
 
 
 def _loggable(value: Any) -> bool:
-    return not isinstance(value, bytes | bytearray)
+    # Member assignments (SyncCompleted) are for the journal, which decodes them.
+    return not isinstance(value, bytes | bytearray | tuple)
