@@ -13,7 +13,7 @@ import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
@@ -30,6 +30,9 @@ from .handlers.reply import Deferred, Pending, Reply
 from .persist import to_records, to_write
 from .store import MemoryStore, Store, Write
 from .timers import KeyedTimers
+
+if TYPE_CHECKING:
+    from .metrics import Metrics
 
 log = structlog.get_logger("coordinator")
 
@@ -77,6 +80,9 @@ class Broker:
         self._clock_offset_ms = time.time() * 1000 - loop.time() * 1000
         self.timers = KeyedTimers(loop, self._on_timer, self._clock_offset_ms)
         self.closing = False
+        # Where group events go besides the log (the journal, metrics): see observability.py.
+        self.event_sinks: list[Callable[[object], None]] = []
+        self.metrics: Metrics | None = None
         self._delayed: dict[asyncio.Future[Any], tuple[asyncio.TimerHandle, Any]] = {}
         self._periodic: list[asyncio.TimerHandle] = []
         self._checkpointed: dict[tuple[str, str], int] = {}
@@ -124,7 +130,12 @@ class Broker:
         return api_key in HANDLERS
 
     def handle(self, request: Request, ctx: ConnectionContext) -> Reply:
-        return HANDLERS[request.api.key](self, request, ctx)
+        metrics = self.metrics
+        if metrics is None:
+            return HANDLERS[request.api.key](self, request, ctx)
+        started = time.perf_counter()
+        reply = HANDLERS[request.api.key](self, request, ctx)
+        return metrics.request_done(request, reply, started)
 
     def advertised_api_versions(self) -> list[ApiVersionsResponseApiVersion]:
         return self._api_versions
@@ -152,6 +163,8 @@ class Broker:
                 self.timers.cancel(change.key)
         for event in effects.events:
             self._log_event(event)
+            for sink in self.event_sinks:
+                sink(event)
         if not effects.records:
             _resolve_all(effects.replies)
             return None

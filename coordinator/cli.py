@@ -20,6 +20,7 @@ from .config import Settings, parse_host_port, parse_topic
 from .conformance.command import conformance
 from .group.config import GroupConfig
 from .limits import ConnectionLimits
+from .observability import ObservabilitySettings
 
 ENV_PREFIX = "GROUP_COORDINATOR"
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -150,6 +151,20 @@ def main() -> None:
     help="how long a connection may not read its responses before it is dropped",
 )
 @option("--socket-request-max-bytes", default=104857600, type=click.IntRange(min=1024))
+@option(
+    "--journal-dir",
+    default=None,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="write the group event journal (JSON lines, docs/journal.md) here",
+)
+@option("--journal-max-bytes", default=64 << 20, type=click.IntRange(min=1024))
+@option("--journal-rotate-seconds", default=3600, type=click.IntRange(min=1))
+@option(
+    "--metrics-listen",
+    default=None,
+    callback=_host_port,
+    help="HOST:PORT to serve Prometheus metrics on (/metrics); off when not given",
+)
 @option("--log-format", default="plain", type=click.Choice(["plain", "json"]))
 @option(
     "--log-level",
@@ -203,6 +218,12 @@ def settings_from_options(options: dict[str, Any]) -> Settings:
         store=options["store"],
         heartbeat_checkpoint_interval_ms=options["heartbeat_checkpoint_interval_ms"],
         socket_request_max_bytes=options["socket_request_max_bytes"],
+        observability=ObservabilitySettings(
+            journal_dir=options["journal_dir"],
+            journal_max_bytes=options["journal_max_bytes"],
+            journal_rotate_seconds=options["journal_rotate_seconds"],
+            metrics_listen=options["metrics_listen"],
+        ),
         log_format=options["log_format"],
         log_level=options["log_level"],
     )
