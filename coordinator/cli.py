@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import click
 
 from .admin_cli import groups, offsets
+from .analytics.command import analyze
 from .config import Settings, parse_host_port, parse_topic
 from .conformance.command import conformance
 from .group.config import GroupConfig
@@ -232,6 +233,7 @@ def settings_from_options(options: dict[str, Any]) -> Settings:
 main.add_command(groups)
 main.add_command(offsets)
 main.add_command(conformance)
+main.add_command(analyze)
 
 if __name__ == "__main__":
     main()
