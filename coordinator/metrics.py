@@ -235,7 +235,15 @@ class _LiveGauges(Collector):
         return [groups, members, connections]
 
 
-_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+#: Per response class, the fields declared as lists (where nested results may hold error
+#: codes): a Heartbeat response has none, so its walk is one getattr.
+_LIST_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _list_fields(body: object) -> tuple[str, ...]:
+    if not is_dataclass(body):
+        return ()
+    return tuple(f.name for f in fields(body) if str(f.type).startswith("list["))
 
 
 def _error_codes(body: object) -> Iterator[int]:
@@ -243,11 +251,9 @@ def _error_codes(body: object) -> Iterator[int]:
     code = getattr(body, "error_code", 0)
     if code:
         yield code
-    names = _FIELD_NAMES.get(type(body))
+    names = _LIST_FIELDS.get(type(body))
     if names is None:
-        names = _FIELD_NAMES[type(body)] = (
-            tuple(f.name for f in fields(body)) if is_dataclass(body) else ()
-        )
+        names = _LIST_FIELDS[type(body)] = _list_fields(body)
     for name in names:
         value = getattr(body, name)
         if isinstance(value, list) and value and isinstance(value[0], Struct):

@@ -13,8 +13,16 @@ from prometheus_client.parser import text_string_to_metric_families
 from coordinator.client.member import GroupMember
 from coordinator.config import Settings
 from coordinator.group.config import GroupConfig
+from coordinator.metrics import Metrics
 from coordinator.observability import ObservabilitySettings
 from coordinator.server import Server
+from protocol.apis.offset_commit import (
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+    OffsetCommitResponsePartition,
+    OffsetCommitResponseTopic,
+)
+from protocol.frames import decode_request, encode_request
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
@@ -128,3 +136,24 @@ async def test_without_metrics_listen_nothing_is_served_or_counted(tmp_path: Pat
         assert srv.broker.event_sinks == []
     finally:
         await srv.stop()
+
+
+def test_errors_are_counted_per_partition_in_nested_results() -> None:
+    metrics = Metrics()
+    request = decode_request(encode_request(OffsetCommitRequest(group_id="g"), 8, 1)[4:])
+    response = OffsetCommitResponse(
+        topics=[
+            OffsetCommitResponseTopic(
+                name="t",
+                partitions=[
+                    OffsetCommitResponsePartition(partition_index=p, error_code=code)
+                    for p, code in enumerate((0, 25, 25))
+                ],
+            )
+        ]
+    )
+    assert metrics.request_done(request, response, 0.0) is response
+    errors = metrics.registry.get_sample_value(
+        "group_coordinator_errors_total", {"api": "OffsetCommit", "error": "UNKNOWN_MEMBER_ID"}
+    )
+    assert errors == 2
