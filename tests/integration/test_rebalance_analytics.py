@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
-from coordinator.analytics.command import analyze_journals, spark_session
-from coordinator.analytics.job import AnalysisOptions
+from coordinator import cli
+from coordinator.analytics.command import spark_session
 from coordinator.client.connection import connect
 from coordinator.client.member import GroupMember
 from tests.wire import describe
@@ -91,11 +92,17 @@ def test_analysis_finds_exactly_the_scripted_rebalances(
 
     asyncio.run(drive())
 
-    spark = spark_session("local[2]")
-    options = AnalysisOptions(storm_threshold=8, storm_window_s=60)
-    analysis, report = analyze_journals(spark, [str(journal)], tmp_path / "out", options)
+    out = tmp_path / "out"
+    args = ["analyze", str(journal), "--out", str(out), "--master", "local[2]"]
+    result = CliRunner().invoke(
+        cli.main, [*args, "--storm-threshold", "8", "--storm-window-s", "60"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "3 groups, 17 rebalances, 1 storms" in result.output
 
-    rows = spark.read.parquet(str(analysis.tables["group_summary"])).collect()
+    spark = spark_session("local[2]")  # analyze stopped its own session
+    tables = out / "tables"
+    rows = spark.read.parquet(str(tables / "group_summary")).collect()
     groups: dict[str, Any] = {r["group"]: r.asDict(recursive=True) for r in rows}
     assert set(groups) == {"alpha", "beta", "storm"}
     alpha, beta, storm = groups["alpha"], groups["beta"], groups["storm"]
@@ -120,17 +127,18 @@ def test_analysis_finds_exactly_the_scripted_rebalances(
     assert (storm["storms"], storm["largest_storm"]) == (1, STORM_REBALANCES)
     assert storm["duration_max_ms"] >= storm["duration_p95_ms"] >= storm["duration_p50_ms"] >= 0
 
-    (only_storm,) = analysis.storms
-    assert (only_storm["group"], only_storm["rebalances"]) == ("storm", STORM_REBALANCES)
-    assert analysis.totals["rebalances"] == 17
-    assert analysis.totals["session_expiries"] == 1
-    assert sum(count for _, count in analysis.per_minute) == 17
+    storms = spark.read.parquet(str(tables / "storms")).collect()
+    assert [(r["group"], r["rebalances"]) for r in storms] == [("storm", STORM_REBALANCES)]
+    per_minute = spark.read.parquet(str(tables / "rebalances_per_minute")).collect()
+    assert sum(r["rebalances"] for r in per_minute) == 17
+    expiries = spark.read.parquet(str(tables / "member_churn")).agg({"session_expiries": "sum"})
+    assert expiries.first()[0] == 1
 
-    reasons = spark.read.parquet(str(analysis.tables["rebalance_reasons"]))
+    reasons = spark.read.parquet(str(tables / "rebalance_reasons"))
     expired = reasons.where("`group` = 'alpha' AND trigger = 'member_expired'").collect()
     assert [r["reason"].endswith("expired (session timeout)") for r in expired] == [True]
 
-    page = report.read_text()
+    page = (out / "report.html").read_text()
     assert "storm" in page and "data:image/png;base64," in page
     assert all((tmp_path / "out" / "charts" / name).stat().st_size > 0 for name in (
         "rebalances_over_time.png", "rebalance_durations.png", "top_groups.png"
