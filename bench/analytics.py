@@ -16,6 +16,7 @@ the run fails if the analysis disagrees with it.
 from __future__ import annotations
 
 import argparse
+import bisect
 import json
 import os
 import platform
@@ -27,9 +28,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from coordinator.analytics.job import AnalysisOptions
+
 RESULTS = Path(__file__).parent / "results"
 T0_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 TOPIC_PARTITIONS = 12
+STORM_LENGTH = 10
 
 
 @dataclass
@@ -41,7 +45,24 @@ class Truth:
     left: Counter[str] = field(default_factory=Counter)
     expired: Counter[str] = field(default_factory=Counter)
     committed: Counter[str] = field(default_factory=Counter)
+    rebalance_times: dict[str, list[int]] = field(default_factory=dict)
     entries: int = 0
+
+    def storms(self, threshold: int, window_s: int) -> int:
+        """Storms as ``analyze`` defines them, counted in plain Python: overlapping windows
+        of ``window_s`` that each start ``threshold`` or more rebalances are one storm."""
+        window_ms, count = window_s * 1000, 0
+        for times in self.rebalance_times.values():
+            times = sorted(times)
+            open_until = None
+            for i, t in enumerate(times):
+                j = bisect.bisect_left(times, t + window_ms)
+                if j - i < threshold:
+                    continue
+                if open_until is None or t > open_until:
+                    count += 1
+                open_until = max(open_until or t, times[j - 1])
+        return count
 
 
 class _Group:
@@ -106,6 +127,11 @@ def generate(directory: Path, events: int, groups: int, nodes: int, seed: int = 
             elif roll < 0.50:
                 reason = f"member {g.members[0]} rejoined in Stable"
                 now = _rebalance(out, rng, g, now, "member_rejoined", reason)
+            elif roll < 0.501:
+                # A storm: the leader keeps asking for new assignments (metadata flapping).
+                for _ in range(STORM_LENGTH):
+                    reason = f"member {g.members[0]} rejoined in Stable"
+                    now = _rebalance(out, rng, g, now, "member_rejoined", reason)
             else:
                 count = rng.randint(1, TOPIC_PARTITIONS)
                 out.line(g, now, {"type": "offsets_committed", "count": count})
@@ -128,6 +154,7 @@ def _rebalance(
     out.line(g, now, {"type": "rebalance_started", "generation": g.generation,
                       "trigger": trigger, "reason": reason})  # fmt: skip
     out.truth.rebalances[g.name] += 1
+    out.truth.rebalance_times.setdefault(g.name, []).append(now)
     join_ms = rng.randint(5, 3000)
     g.generation += 1
     t = now + join_ms
@@ -161,6 +188,10 @@ def check(truth: Truth, analysis: Any, summary_rows: list[dict[str, Any]]) -> No
         raise AssertionError(f"entries {analysis.totals['entries']} != {truth.entries}")
     if analysis.totals["rebalances"] != sum(truth.rebalances.values()):
         raise AssertionError("total rebalances differ")
+    options = AnalysisOptions()
+    storms = truth.storms(options.storm_threshold, options.storm_window_s)
+    if analysis.totals["storms"] != storms:
+        raise AssertionError(f"storms {analysis.totals['storms']} != {storms}")
     for row in summary_rows:
         name = row["group"]
         got = (row["rebalances"], row["members_joined"], row["members_left"],
@@ -173,7 +204,6 @@ def check(truth: Truth, analysis: Any, summary_rows: list[dict[str, Any]]) -> No
 
 def run(events: int, groups: int, nodes: int, workdir: Path) -> dict[str, Any]:
     from coordinator.analytics.command import analyze_journals, spark_session
-    from coordinator.analytics.job import AnalysisOptions
 
     journals = workdir / "journals"
     journals.mkdir(parents=True, exist_ok=True)
@@ -182,6 +212,7 @@ def run(events: int, groups: int, nodes: int, workdir: Path) -> dict[str, Any]:
     generate_s = time.perf_counter() - started
     journal_bytes = sum(p.stat().st_size for p in journals.iterdir())
 
+    load_before = os.getloadavg()[0]
     started = time.perf_counter()
     spark = spark_session("local[*]")
     startup_s = time.perf_counter() - started
@@ -203,6 +234,9 @@ def run(events: int, groups: int, nodes: int, workdir: Path) -> dict[str, Any]:
         "events_per_s": round(truth.entries / analyze_s),
         "rebalances": analysis.totals["rebalances"],
         "storms": analysis.totals["storms"],
+        # The machine is shared: a 1-minute load average above its CPU count means the
+        # job did not have the cores to itself.
+        "load_average_before": round(load_before, 2),
         "report": str(report),
         "master": "local[*]",
         "cpus": os.cpu_count(),
@@ -219,8 +253,9 @@ def write_report(result: dict[str, Any]) -> None:
         "",
         f"Synthetic journal: {result['events']:,} entries, {result['groups']:,} groups, "
         f"{result['nodes']} nodes ({result['journal_mb']} MiB of JSON lines), "
-        f"{result['rebalances']:,} rebalances. Machine: {result['cpus']} CPUs, "
-        f"Python {result['python']}.",
+        f"{result['rebalances']:,} rebalances, {result['storms']:,} storms. Machine: "
+        f"{result['cpus']} CPUs (1-minute load average {result['load_average_before']} "
+        f"before the run: the machine is shared), Python {result['python']}.",
         "",
         "| step | seconds |",
         "|---|---:|",
