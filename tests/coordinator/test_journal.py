@@ -101,3 +101,28 @@ def test_writer_rotates_by_time(tmp_path: Path) -> None:
     writer.close()
     assert len(list(tmp_path.iterdir())) == 2
     assert sorted(e["count"] for e in lines(tmp_path)) == [1, 2]
+
+
+def test_membership_entries_name_the_client_and_the_instance() -> None:
+    joined = to_entry(
+        events.MemberJoined("g", "m-1", "i-1", "app", "/10.0.0.1", ["cooperative-sticky", "range"]),
+        0,
+        0,
+    )
+    replaced = to_entry(events.StaticMemberReplaced("g", "i-1", "m-1", "m-2"), 0, 0)
+    deleted = to_entry(events.GroupDeleted("g", "DeleteGroups"), 0, 0)
+    assert joined is not None and replaced is not None and deleted is not None
+    assert {k: joined[k] for k in ("type", "member", "instance", "client_id", "client_host")} == {
+        "type": "member_joined",
+        "member": "m-1",
+        "instance": "i-1",
+        "client_id": "app",
+        "client_host": "/10.0.0.1",
+    }
+    assert joined["protocols"] == ["cooperative-sticky", "range"]
+    assert (replaced["type"], replaced["old_member"], replaced["member"]) == (
+        "static_member_replaced",
+        "m-1",
+        "m-2",
+    )
+    assert (deleted["type"], deleted["reason"]) == ("group_deleted", "DeleteGroups")
