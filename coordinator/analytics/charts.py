@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 
 from .job import Analysis
@@ -9,7 +10,7 @@ from .job import Analysis
 CHARTS = {
     "rebalances_over_time.png": "Rebalances per minute (all groups, all nodes)",
     "rebalance_durations.png": "Rebalance duration distribution",
-    "top_groups.png": "Groups with the most rebalances",
+    "top_groups.png": "Groups with the most rebalances, by trigger",
 }
 
 
@@ -23,14 +24,13 @@ def draw(analysis: Analysis, out: Path) -> dict[str, Path]:
     paths = {name: out / name for name in CHARTS}
 
     fig, ax = plt.subplots(figsize=(10, 4))
-    minutes = [m for m, _ in analysis.per_minute]
+    minutes = [datetime.fromisoformat(m) for m, _ in analysis.per_minute]
     counts = [c for _, c in analysis.per_minute]
-    ax.plot(range(len(minutes)), counts, marker="o" if len(minutes) < 60 else None)
-    step = max(len(minutes) // 8, 1)
-    ax.set_xticks(range(0, len(minutes), step))
-    ax.set_xticklabels([m[:16] for m in minutes[::step]], rotation=30, ha="right", fontsize=8)
+    marker = "o" if len(minutes) < 60 else None
+    ax.plot(minutes, counts, marker=marker, linewidth=0.8)  # type: ignore[arg-type]
     ax.set_ylabel("rebalances / minute")
     ax.set_title(CHARTS["rebalances_over_time.png"])
+    fig.autofmt_xdate()
     _save(fig, paths["rebalances_over_time.png"])
 
     fig, ax = plt.subplots(figsize=(10, 4))
@@ -42,12 +42,21 @@ def draw(analysis: Analysis, out: Path) -> dict[str, Path]:
     ax.tick_params(axis="x", labelrotation=30, labelsize=8)
     _save(fig, paths["rebalance_durations.png"])
 
+    # Stacked by trigger: the chart says why, not only how often.
     fig, ax = plt.subplots(figsize=(10, max(3, 0.3 * len(analysis.top_groups))))
     top = list(reversed(analysis.top_groups))
-    ax.barh([str(g["group"]) for g in top], [g["rebalances"] for g in top])
+    names = [str(g["group"]) for g in top]
+    triggers = sorted({t for g in top for t in (g.get("triggers") or {})})
+    left = [0] * len(top)
+    for trigger in triggers:
+        widths = [(g.get("triggers") or {}).get(trigger, 0) for g in top]
+        ax.barh(names, widths, left=left, label=trigger)
+        left = [a + b for a, b in zip(left, widths, strict=True)]
     ax.set_xlabel("rebalances")
     ax.set_title(CHARTS["top_groups.png"])
     ax.tick_params(axis="y", labelsize=8)
+    if triggers:
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     _save(fig, paths["top_groups.png"])
     return paths
 
