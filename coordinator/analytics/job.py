@@ -45,6 +45,7 @@ class Analysis:
     storms: list[dict[str, Any]]
     per_minute: list[tuple[str, int]]
     duration_histogram: list[tuple[float, int]]  # (bucket lower bound in s, rebalances)
+    triggers: list[tuple[str, int]]  # cluster-wide, most frequent first
     tables: dict[str, Path] = field(default_factory=dict)
 
 
@@ -128,6 +129,14 @@ def run(spark: Any, paths: list[str], out: Path, options: AnalysisOptions) -> An
             .collect()
         ],
         duration_histogram=_duration_histogram(durations, F),
+        triggers=[
+            (str(r["trigger"]), int(r["rebalances"]))
+            for r in spark.read.parquet(str(written["rebalance_triggers"]))
+            .groupBy("trigger")
+            .agg(F.sum("count").alias("rebalances"))
+            .orderBy(F.desc("rebalances"), "trigger")
+            .collect()
+        ],
         tables=written,
     )
     summary_out.unpersist()

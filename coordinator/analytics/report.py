@@ -60,6 +60,14 @@ def write(analysis: Analysis, charts: dict[str, Path], out: Path, options: Analy
             ],
         ),
     ]
+    total = sum(n for _, n in analysis.triggers) or 1
+    parts.append("<h2>Why: rebalances by trigger</h2>")
+    parts.append(
+        _table(
+            ["trigger", "rebalances", "share"],
+            [[t, n, f"{100 * n / total:.1f}%"] for t, n in analysis.triggers],
+        )
+    )
     for name, title in CHARTS.items():
         path = charts[name]
         data = base64.b64encode(path.read_bytes()).decode()

@@ -140,6 +140,9 @@ def test_analysis_finds_exactly_the_scripted_rebalances(
 
     page = (out / "report.html").read_text()
     assert "storm" in page and "data:image/png;base64," in page
+    # Cluster-wide, why: 6 new members, 9 leader rejoins, 1 leave, 1 expiry.
+    assert "<td>member_rejoined</td><td>9</td>" in page
+    assert "<td>new_member</td><td>6</td>" in page
     assert all((tmp_path / "out" / "charts" / name).stat().st_size > 0 for name in (
         "rebalances_over_time.png", "rebalance_durations.png", "top_groups.png"
     ))  # fmt: skip
