@@ -167,8 +167,12 @@ class Metrics:
 
     def _finish(self, series: _RequestSeries, body: Struct, started: float) -> None:
         series.latency.observe(time.perf_counter() - started)
-        for code in _error_codes(body):
-            self.errors.labels(series.api, _error_name(code)).inc()
+        nested = _LIST_FIELDS.get(type(body))
+        if nested is None:
+            nested = _LIST_FIELDS[type(body)] = _list_fields(body)
+        if nested or getattr(body, "error_code", 0):  # the common heartbeat stops here
+            for code in _error_codes(body):
+                self.errors.labels(series.api, _error_name(code)).inc()
 
     # -- scrape-time gauges and the HTTP endpoint --------------------------------------------
 

@@ -26,7 +26,7 @@ STORM_REBALANCES = 10
 
 def member(d: Daemon, group: str) -> GroupMember:
     return GroupMember(
-        d.bootstrap, group, topics=["t"], session_timeout_ms=1000, heartbeat_interval_ms=100
+        d.bootstrap, group, topics=["t"], session_timeout_ms=2000, heartbeat_interval_ms=100
     )
 
 
