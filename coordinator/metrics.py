@@ -170,7 +170,8 @@ class Metrics:
         nested = _LIST_FIELDS.get(type(body))
         if nested is None:
             nested = _LIST_FIELDS[type(body)] = _list_fields(body)
-        if nested or getattr(body, "error_code", 0):  # the common heartbeat stops here
+        top_level: int = getattr(body, "error_code", 0)
+        if nested or top_level:  # a heartbeat without error stops here
             for code in _error_codes(body):
                 self.errors.labels(series.api, _error_name(code)).inc()
 

@@ -13,7 +13,7 @@ from .job import Analysis, AnalysisOptions
 
 
 @click.command()
-@click.argument("journal_paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.argument("journal_paths", nargs=-1, required=True)
 @click.option(
     "--out",
     required=True,
@@ -45,7 +45,9 @@ def analyze(
 ) -> None:
     """Rebalance analytics over journals (files or directories, of one or many nodes).
 
-    Needs the analytics extra (pip install '.[analytics]') and Java 17+.
+    Needs the analytics extra (pip install '.[analytics]') and Java 17+. With a remote
+    master, journal paths (local, hdfs://, s3a://...) and --out must be visible to the
+    executors; charts and report.html are written by the driver.
     """
     try:
         import pyspark  # noqa: F401
@@ -53,6 +55,9 @@ def analyze(
         raise click.ClickException(
             "analyze needs PySpark: pip install 'group-coordinator[analytics]'"
         ) from exc
+    for path in journal_paths:
+        if not _is_uri(path) and not Path(path).exists():
+            raise click.BadParameter(f"{path!r} does not exist", param_hint="JOURNAL_PATHS")
     options = AnalysisOptions(storm_threshold, storm_window_s, top_groups)
     started = time.perf_counter()
     spark = spark_session(master)
@@ -95,6 +100,12 @@ def analyze_journals(
     from . import charts, job, report
 
     out.mkdir(parents=True, exist_ok=True)
-    analysis = job.run(spark, [str(Path(p).resolve()) for p in paths], out, options)
+    resolved = [p if _is_uri(p) else str(Path(p).resolve()) for p in paths]
+    analysis = job.run(spark, resolved, out, options)
     pngs = charts.draw(analysis, out / "charts")
     return analysis, report.write(analysis, pngs, out, options)
+
+
+def _is_uri(path: str) -> bool:
+    """hdfs://, s3a://, file://...: handed to Spark as given."""
+    return "://" in path
