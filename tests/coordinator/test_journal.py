@@ -6,6 +6,8 @@ import json
 import time
 from pathlib import Path
 
+import pytest
+
 from coordinator.group import events
 from coordinator.group.events import RebalanceTrigger, RemovalCause
 from coordinator.journal import SCHEMA_VERSION, JournalWriter, to_entry
@@ -126,3 +128,24 @@ def test_membership_entries_name_the_client_and_the_instance() -> None:
         "m-2",
     )
     assert (deleted["type"], deleted["reason"]) == ("group_deleted", "DeleteGroups")
+
+
+def test_a_slow_disk_does_not_slow_the_caller(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from coordinator.journal import writer as writer_module
+
+    real_emit = writer_module.SizeAndTimeRotatingFileHandler.emit
+
+    def slow_emit(self: object, record: object) -> None:
+        time.sleep(0.1)  # a disk that takes 100 ms per line
+        real_emit(self, record)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(writer_module.SizeAndTimeRotatingFileHandler, "emit", slow_emit)
+    writer = JournalWriter(tmp_path, node_id=0)
+    started = time.perf_counter()
+    for i in range(5):
+        writer(events.OffsetsCommitted("g", i))
+    assert time.perf_counter() - started < 0.1  # queued, not written
+    writer.close()  # waits for the writer thread
+    assert [e["count"] for e in lines(tmp_path)] == [0, 1, 2, 3, 4]
