@@ -123,26 +123,23 @@ class Metrics:
     # -- events (on the event loop) ----------------------------------------------------------
 
     def on_event(self, event: object) -> None:
-        kind = type(event)
-        if kind is events.RebalanceStarted:
-            self.rebalances.labels(event.trigger.value).inc()  # type: ignore[attr-defined]
-        elif kind is events.SyncCompleted:
-            duration_ms = event.rebalance_duration_ms  # type: ignore[attr-defined]
-            if duration_ms is not None:
-                self.rebalance_duration.observe(duration_ms / 1000)
-        elif kind is events.JoinCompleted and event.members == 0:  # type: ignore[attr-defined]
-            # Everyone left: the rebalance ends in Empty, with no SyncGroup.
-            self.rebalance_duration.observe(event.duration_ms / 1000)  # type: ignore[attr-defined]
-        elif kind is events.MemberJoined:
+        if isinstance(event, events.RebalanceStarted):
+            self.rebalances.labels(event.trigger.value).inc()
+        elif isinstance(event, events.SyncCompleted):
+            if event.rebalance_duration_ms is not None:
+                self.rebalance_duration.observe(event.rebalance_duration_ms / 1000)
+        elif isinstance(event, events.JoinCompleted):
+            if event.members == 0:  # everyone left: the rebalance ends Empty, with no sync
+                self.rebalance_duration.observe(event.duration_ms / 1000)
+        elif isinstance(event, events.MemberJoined):
             self.members_joined.inc()
-        elif kind is events.MemberRemoved:
-            cause = event.cause  # type: ignore[attr-defined]
-            if cause is events.RemovalCause.LEFT:
+        elif isinstance(event, events.MemberRemoved):
+            if event.cause is events.RemovalCause.LEFT:
                 self.members_left.inc()
-            elif cause.expired:
-                self.session_expirations.labels(cause.value).inc()
-        elif kind is events.OffsetsCommitted:
-            self.offset_commits.inc(event.count)  # type: ignore[attr-defined]
+            elif event.cause.expired:
+                self.session_expirations.labels(event.cause.value).inc()
+        elif isinstance(event, events.OffsetsCommitted):
+            self.offset_commits.inc(event.count)
 
     # -- requests (on the event loop) --------------------------------------------------------
 
