@@ -13,7 +13,7 @@ import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
@@ -35,6 +35,9 @@ from .security.runtime import Security
 from .security.sasl import SaslSession
 from .store import MemoryStore, Store, Write
 from .timers import KeyedTimers
+
+if TYPE_CHECKING:
+    from .metrics import Metrics
 
 log = structlog.get_logger("coordinator")
 
@@ -91,6 +94,9 @@ class Broker:
         self._clock_offset_ms = time.time() * 1000 - loop.time() * 1000
         self.timers = KeyedTimers(loop, self._on_timer, self._clock_offset_ms)
         self.closing = False
+        # Where group events go besides the log (the journal, metrics): see observability.py.
+        self.event_sinks: list[Callable[[object], None]] = []
+        self.metrics: Metrics | None = None
         self._delayed: dict[asyncio.Future[Any], tuple[asyncio.TimerHandle, Any]] = {}
         self._periodic: list[asyncio.TimerHandle] = []
         self._checkpointed: dict[tuple[str, str], int] = {}
@@ -143,7 +149,12 @@ class Broker:
         return api_key in HANDLERS
 
     def handle(self, request: Request, ctx: ConnectionContext) -> Reply:
-        return HANDLERS[request.api.key](self, request, ctx)
+        metrics = self.metrics
+        if metrics is None:
+            return HANDLERS[request.api.key](self, request, ctx)
+        started = time.perf_counter()
+        reply = HANDLERS[request.api.key](self, request, ctx)
+        return metrics.request_done(request, reply, started)
 
     def advertised_for(self, ctx: ConnectionContext) -> tuple[str, int]:
         """The address of the listener the client connected on (Kafka answers each
@@ -176,6 +187,8 @@ class Broker:
                 self.timers.cancel(change.key)
         for event in effects.events:
             self._log_event(event)
+            for sink in self.event_sinks:
+                sink(event)
         if not effects.records:
             _resolve_all(effects.replies)
             return None
@@ -321,4 +334,5 @@ def _after_write(fut: asyncio.Future[None], replies: list[tuple[object, object]]
 
 
 def _loggable(value: Any) -> bool:
-    return not isinstance(value, bytes | bytearray)
+    # Member assignments (SyncCompleted) are for the journal, which decodes them.
+    return not isinstance(value, bytes | bytearray | tuple)

@@ -16,10 +16,12 @@ from typing import Any, TypeVar
 import click
 
 from .admin_cli import groups, offsets
+from .analytics.command import analyze
 from .config import Settings, parse_host_port, parse_topic
 from .conformance.command import conformance
 from .group.config import GroupConfig
 from .limits import ConnectionLimits
+from .observability import ObservabilitySettings
 from .security.admin_cli import acls, users
 from .security.options import (
     listener_options,
@@ -154,6 +156,20 @@ def main() -> None:
 )
 @option("--socket-request-max-bytes", default=104857600, type=click.IntRange(min=1024))
 @security_options(option)
+@option(
+    "--journal-dir",
+    default=None,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="write the group event journal (JSON lines, docs/journal.md) here",
+)
+@option("--journal-max-bytes", default=64 << 20, type=click.IntRange(min=1024))
+@option("--journal-rotate-seconds", default=3600, type=click.IntRange(min=1))
+@option(
+    "--metrics-listen",
+    default=None,
+    callback=_host_port,
+    help="HOST:PORT to serve Prometheus metrics on (/metrics); off when not given",
+)
 @option("--log-format", default="plain", type=click.Choice(["plain", "json"]))
 @option(
     "--log-level",
@@ -207,6 +223,12 @@ def settings_from_options(options: dict[str, Any]) -> Settings:
         store=options["store"],
         heartbeat_checkpoint_interval_ms=options["heartbeat_checkpoint_interval_ms"],
         socket_request_max_bytes=options["socket_request_max_bytes"],
+        observability=ObservabilitySettings(
+            journal_dir=options["journal_dir"],
+            journal_max_bytes=options["journal_max_bytes"],
+            journal_rotate_seconds=options["journal_rotate_seconds"],
+            metrics_listen=options["metrics_listen"],
+        ),
         log_format=options["log_format"],
         log_level=options["log_level"],
         listeners=listeners_from_options(options),
@@ -219,6 +241,7 @@ main.add_command(offsets)
 main.add_command(conformance)
 main.add_command(users)
 main.add_command(acls)
+main.add_command(analyze)
 
 if __name__ == "__main__":
     main()

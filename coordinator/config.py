@@ -14,6 +14,7 @@ from protocol.frames import DEFAULT_MAX_FRAME_BYTES
 
 from .group.config import GroupConfig
 from .limits import ConnectionLimits
+from .observability import ObservabilitySettings
 from .security.config import Listener, SecurityProtocol, SecuritySettings, advertisable
 
 
@@ -51,6 +52,7 @@ class Settings:
     heartbeat_checkpoint_interval_ms: int = 1000  # 0: only snapshots carry heartbeats
     socket_request_max_bytes: int = DEFAULT_MAX_FRAME_BYTES
     fetch_max_wait_cap_ms: int = 30000  # a Fetch long-poll never parks longer than this
+    observability: ObservabilitySettings = field(default_factory=ObservabilitySettings)
     log_format: str = "plain"
     log_level: str = "INFO"
     #: Kafka's ``listeners``; empty means one PLAINTEXT listener on ``listen``.

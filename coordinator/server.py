@@ -35,6 +35,7 @@ from .broker import Broker, ConnectionContext
 from .config import Settings
 from .handlers.reply import Deferred
 from .limits import ConnectionGuard
+from .observability import Observability
 from .security import handlers as sasl
 from .security.config import Listener
 from .security.tls import principal_from_peercert, server_context
@@ -307,6 +308,7 @@ class Server:
         self.guard = ConnectionGuard(settings.limits)
         self._sweeper: asyncio.TimerHandle | None = None
         self.broker: Broker | None = None
+        self.observability: Observability | None = None
         self._server: asyncio.base_events.Server | None = None
         self._servers: list[asyncio.base_events.Server] = []
         self.listeners: list[Listener] = list(settings.effective_listeners)
@@ -315,6 +317,12 @@ class Server:
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
         self.broker = Broker(self.settings, loop, open_store(self.settings))
+        self.observability = Observability(
+            self.settings.observability,
+            self.settings.node_id,
+            self.broker,
+            lambda: len(self.connections),
+        )
         # Everything is reloaded before the first connection is accepted.
         await self.broker.load()
         for index, listener in enumerate(self.listeners):
@@ -409,6 +417,8 @@ class Server:
         await asyncio.sleep(0.05)
         if self.broker is not None:
             await self.broker.close_store()
+        if self.observability is not None:
+            self.observability.close()
         log.info("stopped")
         self.stopped.set()
 

@@ -58,6 +58,10 @@ class Context:
     def limit_reached(self, group_id: str, limit: str, value: int, error: int) -> None:
         self.out.events.append(events.LimitReached(group_id, limit, value, ErrorCode(error).name))
 
+    def elapsed_ms(self, since_ms: int | None) -> int:
+        """Time since a clock reading (0 if unknown); for durations in events."""
+        return 0 if since_ms is None else max(self.now - since_ms, 0)
+
     def transition(self, g: ClassicGroup, target: GroupState) -> None:
         old = g.transition(target, self.now)
         self.out.events.append(events.StateChanged(g.group_id, old.value, target.value))

@@ -3,6 +3,34 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
+
+
+class RebalanceTrigger(StrEnum):
+    """Why a rebalance started, in few values (a metric label); ``reason`` has the detail."""
+
+    NEW_MEMBER = "new_member"
+    MEMBER_REJOINED = "member_rejoined"  # a known member (or the leader) joined again
+    STATIC_MEMBER_REPLACED = "static_member_replaced"
+    MEMBER_LEFT = "member_left"
+    MEMBER_EXPIRED = "member_expired"  # its session ran out
+    SYNC_TIMEOUT = "sync_timeout"  # members sent no SyncGroup within the rebalance timeout
+    LOADED = "loaded"  # reloaded mid-rebalance (or over group.max.size) after a restart
+
+
+class RemovalCause(StrEnum):
+    """How a member left: on its own (LeaveGroup), by a timer, or evicted."""
+
+    LEFT = "left"  # LeaveGroup
+    SESSION_TIMEOUT = "session_timeout"  # the heartbeat timer
+    NEW_MEMBER_JOIN_TIMEOUT = "new_member_join_timeout"  # the heartbeat timer of a new member
+    REBALANCE_TIMEOUT = "rebalance_timeout"  # the join timer: it did not rejoin
+    SYNC_TIMEOUT = "sync_timeout"  # the sync timer: it sent no SyncGroup
+    GROUP_MAX_SIZE = "group_max_size"  # KIP-389 eviction
+
+    @property
+    def expired(self) -> bool:
+        return self not in (RemovalCause.LEFT, RemovalCause.GROUP_MAX_SIZE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +49,8 @@ class MemberRemoved:
     member_id: str
     group_instance_id: str | None
     reason: str
+    cause: RemovalCause
+    client_reason: str | None = None  # LeaveGroup v5+ (KIP-800)
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +66,7 @@ class RebalanceStarted:
     group_id: str
     generation_id: int  # the generation being replaced
     reason: str
+    trigger: RebalanceTrigger
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,12 +76,18 @@ class JoinCompleted:
     members: int
     leader: str | None
     protocol_name: str | None
+    duration_ms: int  # the join phase: since the rebalance started
 
 
 @dataclass(frozen=True, slots=True)
 class SyncCompleted:
     group_id: str
     generation_id: int
+    duration_ms: int  # the sync phase: since the join phase completed
+    rebalance_duration_ms: int | None  # since the rebalance started (None: not seen, e.g. reload)
+    protocol_type: str | None
+    # Each member's assignment as the leader sent it; readers decode it off the event loop.
+    assignments: tuple[tuple[str, bytes], ...]
 
 
 @dataclass(frozen=True, slots=True)

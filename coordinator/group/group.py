@@ -33,6 +33,7 @@ class ClassicGroup:
     state: GroupState = EMPTY
     previous_state: GroupState = EMPTY
     state_timestamp_ms: int | None = None  # when the current state was entered
+    rebalance_started_ms: int | None = None  # when the current/last rebalance started
     protocol_type: str | None = None  # fixed by the first member of a memberless group
     protocol_name: str | None = None
     generation_id: int = 0

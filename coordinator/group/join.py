@@ -10,6 +10,7 @@ from protocol.errors import ErrorCode
 from . import events
 from .context import Context
 from .deadlines import heartbeat_key
+from .events import RebalanceTrigger, RemovalCause
 from .group import ClassicGroup
 from .member import Member
 from .rebalance import (
@@ -68,7 +69,7 @@ def join_group(ctx: Context, token: object, req: JoinGroupInput) -> None:
         # KIP-389: the member (or pending id) is forgotten, without a rebalance of its own.
         member = g.members.get(req.member_id)
         if member is not None:
-            remove_member(ctx, g, member, "group max size reached")
+            remove_member(ctx, g, member, "group max size reached", RemovalCause.GROUP_MAX_SIZE)
         elif req.member_id in g.pending_join_members:
             g.remove(req.member_id)
             ctx.cancel(heartbeat_key(g.group_id, req.member_id))
@@ -214,7 +215,7 @@ def _update_member_and_rebalance(
             superseded,
             JoinGroupResult(ErrorCode.REBALANCE_IN_PROGRESS, member_id=member.member_id),
         )
-    maybe_prepare_rebalance_or_complete_join(ctx, g, reason)
+    maybe_prepare_rebalance_or_complete_join(ctx, g, reason, RebalanceTrigger.MEMBER_REJOINED)
 
 
 def _add_member_and_rebalance(
@@ -248,7 +249,7 @@ def _add_member_and_rebalance(
     # are not noticed: a fixed join timeout instead of its session (spec 4.10).
     ctx.restart_session(g, member, ctx.config.new_member_join_timeout_ms)
     reason = f"adding new member {member_id}" + _client_reason(req)
-    maybe_prepare_rebalance_or_complete_join(ctx, g, reason)
+    maybe_prepare_rebalance_or_complete_join(ctx, g, reason, RebalanceTrigger.NEW_MEMBER)
 
 
 def _replace_static_member(
@@ -279,7 +280,9 @@ def _replace_static_member(
     reason = f"static member {instance} rejoined as {new_id}" + _client_reason(req)
     if g.state is STABLE:
         if (g.protocol_name or "") != g.select_protocol():
-            maybe_prepare_rebalance_or_complete_join(ctx, g, reason + " with another protocol")
+            maybe_prepare_rebalance_or_complete_join(
+                ctx, g, reason + " with another protocol", RebalanceTrigger.STATIC_MEMBER_REPLACED
+            )
             return
         # Same protocol: no rebalance. Persist the new id and answer at once.
         ctx.persist(g)
@@ -310,6 +313,6 @@ def _replace_static_member(
         ctx.reply(parked, result)
     elif g.state is COMPLETING_REBALANCE:
         # The leader may already be assigning to the old id: start over.
-        prepare_rebalance(ctx, g, reason)
+        prepare_rebalance(ctx, g, reason, RebalanceTrigger.STATIC_MEMBER_REPLACED)
     else:
         maybe_complete_join_phase(ctx, g)

@@ -18,6 +18,7 @@ from protocol.errors import ErrorCode
 
 from . import events
 from .context import Context
+from .events import RebalanceTrigger
 from .group import ClassicGroup, OffsetEntry
 from .rebalance import prepare_rebalance
 from .records import (
@@ -67,10 +68,10 @@ def load(ctx: Context, records: Iterable[object]) -> None:
             continue
         assert snapshot is not None
         if snapshot.state != STABLE.value:
-            prepare_rebalance(ctx, g, f"loaded in {snapshot.state}")
+            prepare_rebalance(ctx, g, f"loaded in {snapshot.state}", RebalanceTrigger.LOADED)
         elif len(g.members) > ctx.config.max_size:
             # testOnLoadedExceedGroupMaxSizeTriggersRebalance: the limit may have shrunk.
-            prepare_rebalance(ctx, g, "loaded over group.max.size")
+            prepare_rebalance(ctx, g, "loaded over group.max.size", RebalanceTrigger.LOADED)
 
 
 def _restore(ctx: Context, g: ClassicGroup, snapshot: GroupMetadataRecord) -> None:

@@ -6,6 +6,7 @@ from protocol.errors import ErrorCode
 
 from .context import Context
 from .deadlines import heartbeat_key
+from .events import RebalanceTrigger, RemovalCause
 from .group import ClassicGroup
 from .rebalance import (
     complete_join,
@@ -60,7 +61,7 @@ def leave_group(ctx: Context, token: object, req: LeaveGroupInput) -> None:
     if left:
         if g.state in (STABLE, COMPLETING_REBALANCE):
             reason = f"LeaveGroup for ({', '.join(left)})"
-            maybe_prepare_rebalance_or_complete_join(ctx, g, reason)
+            maybe_prepare_rebalance_or_complete_join(ctx, g, reason, RebalanceTrigger.MEMBER_LEFT)
         elif g.state is PREPARING_REBALANCE:
             maybe_complete_join_phase(ctx, g)
     ctx.reply(token, LeaveGroupResult(0, results))
@@ -76,7 +77,7 @@ def _leave_one(
         target = g.static_members.get(instance) if instance is not None else None
         if target is None:
             return member_id, instance, ErrorCode.UNKNOWN_MEMBER_ID
-        remove_member(ctx, g, g.members[target], why)
+        remove_member(ctx, g, g.members[target], why, RemovalCause.LEFT, reason)
     elif member_id in g.pending_join_members:
         g.remove(member_id)
         ctx.cancel(heartbeat_key(g.group_id, member_id))
@@ -84,7 +85,7 @@ def _leave_one(
         error = g.validate_member(member_id, instance)
         if error:
             return member_id, instance, error
-        remove_member(ctx, g, g.members[member_id], why)
+        remove_member(ctx, g, g.members[member_id], why, RemovalCause.LEFT, reason)
     return member_id, instance, 0
 
 
@@ -100,10 +101,15 @@ def heartbeat_timer_fired(ctx: Context, g: ClassicGroup, member_id: str) -> None
     member = g.members.get(member_id)
     if member is None or member.has_satisfied_heartbeat():
         return
-    reason = "new member join timeout" if member.is_new else "session timeout"
-    remove_member(ctx, g, member, reason)
+    if member.is_new:
+        reason, cause = "new member join timeout", RemovalCause.NEW_MEMBER_JOIN_TIMEOUT
+    else:
+        reason, cause = "session timeout", RemovalCause.SESSION_TIMEOUT
+    remove_member(ctx, g, member, reason, cause)
     if g.state in (STABLE, COMPLETING_REBALANCE):
-        maybe_prepare_rebalance_or_complete_join(ctx, g, f"member {member_id} expired ({reason})")
+        maybe_prepare_rebalance_or_complete_join(
+            ctx, g, f"member {member_id} expired ({reason})", RebalanceTrigger.MEMBER_EXPIRED
+        )
     elif g.state is PREPARING_REBALANCE and g.has_all_members_joined():
         # Unlike a join or leave, an expiry completes even the initial rebalance (as Kafka).
         complete_join(ctx, g)

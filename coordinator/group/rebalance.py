@@ -14,6 +14,7 @@ from protocol.errors import ErrorCode
 from . import events
 from .context import Context
 from .deadlines import join_key, sync_key
+from .events import RebalanceTrigger, RemovalCause
 from .group import ClassicGroup
 from .member import Member
 from .results import JoinGroupResult, SyncGroupResult
@@ -27,7 +28,14 @@ from .states import (
 from .subscriptions import subscribed_topics
 
 
-def remove_member(ctx: Context, g: ClassicGroup, member: Member, reason: str) -> None:
+def remove_member(
+    ctx: Context,
+    g: ClassicGroup,
+    member: Member,
+    reason: str,
+    cause: RemovalCause,
+    client_reason: str | None = None,
+) -> None:
     """Drop a member: answer what it has parked, stop its session timer."""
     token = g.take_join(member)
     if token is not None:
@@ -39,12 +47,18 @@ def remove_member(ctx: Context, g: ClassicGroup, member: Member, reason: str) ->
         member.sync_token = None
     ctx.cancel(member.heartbeat_key)
     g.remove(member.member_id)
-    ctx.event(events.MemberRemoved(g.group_id, member.member_id, member.group_instance_id, reason))
+    ctx.event(
+        events.MemberRemoved(
+            g.group_id, member.member_id, member.group_instance_id, reason, cause, client_reason
+        )
+    )
 
 
-def maybe_prepare_rebalance_or_complete_join(ctx: Context, g: ClassicGroup, reason: str) -> None:
+def maybe_prepare_rebalance_or_complete_join(
+    ctx: Context, g: ClassicGroup, reason: str, trigger: RebalanceTrigger
+) -> None:
     if g.can_rebalance():
-        prepare_rebalance(ctx, g, reason)
+        prepare_rebalance(ctx, g, reason, trigger)
     else:
         maybe_complete_join_phase(ctx, g)
 
@@ -59,7 +73,9 @@ def maybe_complete_join_phase(ctx: Context, g: ClassicGroup) -> None:
         complete_join(ctx, g)
 
 
-def prepare_rebalance(ctx: Context, g: ClassicGroup, reason: str) -> None:
+def prepare_rebalance(
+    ctx: Context, g: ClassicGroup, reason: str, trigger: RebalanceTrigger
+) -> None:
     if g.state is COMPLETING_REBALANCE:
         # The generation being synced is abandoned: its members must rejoin.
         for m in g.members.values():
@@ -78,7 +94,8 @@ def prepare_rebalance(ctx: Context, g: ClassicGroup, reason: str) -> None:
         g.initial_remaining_ms = max(g.rebalance_timeout_ms() - delay, 0)
         ctx.arm_join_timer(g, delay)
     ctx.transition(g, PREPARING_REBALANCE)
-    ctx.event(events.RebalanceStarted(g.group_id, g.generation_id, reason))
+    g.rebalance_started_ms = ctx.now
+    ctx.event(events.RebalanceStarted(g.group_id, g.generation_id, reason, trigger))
     if not initial:
         if g.has_all_members_joined():
             complete_join(ctx, g)
@@ -111,7 +128,9 @@ def complete_join(ctx: Context, g: ClassicGroup) -> None:
     g.join_timer_is_initial = False
     absent = [m for m in g.members.values() if m.join_token is None and m.group_instance_id is None]
     for m in absent:
-        remove_member(ctx, g, m, "did not rejoin before the rebalance timeout")
+        remove_member(
+            ctx, g, m, "did not rejoin before the rebalance timeout", RemovalCause.REBALANCE_TIMEOUT
+        )
     if g.state is DEAD:
         return
     if not g.maybe_elect_new_joined_leader() and g.members:
@@ -120,12 +139,13 @@ def complete_join(ctx: Context, g: ClassicGroup) -> None:
         arm_rebalance_timeout(ctx, g)
         return
     g.generation_id += 1
+    join_ms = ctx.elapsed_ms(g.state_timestamp_ms)
     if not g.members:
         g.protocol_name = None
         g.subscribed_topics = subscribed_topics(g)
         g.pending_sync_members.clear()
         ctx.transition(g, EMPTY)
-        ctx.event(events.JoinCompleted(g.group_id, g.generation_id, 0, None, None))
+        ctx.event(events.JoinCompleted(g.group_id, g.generation_id, 0, None, None, join_ms))
         ctx.persist(g)
         return
     g.protocol_name = g.select_protocol()
@@ -155,7 +175,7 @@ def complete_join(ctx: Context, g: ClassicGroup) -> None:
     ctx.arm_sync_timer(g, g.rebalance_timeout_ms())
     ctx.event(
         events.JoinCompleted(
-            g.group_id, g.generation_id, len(g.members), g.leader_id, g.protocol_name
+            g.group_id, g.generation_id, len(g.members), g.leader_id, g.protocol_name, join_ms
         )
     )
     ctx.persist(g)
@@ -181,5 +201,12 @@ def sync_timer_fired(ctx: Context, g: ClassicGroup, generation_id: int) -> None:
     if not g.pending_sync_members:
         return
     for member_id in list(g.pending_sync_members):
-        remove_member(ctx, g, g.members[member_id], "no SyncGroup before the rebalance timeout")
-    prepare_rebalance(ctx, g, "members failed to sync before the rebalance timeout")
+        member = g.members[member_id]
+        reason = "no SyncGroup before the rebalance timeout"
+        remove_member(ctx, g, member, reason, RemovalCause.SYNC_TIMEOUT)
+    prepare_rebalance(
+        ctx,
+        g,
+        "members failed to sync before the rebalance timeout",
+        RebalanceTrigger.SYNC_TIMEOUT,
+    )

@@ -84,7 +84,19 @@ def _store_assignment(ctx: Context, g: ClassicGroup, assignments: list[tuple[str
     by_member = dict(assignments)
     for m in g.members.values():
         m.assignment = by_member.get(m.member_id, b"")
+    sync_started_ms = g.state_timestamp_ms
     ctx.transition(g, STABLE)
     propagate_assignment(ctx, g, 0)
     ctx.persist(g)
-    ctx.event(events.SyncCompleted(g.group_id, g.generation_id))
+    ctx.event(
+        events.SyncCompleted(
+            g.group_id,
+            g.generation_id,
+            duration_ms=ctx.elapsed_ms(sync_started_ms),
+            rebalance_duration_ms=(
+                None if g.rebalance_started_ms is None else ctx.elapsed_ms(g.rebalance_started_ms)
+            ),
+            protocol_type=g.protocol_type,
+            assignments=tuple((m.member_id, m.assignment) for m in g.members.values()),
+        )
+    )

@@ -64,3 +64,40 @@ def test_bad_values_are_refused(captured: list[Settings], args: list[str]) -> No
     result = CliRunner().invoke(cli.main, ["serve", *args])
     assert result.exit_code == 2
     assert not captured
+
+
+def test_journal_and_metrics_are_off_unless_asked_for(captured: list[Settings]) -> None:
+    result = CliRunner().invoke(cli.main, ["serve"], env={})
+    assert result.exit_code == 0, result.output
+    [s] = captured
+    assert s.observability.journal_dir is None
+    assert s.observability.metrics_listen is None
+
+
+def test_journal_and_metrics_options_from_file_environment_and_command_line(
+    captured: list[Settings], tmp_path: Path
+) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text(f'journal_dir = "{tmp_path / "j"}"\njournal_rotate_seconds = 60\n')
+    env = {"GROUP_COORDINATOR_METRICS_LISTEN": "127.0.0.1:9464"}
+    args = ["serve", "--config", str(config), "--journal-max-bytes", "4096"]
+    result = CliRunner().invoke(cli.main, args, env=env)
+    assert result.exit_code == 0, result.output
+    [s] = captured
+    assert s.observability.journal_dir == tmp_path / "j"
+    assert s.observability.journal_rotate_seconds == 60
+    assert s.observability.journal_max_bytes == 4096
+    assert s.observability.metrics_listen == ("127.0.0.1", 9464)
+
+
+def test_the_daemon_never_imports_spark_or_matplotlib() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, coordinator.cli, coordinator.server, coordinator.observability;"
+        "import coordinator.journal, coordinator.metrics;"
+        "print(sorted(m for m in ('pyspark', 'matplotlib') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -14,6 +14,7 @@ import pytest
 from coordinator import server
 from coordinator.group import admin, coordinator, join, membership, offsets, rebalance, sync
 from coordinator.group.context import Context
+from coordinator.group.events import RemovalCause
 from coordinator.group.group import ClassicGroup
 from coordinator.group.member import Member
 from coordinator.group.results import OffsetFetchResult, SyncGroupResult
@@ -113,7 +114,7 @@ def no_rebalance_on_join(mp: pytest.MonkeyPatch) -> None:
     mp.setattr(
         join,
         "maybe_prepare_rebalance_or_complete_join",
-        lambda ctx, g, _reason: rebalance.maybe_complete_join_phase(ctx, g),
+        lambda ctx, g, _reason, _trigger: rebalance.maybe_complete_join_phase(ctx, g),
     )
 
 
@@ -306,7 +307,7 @@ def static_member_id_required(mp: pytest.MonkeyPatch) -> None:
 @fault
 def static_replacement_rebalances(mp: pytest.MonkeyPatch) -> None:
     def replace(ctx: Context, g: ClassicGroup, token: object, req: Any, old: str, new: str) -> None:
-        rebalance.remove_member(ctx, g, g.members[old], "replaced")
+        rebalance.remove_member(ctx, g, g.members[old], "replaced", RemovalCause.LEFT)
         join._add_member_and_rebalance(ctx, g, token, req, new)
 
     mp.setattr(join, "_replace_static_member", replace)
@@ -335,7 +336,7 @@ def static_members_dropped_at_completion(mp: pytest.MonkeyPatch) -> None:
     def complete_join(ctx: Context, g: ClassicGroup) -> None:
         for m in list(g.members.values()):
             if m.join_token is None and m.group_instance_id is not None:
-                rebalance.remove_member(ctx, g, m, "did not rejoin")
+                rebalance.remove_member(ctx, g, m, "did not rejoin", RemovalCause.REBALANCE_TIMEOUT)
         original(ctx, g)
 
     mp.setattr(rebalance, "complete_join", complete_join)
@@ -370,7 +371,7 @@ def batch_leave_first_only(mp: pytest.MonkeyPatch) -> None:
 @fault
 def no_rebalance_on_leave(mp: pytest.MonkeyPatch) -> None:
     # Leaves and expiries remove the member but never start a rebalance.
-    mp.setattr(membership, "maybe_prepare_rebalance_or_complete_join", lambda ctx, g, r: None)
+    mp.setattr(membership, "maybe_prepare_rebalance_or_complete_join", lambda ctx, g, r, t: None)
 
 
 @fault

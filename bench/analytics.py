@@ -1,0 +1,297 @@
+"""Rebalance analytics on Spark: a synthetic journal, analysed on ``local[*]``, timed.
+
+    python -m bench.analytics [--events N] [--groups G] [--nodes K] [--quick] [--no-write]
+
+Generates ``--events`` journal entries (default 1,000,000) for ``--groups`` groups owned by
+``--nodes`` nodes (one journal file each), the way the daemon writes them: members join,
+leave and expire, leaders rejoin, offsets are committed, and every rebalance goes through
+PreparingRebalance, CompletingRebalance and Stable with its join and sync entries. Then
+runs ``group-coordinator analyze`` on it, in this process, and times the Spark job (Spark
+start-up is reported apart). Writes ``bench/results/analytics.json`` and ``.md``.
+
+The generator keeps the truth (rebalances, joins, leaves, expiries, commits per group), and
+the run fails if the analysis disagrees with it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import bisect
+import json
+import os
+import platform
+import random
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from coordinator.analytics.job import AnalysisOptions
+
+RESULTS = Path(__file__).parent / "results"
+T0_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
+TOPIC_PARTITIONS = 12
+STORM_LENGTH = 10
+
+
+@dataclass
+class Truth:
+    """What the generated journal contains, per group."""
+
+    rebalances: Counter[str] = field(default_factory=Counter)
+    joined: Counter[str] = field(default_factory=Counter)
+    left: Counter[str] = field(default_factory=Counter)
+    expired: Counter[str] = field(default_factory=Counter)
+    committed: Counter[str] = field(default_factory=Counter)
+    rebalance_times: dict[str, list[int]] = field(default_factory=dict)
+    entries: int = 0
+
+    def storms(self, threshold: int, window_s: int) -> int:
+        """Storms as ``analyze`` defines them, counted in plain Python: overlapping windows
+        of ``window_s`` that each start ``threshold`` or more rebalances are one storm."""
+        window_ms, count = window_s * 1000, 0
+        for times in self.rebalance_times.values():
+            times = sorted(times)
+            open_until = None
+            for i, t in enumerate(times):
+                j = bisect.bisect_left(times, t + window_ms)
+                if j - i < threshold:
+                    continue
+                if open_until is None or t > open_until:
+                    count += 1
+                open_until = max(open_until or t, times[j - 1])
+        return count
+
+
+class _Group:
+    __slots__ = ("generation", "members", "name", "next_member", "node")
+
+    def __init__(self, name: str, node: int) -> None:
+        self.name = name
+        self.node = node
+        self.generation = 0
+        self.members: list[str] = []
+        self.next_member = 0
+
+
+class _Writer:
+    def __init__(self, directory: Path, nodes: int, truth: Truth) -> None:
+        self.files = [open(directory / f"journal-node{n}.jsonl", "w") for n in range(nodes)]  # noqa: SIM115
+        self.truth = truth
+
+    def line(self, g: _Group, ts_ms: int, body: dict[str, Any]) -> None:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ts_ms // 1000))
+        ts = f"{stamp}.{ts_ms % 1000:03d}Z"
+        entry = {"v": 1, "ts": ts, "ts_ms": ts_ms, "node": g.node, "group": g.name, **body}
+        self.files[g.node].write(json.dumps(entry, separators=(",", ":")) + "\n")
+        self.truth.entries += 1
+
+    def close(self) -> None:
+        for f in self.files:
+            f.close()
+
+
+def generate(directory: Path, events: int, groups: int, nodes: int, seed: int = 7) -> Truth:
+    """Write about ``events`` entries (never fewer) and return what they contain."""
+    rng = random.Random(seed)
+    truth = Truth()
+    out = _Writer(directory, nodes, truth)
+    gs = [_Group(f"group-{i:05d}", i % nodes) for i in range(groups)]
+    now = T0_MS
+    try:
+        while truth.entries < events:
+            now += rng.randint(1, 40)
+            g = rng.choice(gs)
+            roll = rng.random()
+            if not g.members or (roll < 0.25 and len(g.members) < 8):
+                member = f"{g.name}-m{g.next_member}"
+                g.next_member += 1
+                out.line(g, now, _joined(member))
+                truth.joined[g.name] += 1
+                g.members.append(member)
+                now = _rebalance(out, rng, g, now, "new_member", f"adding new member {member}")
+            elif roll < 0.35:
+                member = g.members.pop(rng.randrange(len(g.members)))
+                out.line(g, now, {"type": "member_left", "member": member, "reason": "closing"})
+                truth.left[g.name] += 1
+                now = _rebalance(out, rng, g, now, "member_left", f"LeaveGroup for ({member})")
+            elif roll < 0.42:
+                member = g.members.pop(rng.randrange(len(g.members)))
+                out.line(g, now, {"type": "member_expired", "member": member,
+                                  "timer": "session_timeout"})  # fmt: skip
+                truth.expired[g.name] += 1
+                reason = f"member {member} expired (session timeout)"
+                now = _rebalance(out, rng, g, now, "member_expired", reason)
+            elif roll < 0.50:
+                reason = f"member {g.members[0]} rejoined in Stable"
+                now = _rebalance(out, rng, g, now, "member_rejoined", reason)
+            elif roll < 0.501:
+                # A storm: the leader keeps asking for new assignments (metadata flapping).
+                for _ in range(STORM_LENGTH):
+                    reason = f"member {g.members[0]} rejoined in Stable"
+                    now = _rebalance(out, rng, g, now, "member_rejoined", reason)
+            else:
+                count = rng.randint(1, TOPIC_PARTITIONS)
+                out.line(g, now, {"type": "offsets_committed", "count": count})
+                truth.committed[g.name] += count
+    finally:
+        out.close()
+    return truth
+
+
+def _joined(member: str) -> dict[str, Any]:
+    return {"type": "member_joined", "member": member, "instance": None,
+            "client_id": "bench", "client_host": "/127.0.0.1", "protocols": ["range"]}  # fmt: skip
+
+
+def _rebalance(
+    out: _Writer, rng: random.Random, g: _Group, now: int, trigger: str, reason: str
+) -> int:
+    old_state = "Empty" if g.generation == 0 else "Stable"
+    out.line(g, now, {"type": "state_changed", "from": old_state, "to": "PreparingRebalance"})
+    out.line(g, now, {"type": "rebalance_started", "generation": g.generation,
+                      "trigger": trigger, "reason": reason})  # fmt: skip
+    out.truth.rebalances[g.name] += 1
+    out.truth.rebalance_times.setdefault(g.name, []).append(now)
+    join_ms = rng.randint(5, 3000)
+    g.generation += 1
+    t = now + join_ms
+    if not g.members:
+        out.line(g, t, {"type": "state_changed", "from": "PreparingRebalance", "to": "Empty"})
+        out.line(g, t, {"type": "join_completed", "generation": g.generation, "members": 0,
+                        "leader": None, "protocol": None, "duration_ms": join_ms})  # fmt: skip
+        return t
+    out.line(g, t, {"type": "state_changed", "from": "PreparingRebalance",
+                    "to": "CompletingRebalance"})  # fmt: skip
+    out.line(g, t, {"type": "join_completed", "generation": g.generation,
+                    "members": len(g.members), "leader": g.members[0], "protocol": "range",
+                    "duration_ms": join_ms})  # fmt: skip
+    sync_ms = rng.randint(1, 200)
+    t += sync_ms
+    share, extra = divmod(TOPIC_PARTITIONS, len(g.members))
+    assignment = {
+        m: {"bytes": 20 + 4 * (share + (i < extra)), "partitions": share + (i < extra)}
+        for i, m in enumerate(g.members)
+    }
+    out.line(g, t, {"type": "state_changed", "from": "CompletingRebalance", "to": "Stable"})
+    out.line(g, t, {"type": "sync_completed", "generation": g.generation, "duration_ms": sync_ms,
+                    "rebalance_duration_ms": join_ms + sync_ms,
+                    "assignment": assignment})  # fmt: skip
+    return t
+
+
+def check(truth: Truth, analysis: Any, summary_rows: list[dict[str, Any]]) -> None:
+    """The analysis must find exactly what the generator wrote."""
+    if analysis.totals["entries"] != truth.entries:
+        raise AssertionError(f"entries {analysis.totals['entries']} != {truth.entries}")
+    if analysis.totals["rebalances"] != sum(truth.rebalances.values()):
+        raise AssertionError("total rebalances differ")
+    options = AnalysisOptions()
+    storms = truth.storms(options.storm_threshold, options.storm_window_s)
+    if analysis.totals["storms"] != storms:
+        raise AssertionError(f"storms {analysis.totals['storms']} != {storms}")
+    for row in summary_rows:
+        name = row["group"]
+        got = (row["rebalances"], row["members_joined"], row["members_left"],
+               row["members_expired"], row["offsets_committed"])  # fmt: skip
+        want = (truth.rebalances[name], truth.joined[name], truth.left[name],
+                truth.expired[name], truth.committed[name])  # fmt: skip
+        if got != want:
+            raise AssertionError(f"{name}: analysis {got} != generated {want}")
+
+
+def run(events: int, groups: int, nodes: int, workdir: Path) -> dict[str, Any]:
+    from coordinator.analytics.command import analyze_journals, spark_session
+
+    journals = workdir / "journals"
+    journals.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    truth = generate(journals, events, groups, nodes)
+    generate_s = time.perf_counter() - started
+    journal_bytes = sum(p.stat().st_size for p in journals.iterdir())
+
+    load_before = os.getloadavg()[0]
+    started = time.perf_counter()
+    spark = spark_session("local[*]")
+    startup_s = time.perf_counter() - started
+    started = time.perf_counter()
+    analysis, report = analyze_journals(spark, [str(journals)], workdir / "out", AnalysisOptions())
+    analyze_s = time.perf_counter() - started
+    summary = [
+        r.asDict() for r in spark.read.parquet(str(analysis.tables["group_summary"])).collect()
+    ]
+    check(truth, analysis, summary)
+    return {
+        "events": truth.entries,
+        "groups": groups,
+        "nodes": nodes,
+        "journal_mb": round(journal_bytes / 2**20, 1),
+        "generate_s": round(generate_s, 1),
+        "spark_startup_s": round(startup_s, 1),
+        "analyze_s": round(analyze_s, 1),
+        "events_per_s": round(truth.entries / analyze_s),
+        "rebalances": analysis.totals["rebalances"],
+        "storms": analysis.totals["storms"],
+        # The machine is shared: a 1-minute load average above its CPU count means the
+        # job did not have the cores to itself.
+        "load_average_before": round(load_before, 2),
+        "report": str(report),
+        "master": "local[*]",
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+    }
+
+
+def write_report(result: dict[str, Any]) -> None:
+    RESULTS.mkdir(exist_ok=True)
+    stored = {k: v for k, v in result.items() if k != "report"}
+    (RESULTS / "analytics.json").write_text(json.dumps(stored, indent=2) + "\n")
+    md = [
+        "# Rebalance analytics on Spark (`group-coordinator analyze`, local[*])",
+        "",
+        f"Synthetic journal: {result['events']:,} entries, {result['groups']:,} groups, "
+        f"{result['nodes']} nodes ({result['journal_mb']} MiB of JSON lines), "
+        f"{result['rebalances']:,} rebalances, {result['storms']:,} storms. Machine: "
+        f"{result['cpus']} CPUs (1-minute load average {result['load_average_before']} "
+        f"before the run: the machine is shared), Python {result['python']}.",
+        "",
+        "| step | seconds |",
+        "|---|---:|",
+        f"| generate the journal (Python) | {result['generate_s']} |",
+        f"| start Spark (JVM) | {result['spark_startup_s']} |",
+        f"| analyze: read, 11 Parquet tables, 3 charts, report | {result['analyze_s']} |",
+        "",
+        f"{result['events_per_s']:,} entries/s analysed. The analysis was checked against the "
+        "generator's counts (rebalances, joins, leaves, expiries, commits per group, "
+        "and storms counted in plain Python).",
+        "",
+    ]
+    (RESULTS / "analytics.md").write_text("\n".join(md))
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=1_000_000)
+    parser.add_argument("--groups", type=int, default=1_000)
+    parser.add_argument("--nodes", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="tiny run, to prove it works")
+    parser.add_argument("--no-write", action="store_true", help="do not write bench/results")
+    parser.add_argument("--workdir", type=Path, default=None)
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.events, args.groups = 3_000, 30
+    with tempfile.TemporaryDirectory(prefix="analytics-bench-") as tmp:
+        result = run(args.events, args.groups, args.nodes, args.workdir or Path(tmp))
+    if not args.no_write:
+        write_report(result)
+    print(
+        f"{result['events']:,} entries, {result['groups']} groups, {result['nodes']} nodes: "
+        f"analyzed in {result['analyze_s']}s (Spark start {result['spark_startup_s']}s)"
+    )
+    return result
+
+
+if __name__ == "__main__":
+    main()

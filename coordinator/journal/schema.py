@@ -1,0 +1,141 @@
+"""Group events as journal entries (the format is documented in docs/journal.md).
+
+Runs on the journal's writer thread, not the event loop: member assignments are decoded
+here, so a large group's SyncGroup costs the loop nothing extra.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from protocol.consumer import CONSUMER_PROTOCOL_TYPE, decode_assignment
+from protocol.errors import DecodeError
+
+from ..group import events
+
+#: Bumped when a field changes meaning or is removed; new fields do not bump it.
+SCHEMA_VERSION = 1
+
+
+def to_entry(event: object, created_s: float, node_id: int) -> dict[str, Any] | None:
+    """The journal line for ``event`` (None: not journaled), stamped ``created_s``."""
+    body = _body(event)
+    if body is None:
+        return None
+    ts_ms = int(created_s * 1000)
+    stamp = datetime.fromtimestamp(ts_ms / 1000, UTC).isoformat(timespec="milliseconds")
+    entry: dict[str, Any] = {
+        "v": SCHEMA_VERSION,
+        "ts": stamp.replace("+00:00", "Z"),
+        "ts_ms": ts_ms,
+        "node": node_id,
+    }
+    entry.update(body)
+    return entry
+
+
+def _body(e: object) -> dict[str, Any] | None:
+    if isinstance(e, events.MemberJoined):
+        return {
+            "type": "member_joined",
+            "group": e.group_id,
+            "member": e.member_id,
+            "instance": e.group_instance_id,
+            "client_id": e.client_id,
+            "client_host": e.client_host,
+            "protocols": e.protocols,
+        }
+    if isinstance(e, events.MemberRemoved):
+        return _removal(e)
+    if isinstance(e, events.StaticMemberReplaced):
+        return {
+            "type": "static_member_replaced",
+            "group": e.group_id,
+            "instance": e.group_instance_id,
+            "old_member": e.old_member_id,
+            "member": e.new_member_id,
+        }
+    if isinstance(e, events.RebalanceStarted):
+        return {
+            "type": "rebalance_started",
+            "group": e.group_id,
+            "generation": e.generation_id,
+            "trigger": e.trigger.value,
+            "reason": e.reason,
+        }
+    if isinstance(e, events.JoinCompleted):
+        return {
+            "type": "join_completed",
+            "group": e.group_id,
+            "generation": e.generation_id,
+            "members": e.members,
+            "leader": e.leader,
+            "protocol": e.protocol_name,
+            "duration_ms": e.duration_ms,
+        }
+    if isinstance(e, events.SyncCompleted):
+        return {
+            "type": "sync_completed",
+            "group": e.group_id,
+            "generation": e.generation_id,
+            "duration_ms": e.duration_ms,
+            "rebalance_duration_ms": e.rebalance_duration_ms,
+            "assignment": {
+                member: _assignment_size(e.protocol_type, data) for member, data in e.assignments
+            },
+        }
+    if isinstance(e, events.StateChanged):
+        return {
+            "type": "state_changed",
+            "group": e.group_id,
+            "from": e.old_state,
+            "to": e.new_state,
+        }
+    if isinstance(e, events.GroupDeleted):
+        return {"type": "group_deleted", "group": e.group_id, "reason": e.reason}
+    if isinstance(e, events.OffsetsCommitted):
+        return {"type": "offsets_committed", "group": e.group_id, "count": e.count}
+    if isinstance(e, events.OffsetsExpired):
+        return {"type": "offsets_expired", "group": e.group_id, "count": e.count}
+    if isinstance(e, events.GroupLoaded):
+        return {
+            "type": "group_loaded",
+            "group": e.group_id,
+            "state": e.state,
+            "members": e.members,
+            "offsets": e.offsets,
+        }
+    return None
+
+
+def _removal(e: events.MemberRemoved) -> dict[str, Any]:
+    if e.cause is events.RemovalCause.LEFT:
+        kind, why = "member_left", {"reason": e.client_reason}
+    elif e.cause.expired:
+        kind, why = "member_expired", {"timer": e.cause.value}
+    else:
+        kind, why = "member_evicted", {"reason": e.cause.value}
+    return {
+        "type": kind,
+        "group": e.group_id,
+        "member": e.member_id,
+        "instance": e.group_instance_id,
+        **why,
+        "detail": e.reason,
+    }
+
+
+def _assignment_size(protocol_type: str | None, data: bytes) -> dict[str, int | None]:
+    """Bytes, and partitions when the group speaks the consumer protocol."""
+    partitions: int | None = None
+    if protocol_type == CONSUMER_PROTOCOL_TYPE and data:
+        try:
+            _version, assignment = decode_assignment(data)
+        except DecodeError:
+            pass  # not what it claims to be: only the size is known
+        else:
+            partitions = sum(len(tp.partitions) for tp in assignment.assigned_partitions)
+    elif protocol_type == CONSUMER_PROTOCOL_TYPE:
+        partitions = 0
+    return {"bytes": len(data), "partitions": partitions}

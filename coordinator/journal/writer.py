@@ -1,0 +1,103 @@
+"""``JournalWriter``: hands events to a background thread that writes and rotates the files.
+
+The event loop only wraps the event in a ``LogRecord`` (which stamps the time) and puts it
+on a queue; the stdlib ``QueueListener`` thread turns it into JSON and writes it through
+a rotating file handler, so the loop never waits for the disk.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import queue
+from logging.handlers import QueueListener, TimedRotatingFileHandler
+from pathlib import Path
+
+from ..group import events
+from .schema import to_entry
+
+#: Events that make journal lines (everything in ``to_entry``).
+JOURNALED: frozenset[type] = frozenset(
+    {
+        events.MemberJoined,
+        events.MemberRemoved,
+        events.StaticMemberReplaced,
+        events.RebalanceStarted,
+        events.JoinCompleted,
+        events.SyncCompleted,
+        events.StateChanged,
+        events.GroupDeleted,
+        events.GroupLoaded,
+        events.OffsetsCommitted,
+        events.OffsetsExpired,
+    }
+)
+
+
+class SizeAndTimeRotatingFileHandler(TimedRotatingFileHandler):
+    """Rotates every ``interval_s`` seconds and whenever the file reaches ``max_bytes``.
+
+    Rotated files get the UTC time their interval started, plus ``.1``, ``.2``... when
+    several rotate within one interval (the stdlib would overwrite them).
+    """
+
+    def __init__(self, filename: Path, max_bytes: int, interval_s: int) -> None:
+        super().__init__(filename, when="S", interval=interval_s, encoding="utf-8", utc=True)
+        self.max_bytes = max_bytes
+        self.namer = _unused_name
+
+    def shouldRollover(self, record: logging.LogRecord) -> bool:
+        if super().shouldRollover(record):
+            return True
+        return (
+            self.stream is not None and self.max_bytes > 0 and self.stream.tell() >= self.max_bytes
+        )
+
+
+def _unused_name(name: str) -> str:
+    candidate, n = name, 0
+    while os.path.exists(candidate):
+        n += 1
+        candidate = f"{name}.{n}"
+    return candidate
+
+
+class _EntryFormatter(logging.Formatter):
+    def __init__(self, node_id: int) -> None:
+        super().__init__()
+        self.node_id = node_id
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry = to_entry(record.msg, record.created, self.node_id)
+        return json.dumps(entry, separators=(",", ":"), ensure_ascii=False)
+
+
+class JournalWriter:
+    """An event sink (``writer(event)``); ``close()`` flushes what is queued."""
+
+    def __init__(
+        self, directory: Path, node_id: int, max_bytes: int = 64 << 20, interval_s: int = 3600
+    ) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        self.path = directory / f"journal-node{node_id}.jsonl"
+        handler = SizeAndTimeRotatingFileHandler(self.path, max_bytes, interval_s)
+        handler.setFormatter(_EntryFormatter(node_id))
+        self._handler = handler
+        self._queue: queue.SimpleQueue[logging.LogRecord] = queue.SimpleQueue()
+        self._listener = QueueListener(self._queue, handler)
+        self._listener.start()
+        self._closed = False
+
+    def __call__(self, event: object) -> None:
+        if self._closed or type(event) not in JOURNALED:
+            return
+        self._queue.put(logging.LogRecord("journal", logging.INFO, "", 0, event, None, None))
+
+    def close(self) -> None:
+        """Write everything queued, then close the file."""
+        if self._closed:
+            return
+        self._closed = True
+        self._listener.stop()
+        self._handler.close()

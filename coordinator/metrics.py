@@ -1,0 +1,270 @@
+"""Prometheus metrics (``--metrics-listen``), served by ``prometheus-client``'s HTTP thread.
+
+Three sources, each as cheap as it can be for what it measures:
+- group events (``on_event``, an event sink): rebalances, their durations, expiries;
+- requests (``request_done``, called by the broker per request): counts, latency, errors,
+  with the label children cached per (API, version) so a Heartbeat costs a dict lookup, two
+  counter increments and a histogram observation;
+- gauges read at scrape time (groups by state, members, connections): the HTTP thread asks
+  the event loop for a snapshot, so nothing on the request path keeps them up to date.
+
+Each HELP text names the Kafka metric it mirrors, where Kafka has one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import time
+from collections import Counter as Tally
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, fields, is_dataclass
+from typing import Any
+from wsgiref.simple_server import WSGIServer
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.metrics_core import Metric
+from prometheus_client.registry import Collector
+
+from protocol.errors import ErrorCode
+from protocol.frames import Request
+from protocol.schema import Struct
+
+from .group import events
+from .group.states import GroupState
+from .handlers.reply import Deferred, Reply
+
+NS = "group_coordinator"
+LATENCY_BUCKETS = (0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300)
+REBALANCE_BUCKETS = (0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
+SNAPSHOT_TIMEOUT_S = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """What the scrape-time gauges show, taken on the event loop."""
+
+    groups_by_state: dict[str, int]
+    members: int
+    connections: int
+
+
+class _RequestSeries:
+    """The label children of one (API, version): looked up once, reused per request."""
+
+    __slots__ = ("api", "latency", "requests")
+
+    def __init__(self, metrics: Metrics, api: str, version: int) -> None:
+        self.api = api
+        self.requests = metrics.requests.labels(api, str(version))
+        self.latency = metrics.request_latency.labels(api)
+
+
+class Metrics:
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        r = self.registry = registry if registry is not None else CollectorRegistry()
+        self.rebalances = Counter(
+            f"{NS}_rebalances",
+            "Rebalances started, by trigger (Kafka: group-coordinator-metrics "
+            "classic-group-rebalance-count)",
+            ["trigger"],
+            registry=r,
+        )
+        self.rebalance_duration = Histogram(
+            f"{NS}_rebalance_duration_seconds",
+            "From a rebalance's start until the group is Stable or Empty again (Kafka's "
+            "consumers report it as rebalance-latency; the broker has no equivalent)",
+            buckets=REBALANCE_BUCKETS,
+            registry=r,
+        )
+        self.session_expirations = Counter(
+            f"{NS}_session_expirations",
+            "Members removed by a timer: session_timeout, new_member_join_timeout, "
+            "rebalance_timeout (did not rejoin), sync_timeout (no Kafka equivalent)",
+            ["timer"],
+            registry=r,
+        )
+        self.members_joined = Counter(
+            f"{NS}_members_joined", "Members added to groups (no Kafka equivalent)", registry=r
+        )
+        self.members_left = Counter(
+            f"{NS}_members_left", "Members that sent LeaveGroup (no Kafka equivalent)", registry=r
+        )
+        self.offset_commits = Counter(
+            f"{NS}_offset_commits",
+            "Partition offsets committed (Kafka: group-coordinator-metrics offset-commit-count)",
+            registry=r,
+        )
+        self.requests = Counter(
+            f"{NS}_requests",
+            "Requests handled, by API and version (Kafka: kafka.network RequestMetrics "
+            "RequestsPerSec{request,version})",
+            ["api", "version"],
+            registry=r,
+        )
+        self.request_latency = Histogram(
+            f"{NS}_request_latency_seconds",
+            "From decoded request to response, parked time included: JoinGroup and SyncGroup "
+            "wait for the rebalance (Kafka: kafka.network RequestMetrics TotalTimeMs{request})",
+            ["api"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.errors = Counter(
+            f"{NS}_errors",
+            "Error codes in responses, top level and per group/topic/partition (Kafka: "
+            "kafka.network RequestMetrics ErrorsPerSec{request,error})",
+            ["api", "error"],
+            registry=r,
+        )
+        self._series: dict[tuple[int, int], _RequestSeries] = {}
+
+    # -- events (on the event loop) ----------------------------------------------------------
+
+    def on_event(self, event: object) -> None:
+        if isinstance(event, events.RebalanceStarted):
+            self.rebalances.labels(event.trigger.value).inc()
+        elif isinstance(event, events.SyncCompleted):
+            if event.rebalance_duration_ms is not None:
+                self.rebalance_duration.observe(event.rebalance_duration_ms / 1000)
+        elif isinstance(event, events.JoinCompleted):
+            if event.members == 0:  # everyone left: the rebalance ends Empty, with no sync
+                self.rebalance_duration.observe(event.duration_ms / 1000)
+        elif isinstance(event, events.MemberJoined):
+            self.members_joined.inc()
+        elif isinstance(event, events.MemberRemoved):
+            if event.cause is events.RemovalCause.LEFT:
+                self.members_left.inc()
+            elif event.cause.expired:
+                self.session_expirations.labels(event.cause.value).inc()
+        elif isinstance(event, events.OffsetsCommitted):
+            self.offset_commits.inc(event.count)
+
+    # -- requests (on the event loop) --------------------------------------------------------
+
+    def request_done(self, request: Request, reply: Reply, started: float) -> Reply:
+        """Count ``request``; time it until its reply is rendered (later, if deferred)."""
+        key = (request.api.key, request.version)
+        series = self._series.get(key)
+        if series is None:
+            series = self._series[key] = _RequestSeries(self, request.api.name, request.version)
+        series.requests.inc()
+        if isinstance(reply, Deferred):
+            render = reply.render
+
+            def timed(value: Any) -> Struct:
+                body = render(value)
+                self._finish(series, body, started)
+                return body
+
+            return Deferred(reply.future, timed)
+        self._finish(series, reply, started)
+        return reply
+
+    def _finish(self, series: _RequestSeries, body: Struct, started: float) -> None:
+        series.latency.observe(time.perf_counter() - started)
+        nested = _LIST_FIELDS.get(type(body))
+        if nested is None:
+            nested = _LIST_FIELDS[type(body)] = _list_fields(body)
+        top_level: int = getattr(body, "error_code", 0)
+        if nested or top_level:  # a heartbeat without error stops here
+            for code in _error_codes(body):
+                self.errors.labels(series.api, _error_name(code)).inc()
+
+    # -- scrape-time gauges and the HTTP endpoint --------------------------------------------
+
+    def watch(self, loop: asyncio.AbstractEventLoop, snapshot: Callable[[], Snapshot]) -> None:
+        self.registry.register(_LiveGauges(loop, snapshot))
+
+    def serve(self, host: str, port: int) -> WSGIServer:
+        """Serve /metrics from a daemon thread; ``shutdown()`` and ``server_close()`` stop it."""
+        server, _thread = start_http_server(port, host, registry=self.registry)
+        return server
+
+
+def take_snapshot(groups: Iterable[Any], connections: int) -> Snapshot:
+    """Count groups by state and their members (on the event loop: O(groups))."""
+    by_state = Tally(g.state.value for g in groups)
+    members = 0
+    for g in groups:
+        members += len(g.members)
+    return Snapshot({s.value: by_state.get(s.value, 0) for s in GroupState}, members, connections)
+
+
+class _LiveGauges(Collector):
+    def __init__(self, loop: asyncio.AbstractEventLoop, snapshot: Callable[[], Snapshot]) -> None:
+        self.loop = loop
+        self.snapshot = snapshot
+
+    def describe(self) -> Iterable[Metric]:
+        return self._families(None)
+
+    def collect(self) -> Iterable[Metric]:
+        result: concurrent.futures.Future[Snapshot] = concurrent.futures.Future()
+
+        def take() -> None:
+            try:
+                result.set_result(self.snapshot())
+            except Exception as exc:
+                result.set_exception(exc)
+
+        try:
+            self.loop.call_soon_threadsafe(take)
+            snap = result.result(SNAPSHOT_TIMEOUT_S)
+        except (RuntimeError, concurrent.futures.TimeoutError):
+            return []  # the loop is closed or too busy: leave these out of this scrape
+        return self._families(snap)
+
+    @staticmethod
+    def _families(snap: Snapshot | None) -> list[Metric]:
+        groups = GaugeMetricFamily(
+            f"{NS}_groups",
+            "Groups by state (Kafka: GroupMetadataManager NumGroups{Stable,PreparingRebalance,"
+            "CompletingRebalance,Empty,Dead}; group-coordinator-metrics classic-group-count)",
+            labels=["state"],
+        )
+        members = GaugeMetricFamily(f"{NS}_members", "Members of all groups (no Kafka equivalent)")
+        connections = GaugeMetricFamily(
+            f"{NS}_connections",
+            "Open client connections (Kafka: socket-server-metrics connection-count)",
+        )
+        if snap is not None:
+            for state, count in snap.groups_by_state.items():
+                groups.add_metric([state], count)
+            members.add_metric([], snap.members)
+            connections.add_metric([], snap.connections)
+        return [groups, members, connections]
+
+
+#: Per response class, the fields declared as lists (where nested results may hold error
+#: codes): a Heartbeat response has none, so its walk is one getattr.
+_LIST_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _list_fields(body: object) -> tuple[str, ...]:
+    if not is_dataclass(body):
+        return ()
+    return tuple(f.name for f in fields(body) if str(f.type).startswith("list["))
+
+
+def _error_codes(body: object) -> Iterator[int]:
+    """Every non-zero ``error_code`` in a response, nested results included."""
+    code = getattr(body, "error_code", 0)
+    if code:
+        yield code
+    names = _LIST_FIELDS.get(type(body))
+    if names is None:
+        names = _LIST_FIELDS[type(body)] = _list_fields(body)
+    for name in names:
+        value = getattr(body, name)
+        if isinstance(value, list) and value and isinstance(value[0], Struct):
+            for item in value:
+                yield from _error_codes(item)
+
+
+def _error_name(code: int) -> str:
+    try:
+        return ErrorCode(code).name
+    except ValueError:
+        return str(code)

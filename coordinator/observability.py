@@ -1,0 +1,82 @@
+"""The journal (``--journal-dir``) and Prometheus metrics (``--metrics-listen``) of a daemon.
+
+Both are off by default; off, they cost the broker one ``None`` check per request and an
+empty loop per batch of events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import structlog
+
+if TYPE_CHECKING:
+    from wsgiref.simple_server import WSGIServer
+
+    from .broker import Broker
+    from .journal import JournalWriter
+    from .metrics import Metrics
+
+log = structlog.get_logger("observability")
+
+
+@dataclass(frozen=True, slots=True)
+class ObservabilitySettings:
+    journal_dir: Path | None = None  # None: no journal
+    journal_max_bytes: int = 64 << 20  # rotate when the file reaches this size...
+    journal_rotate_seconds: int = 3600  # ...or this much time has passed
+    metrics_listen: tuple[str, int] | None = None  # None: no metrics endpoint
+
+
+class Observability:
+    """Attaches the journal and metrics to a broker; ``close()`` flushes and stops them."""
+
+    def __init__(
+        self,
+        settings: ObservabilitySettings,
+        node_id: int,
+        broker: Broker,
+        connection_count: Callable[[], int],
+    ) -> None:
+        self.journal: JournalWriter | None = None
+        self.metrics: Metrics | None = None
+        self._http: WSGIServer | None = None
+        if settings.journal_dir is not None:
+            from .journal import JournalWriter
+
+            self.journal = JournalWriter(
+                settings.journal_dir,
+                node_id,
+                settings.journal_max_bytes,
+                settings.journal_rotate_seconds,
+            )
+            broker.event_sinks.append(self.journal)
+            log.info("journal", path=str(self.journal.path))
+        if settings.metrics_listen is not None:
+            from .metrics import Metrics, take_snapshot
+
+            metrics = self.metrics = Metrics()
+            broker.event_sinks.append(metrics.on_event)
+            broker.metrics = metrics
+            metrics.watch(
+                broker.loop,
+                lambda: take_snapshot(broker.groups.groups.values(), connection_count()),
+            )
+            host, port = settings.metrics_listen
+            self._http = metrics.serve(host, port)
+            log.info("metrics", listen=f"{host}:{self.metrics_port}")
+
+    @property
+    def metrics_port(self) -> int | None:
+        return None if self._http is None else int(self._http.server_port)
+
+    def close(self) -> None:
+        if self._http is not None:
+            self._http.shutdown()
+            self._http.server_close()
+            self._http = None
+        if self.journal is not None:
+            self.journal.close()

@@ -1,0 +1,10 @@
+"""The metrics-overhead benchmark runs at tiny size (numbers are not checked)."""
+
+from __future__ import annotations
+
+from bench import metrics_overhead
+
+
+def test_metrics_overhead_benchmark_times_heartbeats_with_and_without_metrics() -> None:
+    result = metrics_overhead.main(["--quick", "--no-write"])  # asserts every heartbeat is OK
+    assert result["off_us"] > 0 and result["on_us"] > 0

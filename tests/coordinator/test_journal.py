@@ -1,0 +1,151 @@
+"""The journal: one JSON line per group event, rotated by size and by time, nothing lost."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from coordinator.group import events
+from coordinator.group.events import RebalanceTrigger, RemovalCause
+from coordinator.journal import SCHEMA_VERSION, JournalWriter, to_entry
+from protocol.consumer import ConsumerProtocolAssignment, TopicPartition, encode_assignment
+
+
+def lines(directory: Path) -> list[dict[str, object]]:
+    out = []
+    for path in sorted(directory.iterdir()):
+        out += [json.loads(line) for line in path.read_text().splitlines()]
+    return out
+
+
+def test_every_entry_has_schema_version_time_and_node() -> None:
+    e = to_entry(events.OffsetsCommitted("g", 3), 1_700_000_000.123, node_id=7)
+    assert e == {
+        "v": SCHEMA_VERSION,
+        "ts": "2023-11-14T22:13:20.123Z",
+        "ts_ms": 1_700_000_000_123,
+        "node": 7,
+        "type": "offsets_committed",
+        "group": "g",
+        "count": 3,
+    }
+
+
+def test_removals_split_into_left_expired_and_evicted() -> None:
+    left = to_entry(events.MemberRemoved("g", "m", None, "x", RemovalCause.LEFT, "bye"), 0, 0)
+    expired = to_entry(events.MemberRemoved("g", "m", "i", "x", RemovalCause.SYNC_TIMEOUT), 0, 0)
+    evicted = to_entry(events.MemberRemoved("g", "m", None, "x", RemovalCause.GROUP_MAX_SIZE), 0, 0)
+    assert left is not None and expired is not None and evicted is not None
+    assert (left["type"], left["reason"]) == ("member_left", "bye")
+    assert (expired["type"], expired["timer"], expired["instance"]) == (
+        "member_expired",
+        "sync_timeout",
+        "i",
+    )
+    assert (evicted["type"], evicted["reason"]) == ("member_evicted", "group_max_size")
+
+
+def test_sync_entry_counts_partitions_of_consumer_assignments() -> None:
+    two = encode_assignment(
+        ConsumerProtocolAssignment(
+            assigned_partitions=[
+                TopicPartition(topic="a", partitions=[0]),
+                TopicPartition(topic="b", partitions=[3]),
+            ]
+        )
+    )
+    e = events.SyncCompleted("g", 4, 5, 30, "consumer", (("m1", two), ("m2", b""), ("m3", b"x")))
+    entry = to_entry(e, 0, 0)
+    assert entry is not None
+    assert entry["assignment"] == {
+        "m1": {"bytes": len(two), "partitions": 2},
+        "m2": {"bytes": 0, "partitions": 0},
+        "m3": {"bytes": 1, "partitions": None},  # undecodable: only its size
+    }
+    other = to_entry(events.SyncCompleted("g", 4, 5, 30, "connect", (("m1", two),)), 0, 0)
+    assert other is not None and other["assignment"]["m1"]["partitions"] is None
+
+
+def test_writer_writes_journaled_events_only_and_flushes_on_close(tmp_path: Path) -> None:
+    writer = JournalWriter(tmp_path, node_id=2)
+    writer(events.RebalanceStarted("g", 1, "because", RebalanceTrigger.MEMBER_LEFT))
+    writer("not an event")
+    writer(events.StateChanged("g", "Stable", "PreparingRebalance"))
+    writer.close()
+    writer(events.OffsetsCommitted("g", 1))  # after close: dropped, no error
+    got = lines(tmp_path)
+    assert [(e["type"], e["node"]) for e in got] == [
+        ("rebalance_started", 2),
+        ("state_changed", 2),
+    ]
+    assert got[0]["trigger"] == "member_left"
+
+
+def test_writer_rotates_by_size_without_losing_or_overwriting_lines(tmp_path: Path) -> None:
+    writer = JournalWriter(tmp_path, node_id=0, max_bytes=2000, interval_s=3600)
+    for i in range(300):
+        writer(events.OffsetsCommitted(f"group-{i}", i))
+    writer.close()
+    files = list(tmp_path.iterdir())
+    assert len(files) > 5  # ~100 bytes a line: many rotations within one interval
+    assert all(f.stat().st_size < 2000 + 200 for f in files)
+    assert sorted(e["count"] for e in lines(tmp_path)) == list(range(300))
+
+
+def test_writer_rotates_by_time(tmp_path: Path) -> None:
+    writer = JournalWriter(tmp_path, node_id=0, max_bytes=1 << 20, interval_s=1)
+    writer(events.OffsetsCommitted("g", 1))
+    time.sleep(1.2)
+    writer(events.OffsetsCommitted("g", 2))
+    writer.close()
+    assert len(list(tmp_path.iterdir())) == 2
+    assert sorted(e["count"] for e in lines(tmp_path)) == [1, 2]
+
+
+def test_membership_entries_name_the_client_and_the_instance() -> None:
+    joined = to_entry(
+        events.MemberJoined("g", "m-1", "i-1", "app", "/10.0.0.1", ["cooperative-sticky", "range"]),
+        0,
+        0,
+    )
+    replaced = to_entry(events.StaticMemberReplaced("g", "i-1", "m-1", "m-2"), 0, 0)
+    deleted = to_entry(events.GroupDeleted("g", "DeleteGroups"), 0, 0)
+    assert joined is not None and replaced is not None and deleted is not None
+    assert {k: joined[k] for k in ("type", "member", "instance", "client_id", "client_host")} == {
+        "type": "member_joined",
+        "member": "m-1",
+        "instance": "i-1",
+        "client_id": "app",
+        "client_host": "/10.0.0.1",
+    }
+    assert joined["protocols"] == ["cooperative-sticky", "range"]
+    assert (replaced["type"], replaced["old_member"], replaced["member"]) == (
+        "static_member_replaced",
+        "m-1",
+        "m-2",
+    )
+    assert (deleted["type"], deleted["reason"]) == ("group_deleted", "DeleteGroups")
+
+
+def test_a_slow_disk_does_not_slow_the_caller(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from coordinator.journal import writer as writer_module
+
+    real_emit = writer_module.SizeAndTimeRotatingFileHandler.emit
+
+    def slow_emit(self: object, record: object) -> None:
+        time.sleep(0.1)  # a disk that takes 100 ms per line
+        real_emit(self, record)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(writer_module.SizeAndTimeRotatingFileHandler, "emit", slow_emit)
+    writer = JournalWriter(tmp_path, node_id=0)
+    started = time.perf_counter()
+    for i in range(5):
+        writer(events.OffsetsCommitted("g", i))
+    assert time.perf_counter() - started < 0.1  # queued, not written
+    writer.close()  # waits for the writer thread
+    assert [e["count"] for e in lines(tmp_path)] == [0, 1, 2, 3, 4]

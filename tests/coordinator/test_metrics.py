@@ -1,0 +1,159 @@
+"""Prometheus metrics over HTTP follow the groups as they form, rebalance and empty."""
+
+from __future__ import annotations
+
+import asyncio
+import urllib.request
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from coordinator.client.member import GroupMember
+from coordinator.config import Settings
+from coordinator.group.config import GroupConfig
+from coordinator.metrics import Metrics
+from coordinator.observability import ObservabilitySettings
+from coordinator.server import Server
+from protocol.apis.offset_commit import (
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+    OffsetCommitResponsePartition,
+    OffsetCommitResponseTopic,
+)
+from protocol.frames import decode_request, encode_request
+
+Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
+
+
+@pytest.fixture
+async def server(tmp_path: Path) -> AsyncIterator[Server]:
+    settings = Settings(
+        listen=("127.0.0.1", 0),
+        store="memory",
+        data_dir=tmp_path,
+        topics=(("orders", 6),),
+        group=GroupConfig(initial_rebalance_delay_ms=0, min_session_timeout_ms=500),
+        observability=ObservabilitySettings(metrics_listen=("127.0.0.1", 0)),
+    )
+    srv = Server(settings)
+    await srv.start()
+    yield srv
+    await srv.stop()
+
+
+async def scrape(srv: Server) -> Samples:
+    """GET /metrics from another thread: the scrape asks the event loop for its gauges."""
+    assert srv.observability is not None
+    url = f"http://127.0.0.1:{srv.observability.metrics_port}/metrics"
+
+    def get() -> str:
+        with urllib.request.urlopen(url, timeout=10) as resp:
+            return str(resp.read().decode())
+
+    text = await asyncio.to_thread(get)
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
+
+
+def value(samples: Samples, name: str, **labels: str) -> float:
+    return samples.get((name, tuple(sorted(labels.items()))), 0.0)
+
+
+def member(srv: Server, group: str) -> GroupMember:
+    return GroupMember(
+        f"127.0.0.1:{srv.port}",
+        group,
+        topics=["orders"],
+        session_timeout_ms=1000,
+        heartbeat_interval_ms=100,
+    )
+
+
+async def wait_for(srv: Server, check: object, timeout_s: float = 10.0) -> Samples:
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while True:
+        samples = await scrape(srv)
+        if check(samples):  # type: ignore[operator]
+            return samples
+        assert asyncio.get_running_loop().time() < deadline, "metrics never got there"
+        await asyncio.sleep(0.1)
+
+
+async def test_metrics_follow_groups_members_rebalances_and_expiries(server: Server) -> None:
+    before = await scrape(server)
+    assert value(before, "group_coordinator_groups", state="Stable") == 0
+    assert value(before, "group_coordinator_members") == 0
+
+    a, b = member(server, "metered"), member(server, "metered")
+    await a.start(10)
+    await b.start(10)
+    formed = await wait_for(
+        server, lambda s: value(s, "group_coordinator_groups", state="Stable") == 1
+    )
+    assert value(formed, "group_coordinator_members") == 2
+    assert value(formed, "group_coordinator_connections") >= 2
+    assert value(formed, "group_coordinator_rebalances_total", trigger="new_member") == 2
+    assert value(formed, "group_coordinator_rebalance_duration_seconds_count") == 2
+    assert value(formed, "group_coordinator_requests_total", api="JoinGroup", version="9") >= 2
+    assert value(formed, "group_coordinator_request_latency_seconds_count", api="Heartbeat") > 0
+    # A JoinGroup v9 without a member id is answered MEMBER_ID_REQUIRED (KIP-394).
+    assert (
+        value(formed, "group_coordinator_errors_total", api="JoinGroup", error="MEMBER_ID_REQUIRED")
+        == 2
+    )
+
+    await b.close(leave=False)  # killed: its session runs out
+    expired = await wait_for(
+        server,
+        lambda s: (
+            value(s, "group_coordinator_session_expirations_total", timer="session_timeout") == 1
+        ),
+    )
+    assert value(expired, "group_coordinator_rebalances_total", trigger="member_expired") == 1
+
+    await a.close()  # leaves: the group is Empty
+    empty = await wait_for(
+        server, lambda s: value(s, "group_coordinator_groups", state="Empty") == 1
+    )
+    assert value(empty, "group_coordinator_members") == 0
+    assert value(empty, "group_coordinator_groups", state="Stable") == 0
+    assert value(empty, "group_coordinator_members_left_total") == 1
+    assert value(empty, "group_coordinator_rebalances_total", trigger="member_left") == 1
+
+
+async def test_without_metrics_listen_nothing_is_served_or_counted(tmp_path: Path) -> None:
+    srv = Server(Settings(listen=("127.0.0.1", 0), store="memory", data_dir=tmp_path))
+    await srv.start()
+    try:
+        assert srv.observability is not None
+        assert srv.observability.metrics_port is None
+        assert srv.broker is not None and srv.broker.metrics is None
+        assert srv.broker.event_sinks == []
+    finally:
+        await srv.stop()
+
+
+def test_errors_are_counted_per_partition_in_nested_results() -> None:
+    metrics = Metrics()
+    request = decode_request(encode_request(OffsetCommitRequest(group_id="g"), 8, 1)[4:])
+    response = OffsetCommitResponse(
+        topics=[
+            OffsetCommitResponseTopic(
+                name="t",
+                partitions=[
+                    OffsetCommitResponsePartition(partition_index=p, error_code=code)
+                    for p, code in enumerate((0, 25, 25))
+                ],
+            )
+        ]
+    )
+    assert metrics.request_done(request, response, 0.0) is response
+    errors = metrics.registry.get_sample_value(
+        "group_coordinator_errors_total", {"api": "OffsetCommit", "error": "UNKNOWN_MEMBER_ID"}
+    )
+    assert errors == 2

@@ -1,0 +1,148 @@
+"""A scripted scenario against the real daemon, then ``analyze`` on its journal: the analysis
+finds exactly the rebalances, triggers, churn, expiries and the storm that were caused."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from coordinator import cli
+from coordinator.analytics.command import spark_session
+from coordinator.client.connection import connect
+from coordinator.client.member import GroupMember
+from tests.wire import describe
+
+from .conftest import Daemon
+
+pytestmark = pytest.mark.integration
+
+STORM_REBALANCES = 10
+
+
+def member(d: Daemon, group: str) -> GroupMember:
+    return GroupMember(
+        d.bootstrap, group, topics=["t"], session_timeout_ms=2000, heartbeat_interval_ms=100
+    )
+
+
+async def wait_stable(d: Daemon, group: str, members: int, timeout_s: float = 15) -> None:
+    """Until DescribeGroups shows the group Stable with ``members`` members."""
+    c = await connect("127.0.0.1", d.port)
+    try:
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        while True:
+            (g,) = (await describe(c, group)).groups
+            if g.group_state == "Stable" and len(g.members) == members:
+                return
+            assert asyncio.get_running_loop().time() < deadline, (g.group_state, len(g.members))
+            await asyncio.sleep(0.05)
+    finally:
+        c.close()
+
+
+async def scenario(d: Daemon) -> list[GroupMember]:
+    """alpha: 3 join, 1 leaves, 1 is killed (session expiry) = 5 rebalances.
+    beta: 2 join and commit = 2 rebalances. storm: 1 joins, then its leader rejoins 9 times
+    = 10 rebalances. Returns the members still running."""
+    alpha = [member(d, "alpha") for _ in range(3)]
+    for n, m in enumerate(alpha, 1):
+        await m.start(15)
+        await wait_stable(d, "alpha", n)
+    await alpha[2].close()  # LeaveGroup
+    await wait_stable(d, "alpha", 2)
+    await alpha[1].close(leave=False)  # killed: no LeaveGroup, its session runs out
+    await wait_stable(d, "alpha", 1)
+
+    beta = [member(d, "beta") for _ in range(2)]
+    for n, m in enumerate(beta, 1):
+        await m.start(15)
+        await wait_stable(d, "beta", n)
+    await beta[0].commit({("t", 0): 10, ("t", 1): 20, ("t", 2): 30})
+
+    storm = member(d, "storm")
+    await storm.start(15)
+    for _ in range(STORM_REBALANCES - 1):
+        storm.request_rejoin("storm")
+        await storm.wait_stable(15)
+    await wait_stable(d, "storm", 1)
+    return [alpha[0], *beta, storm]
+
+
+def test_analysis_finds_exactly_the_scripted_rebalances(
+    start_daemon: Callable[..., Daemon], tmp_path: Path
+) -> None:
+    journal = tmp_path / "journal"
+    d = start_daemon(
+        "--store", "memory", "--topic", "t:6",
+        "--group-initial-rebalance-delay-ms", "0",
+        "--group-min-session-timeout-ms", "500",
+        "--journal-dir", str(journal),
+    )  # fmt: skip
+
+    async def drive() -> None:
+        running = await scenario(d)
+        d.stop()  # flushes the journal; the remaining members never leave
+        for m in running:
+            await m.close(leave=False)
+
+    asyncio.run(drive())
+
+    out = tmp_path / "out"
+    args = ["analyze", str(journal), "--out", str(out), "--master", "local[2]"]
+    result = CliRunner().invoke(
+        cli.main, [*args, "--storm-threshold", "8", "--storm-window-s", "60"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "3 groups, 17 rebalances, 1 storms" in result.output
+
+    spark = spark_session("local[2]")  # analyze stopped its own session
+    tables = out / "tables"
+    rows = spark.read.parquet(str(tables / "group_summary")).collect()
+    groups: dict[str, Any] = {r["group"]: r.asDict(recursive=True) for r in rows}
+    assert set(groups) == {"alpha", "beta", "storm"}
+    alpha, beta, storm = groups["alpha"], groups["beta"], groups["storm"]
+
+    assert alpha["rebalances"] == 5
+    assert alpha["triggers"] == {"new_member": 3, "member_left": 1, "member_expired": 1}
+    assert (alpha["members_joined"], alpha["members_left"], alpha["members_expired"]) == (3, 1, 1)
+    assert alpha["session_expiries"] == 1
+    assert alpha["storms"] == 0
+    assert alpha["last_generation"] == 5
+    # After the expiry one member owns all 6 partitions.
+    assert (alpha["assignment_max_partitions"], alpha["assignment_skew"]) == (6, 1.0)
+    assert alpha["seconds_in_state"]["Stable"] > 0
+
+    assert beta["rebalances"] == 2
+    assert beta["triggers"] == {"new_member": 2}
+    assert beta["offsets_committed"] == 3
+    assert (beta["members_left"], beta["members_expired"]) == (0, 0)
+
+    assert storm["rebalances"] == STORM_REBALANCES
+    assert storm["triggers"] == {"new_member": 1, "member_rejoined": STORM_REBALANCES - 1}
+    assert (storm["storms"], storm["largest_storm"]) == (1, STORM_REBALANCES)
+    assert storm["duration_max_ms"] >= storm["duration_p95_ms"] >= storm["duration_p50_ms"] >= 0
+
+    storms = spark.read.parquet(str(tables / "storms")).collect()
+    assert [(r["group"], r["rebalances"]) for r in storms] == [("storm", STORM_REBALANCES)]
+    per_minute = spark.read.parquet(str(tables / "rebalances_per_minute")).collect()
+    assert sum(r["rebalances"] for r in per_minute) == 17
+    expiries = spark.read.parquet(str(tables / "member_churn")).agg({"session_expiries": "sum"})
+    assert expiries.first()[0] == 1
+
+    reasons = spark.read.parquet(str(tables / "rebalance_reasons"))
+    expired = reasons.where("`group` = 'alpha' AND trigger = 'member_expired'").collect()
+    assert [r["reason"].endswith("expired (session timeout)") for r in expired] == [True]
+
+    page = (out / "report.html").read_text()
+    assert "storm" in page and "data:image/png;base64," in page
+    # Cluster-wide, why: 6 new members, 9 leader rejoins, 1 leave, 1 expiry.
+    assert "<td>member_rejoined</td><td>9</td>" in page
+    assert "<td>new_member</td><td>6</td>" in page
+    assert all((tmp_path / "out" / "charts" / name).stat().st_size > 0 for name in (
+        "rebalances_over_time.png", "rebalance_durations.png", "top_groups.png"
+    ))  # fmt: skip
