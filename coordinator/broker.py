@@ -19,6 +19,7 @@ import structlog
 
 from protocol.apis import BY_KEY
 from protocol.apis.api_versions import ApiVersionsResponseApiVersion
+from protocol.errors import ErrorCode
 from protocol.frames import Request
 
 from .catalog import Catalog, Topic
@@ -186,9 +187,7 @@ class Broker:
             elif isinstance(change, Cancel):
                 self.timers.cancel(change.key)
         for event in effects.events:
-            self._log_event(event)
-            for sink in self.event_sinks:
-                sink(event)
+            self.emit(event)
         if not effects.records:
             _resolve_all(effects.replies)
             return None
@@ -199,6 +198,12 @@ class Broker:
 
     def _on_timer(self, key: str) -> None:
         self.apply(self.groups.fire_timer(key, self.now_ms()))
+
+    def emit(self, event: object) -> None:
+        """Log ``event`` and hand it to the journal and metrics, if they are on."""
+        self._log_event(event)
+        for sink in self.event_sinks:
+            sink(event)
 
     def _log_event(self, event: object) -> None:
         fields = dataclasses.asdict(event) if dataclasses.is_dataclass(event) else {}  # type: ignore[arg-type]
@@ -221,9 +226,9 @@ class Broker:
             return response  # type: ignore[no-any-return]
         return Deferred(durable, lambda _: response)
 
-    def catalog_has_room(self, topic: str, partitions: int) -> bool:
-        """Whether ``topic`` with ``partitions`` fits the catalog's limits (a refusal is
-        logged as a limit hit)."""
+    def catalog_has_room(self, topic: str, partitions: int, error: ErrorCode) -> bool:
+        """Whether ``topic`` with ``partitions`` fits the catalog's limits; if not, the hit
+        (answered with ``error``) is logged and counted."""
         if len(self.catalog) >= self.settings.max_topics:
             limit, value = "max_topics", self.settings.max_topics
         elif (
@@ -233,13 +238,16 @@ class Broker:
             limit, value = "max_partitions", self.settings.max_partitions
         else:
             return True
-        log.warning("LimitReached", limit=limit, value=value, topic=topic, partitions=partitions)
+        log.warning("catalog limit", limit=limit, topic=topic, partitions=partitions)
+        self.emit(LimitReached(None, limit, value, error.name))
         return False
 
     def auto_create_topic(self, name: str) -> Topic | None:
         if not self.settings.auto_create_topics:
             return None
-        if not self.catalog_has_room(name, self.settings.num_partitions):
+        if not self.catalog_has_room(
+            name, self.settings.num_partitions, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        ):
             return None
         from .catalog import valid_topic_name
 

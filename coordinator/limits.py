@@ -8,7 +8,7 @@ broken or malicious client cannot hurt the members that share the daemon.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -47,13 +47,15 @@ class ConnectionGuard:
         self.per_ip: Counter[str] = Counter()
         self.open = 0
         self.refused: Counter[str] = Counter()
+        #: Told of every hit (the metrics' limit counter), besides the log and ``refused``.
+        self.on_hit: Callable[[str], None] | None = None
 
     def admit(self, ip: str) -> str | None:
         """Count a new connection in, or say why it is refused."""
         if self.open >= self.limits.max_connections:
-            return self._refuse("max_connections", ip)
+            return self.hit("max_connections", ip)
         if self.per_ip[ip] >= self.limits.max_connections_per_ip:
-            return self._refuse("max_connections_per_ip", ip)
+            return self.hit("max_connections_per_ip", ip)
         self.open += 1
         self.per_ip[ip] += 1
         return None
@@ -82,10 +84,13 @@ class ConnectionGuard:
             elif not conn.busy and now - conn.last_activity > lim.connections_max_idle_ms / 1000:
                 reason = "connections_max_idle"
             if reason is not None:
-                self._refuse(reason, conn.peer_ip)
+                self.hit(reason, conn.peer_ip)
                 conn.abort()  # not close(): that would wait to flush to a client not reading
 
-    def _refuse(self, reason: str, ip: str) -> str:
+    def hit(self, reason: str, ip: str) -> str:
+        """Record a limit that closes ``ip``'s connection: counted, logged, reported."""
         self.refused[reason] += 1
         log.warning("connection limit", reason=reason, peer=ip)
+        if self.on_hit is not None:
+            self.on_hit(reason)
         return reason

@@ -118,6 +118,14 @@ class Metrics:
             ["api", "error"],
             registry=r,
         )
+        self.limit_hits = Counter(
+            f"{NS}_limit_hits",
+            "Requests refused or connections closed by a configured limit, by the limit's "
+            "option name (Kafka: socket-server-metrics connection-close-total and "
+            "kafka.network RequestMetrics ErrorsPerSec come nearest; no direct equivalent)",
+            ["limit"],
+            registry=r,
+        )
         self._series: dict[tuple[int, int], _RequestSeries] = {}
 
     # -- events (on the event loop) ----------------------------------------------------------
@@ -140,6 +148,12 @@ class Metrics:
                 self.session_expirations.labels(event.cause.value).inc()
         elif isinstance(event, events.OffsetsCommitted):
             self.offset_commits.inc(event.count)
+        elif isinstance(event, events.LimitReached):
+            self.limit_hit(event.limit)
+
+    def limit_hit(self, limit: str) -> None:
+        """A configured limit refused a request or closed a connection."""
+        self.limit_hits.labels(limit).inc()
 
     # -- requests (on the event loop) --------------------------------------------------------
 

@@ -148,6 +148,7 @@ class KafkaConnection(asyncio.Protocol):
             frames = self.splitter.feed(data)
         except FrameTooLarge as exc:
             log.warning("frame refused", peer=self.ctx.client_host, reason=str(exc))
+            self.guard.hit("socket_request_max_bytes", self.peer_ip)
             self.close()
             return
         if not self.splitter.buffered:
@@ -323,6 +324,8 @@ class Server:
             self.broker,
             lambda: len(self.connections),
         )
+        if self.observability.metrics is not None:
+            self.guard.on_hit = self.observability.metrics.limit_hit
         # Everything is reloaded before the first connection is accepted.
         await self.broker.load()
         for index, listener in enumerate(self.listeners):

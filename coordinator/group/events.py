@@ -127,7 +127,7 @@ class OffsetsExpired:
 class LimitReached:
     """A configured limit refused a request (logged; counted in metrics)."""
 
-    group_id: str
+    group_id: str | None  # None: not about one group (the topic catalog)
     limit: str  # the option's name, e.g. "group_max_size"
     value: int  # the configured limit
     error: str  # the Kafka error the client got

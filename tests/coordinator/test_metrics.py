@@ -115,6 +115,14 @@ async def test_metrics_follow_groups_members_rebalances_and_expiries(server: Ser
         ),
     )
     assert value(expired, "group_coordinator_rebalances_total", trigger="member_expired") == 1
+    # a rejoins alone; only then does its leaving start a rebalance of its own.
+    await wait_for(
+        server,
+        lambda s: (
+            value(s, "group_coordinator_groups", state="Stable") == 1
+            and value(s, "group_coordinator_members") == 1
+        ),
+    )
 
     await a.close()  # leaves: the group is Empty
     empty = await wait_for(
@@ -157,3 +165,65 @@ def test_errors_are_counted_per_partition_in_nested_results() -> None:
         "group_coordinator_errors_total", {"api": "OffsetCommit", "error": "UNKNOWN_MEMBER_ID"}
     )
     assert errors == 2
+
+
+async def test_every_kind_of_limit_hit_is_counted(tmp_path: Path) -> None:
+    from coordinator.client.connection import connect
+    from coordinator.limits import ConnectionLimits
+    from protocol.apis.create_topics import CreateTopicsRequest, CreateTopicsRequestCreatableTopic
+    from protocol.apis.join_group import JoinGroupRequest, JoinGroupRequestProtocol
+
+    srv = Server(
+        Settings(
+            listen=("127.0.0.1", 0),
+            store="memory",
+            data_dir=tmp_path,
+            topics=(("orders", 6),),
+            max_topics=1,
+            socket_request_max_bytes=4096,
+            group=GroupConfig(initial_rebalance_delay_ms=0, max_member_metadata_bytes=10),
+            limits=ConnectionLimits(max_connections_per_ip=3),
+            observability=ObservabilitySettings(metrics_listen=("127.0.0.1", 0)),
+        )
+    )
+    await srv.start()
+    try:
+        c = await connect("127.0.0.1", srv.port)
+        # A group limit (the state machine): oversized member metadata.
+        join = JoinGroupRequest(
+            group_id="g",
+            session_timeout_ms=10000,
+            rebalance_timeout_ms=10000,
+            member_id="",
+            protocol_type="consumer",
+            protocols=[JoinGroupRequestProtocol(name="range", metadata=b"x" * 11)],
+        )
+        assert (await c.request(join, 5)).error_code == 42  # INVALID_REQUEST
+        # A catalog limit: one topic already, max_topics=1.
+        create = CreateTopicsRequest(
+            topics=[
+                CreateTopicsRequestCreatableTopic(
+                    name="more", num_partitions=1, replication_factor=1
+                )
+            ],
+            timeout_ms=1000,
+        )
+        assert (await c.request(create, 7)).topics[0].error_code == 44  # POLICY_VIOLATION
+        # Connection limits: a frame over socket_request_max_bytes, one connection too many.
+        _r, w = await asyncio.open_connection("127.0.0.1", srv.port)
+        w.write((1 << 20).to_bytes(4, "big"))
+        held = [await asyncio.open_connection("127.0.0.1", srv.port) for _ in range(3)]
+        samples = await wait_for(
+            srv,
+            lambda s: (
+                value(s, "group_coordinator_limit_hits_total", limit="max_connections_per_ip") >= 1
+            ),
+        )
+        for limit in ("group_max_member_metadata_bytes", "max_topics", "socket_request_max_bytes"):
+            assert value(samples, "group_coordinator_limit_hits_total", limit=limit) == 1, limit
+        c.close()
+        w.close()
+        for _reader, writer in held:
+            writer.close()
+    finally:
+        await srv.stop()
