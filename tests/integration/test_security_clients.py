@@ -62,7 +62,9 @@ class SecureDaemon:
             "--max-failed-authentications", "1000",
             "--topic", f"{TOPIC}:6",
             "--group-initial-rebalance-delay-ms", "0",
+            "--journal-dir", str(tmp / "journal"),
         )  # fmt: skip
+        self.journal_dir = tmp / "journal"
 
     def client_config(self, lib: str, user: str, password: str) -> dict[str, Any]:
         ca = str(self.pki.ca)
@@ -183,7 +185,7 @@ def test_wrong_password_is_an_authentication_error(
     assert "AUTHENTICATION FAILED: INVALID CREDENTIALS" in text, text  # the daemon's words
 
 
-def test_no_secret_in_the_daemon_log(secure: SecureDaemon) -> None:
+def test_no_secret_in_the_daemon_log_or_journal(secure: SecureDaemon) -> None:
     async def wrong_then_right(c: KafkaConnectionClient) -> None:
         loop = asyncio.get_running_loop()
         tls = ssl.create_default_context(cafile=str(secure.pki.ca))
@@ -193,6 +195,7 @@ def test_no_secret_in_the_daemon_log(secure: SecureDaemon) -> None:
         )  # fmt: skip
         failed = await wire.sasl_login(other, "bob", "not-the-password")
         assert failed.error_code == 58  # SASL_AUTHENTICATION_FAILED
+        await wire.commit(c, "admin-journaled", {(TOPIC, 0): (1, "meta")})  # a journal entry
 
     secure.as_admin(wrong_then_right)  # the admin's own login succeeded
     log = secure.daemon.log()
@@ -200,3 +203,14 @@ def test_no_secret_in_the_daemon_log(secure: SecureDaemon) -> None:
     for secret in (*PASSWORDS.values(), "not-the-password"):
         assert secret not in log
     assert ",p=" not in log  # no SCRAM client proof
+    assert wait_until(
+        lambda: (
+            "admin-journaled"
+            in "".join(p.read_text() for p in secure.journal_dir.glob("journal-*"))
+        ),
+        5,
+    )
+    journal = "".join(p.read_text() for p in secure.journal_dir.glob("journal-*"))
+    for secret in (*PASSWORDS.values(), "not-the-password"):
+        assert secret not in journal
+    assert ",p=" not in journal
