@@ -110,7 +110,9 @@ def _wait_listening(proc: subprocess.Popen[bytes], port: int, what: str) -> None
     raise RuntimeError(f"{what} did not start listening on {port}")
 
 
-def start_daemon() -> ServerProcess:
+def start_daemon(src: Path | None = None, name: str = "daemon") -> ServerProcess:
+    """The daemon; from another source tree (``src`` holding ``coordinator/`` and
+    ``protocol/``, e.g. an older commit) for before/after comparisons."""
     port = free_port()
     cmd = [
         sys.executable,
@@ -130,9 +132,12 @@ def start_daemon() -> ServerProcess:
         "--log-level",
         "WARNING",
     ]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _wait_listening(proc, port, "daemon")
-    return ServerProcess("daemon", port, proc, {"command": " ".join(cmd[1:])})
+    env = dict(os.environ)
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    _wait_listening(proc, port, name)
+    return ServerProcess(name, port, proc, {"command": " ".join(cmd[1:])})
 
 
 def start_tansu() -> ServerProcess | None:
