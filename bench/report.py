@@ -31,8 +31,9 @@ def heartbeat_md(hb: dict[str, Any]) -> list[str]:
         "## Heartbeats (members of Stable groups)",
         "",
         "| scenario | server | heartbeats/s | p50 ms | p99 ms | server CPU (cores) "
-        "| generator CPU (cores) | generator processes | vs Tansu | vs ceiling |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| server CPU µs/heartbeat | generator CPU (cores) | generator processes "
+        "| vs Tansu | vs ceiling |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for scenario, by_server in hb["summary"].items():
         tansu = by_server.get("tansu", {}).get("rate_per_s")
@@ -42,6 +43,7 @@ def heartbeat_md(hb: dict[str, Any]) -> list[str]:
             lines.append(
                 f"| {scenario} | {name} | {_f(rate)} | {_f(row['p50_ms'], 3)} "
                 f"| {_f(row['p99_ms'], 3)} | {_f(row['server_cpu_cores'])} "
+                f"| {_f(_ratio(1e6 * row['server_cpu_cores'], rate), 1)} "
                 f"| {_f(row['generator_cpu_cores'])} | {int(row['generator_processes'])} "
                 f"| {_f(_ratio(rate, tansu))} | {_f(_ratio(rate, ceiling))} |"
             )
