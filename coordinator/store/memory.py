@@ -8,6 +8,8 @@ from .base import LoadedState, Store, Write
 
 
 class MemoryStore(Store):
+    persistent = False
+
     def __init__(self) -> None:
         self.batches = 0
 
