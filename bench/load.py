@@ -177,23 +177,25 @@ async def _run(job: Job) -> WorkerResult:
 
 
 async def _paced(pumps: list[Pump], job: Job, measure_from: float, measure_to: float) -> float:
-    """Each member once per interval, members spread evenly over it, in 10 ms ticks.
-    Returns the process CPU time when the measured window began."""
-    tick = 0.01
-    per_tick = [len(p.frames) * tick / job.interval_s for p in pumps]
-    owed = [0.0] * len(pumps)
+    """Each member once per interval, spread evenly over it: every millisecond each
+    connection sends what it owes by then (so a late tick catches up instead of losing
+    sends). Returns the process CPU time when the measured window began."""
+    tick = 0.001
+    rates = [len(p.frames) / job.interval_s for p in pumps]
+    sent = [0] * len(pumps)
+    begin = time.monotonic()
     cpu0: float | None = None
-    now = time.monotonic()
+    now = begin
     while now < measure_to:
         if cpu0 is None and now >= measure_from:
             cpu0 = time.process_time()
+        elapsed = now - begin
         for i, pump in enumerate(pumps):
-            owed[i] += per_tick[i]
-            whole = int(owed[i])
-            if whole:
-                owed[i] -= whole
-                pump.send(whole)
-        await asyncio.sleep(tick - (time.monotonic() - now) % tick)
+            due = int(rates[i] * elapsed) - sent[i]
+            if due > 0:
+                sent[i] += due
+                pump.send(due)
+        await asyncio.sleep(tick)
         now = time.monotonic()
     return cpu0 if cpu0 is not None else time.process_time()
 
