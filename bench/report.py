@@ -221,14 +221,28 @@ def charts(result: dict[str, Any], out: Path) -> list[str]:
         fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
         for name, rows in rb.items():
             for mode in ("join", "leave"):
-                pts = [(x["members"], x) for x in rows if x["mode"] == mode and "seconds" in x]
+                pts = [x for x in rows if x["mode"] == mode and "seconds" in x]
                 if not pts:
                     continue
                 label = f"{name}: {'N join' if mode == 'join' else '1 of N leaves'}"
-                axes[0].plot([n for n, _ in pts], [x["seconds"] for _, x in pts], "o-", label=label)
-                axes[1].plot(
-                    [n for n, _ in pts], [x["server_cpu_s"] for _, x in pts], "o-", label=label
+                axes[0].plot(
+                    [x["members"] for x in pts], [x["seconds"] for x in pts], "o-", label=label
                 )
+                # CPU is read in 10 ms clock ticks: a 0 means "under a tick", not plotted.
+                cpu = [x for x in pts if x["server_cpu_s"] > 0]
+                axes[1].plot(
+                    [x["members"] for x in cpu], [x["server_cpu_s"] for x in cpu], "o-", label=label
+                )
+        daemon = [x for x in rb.get("daemon", []) if x["mode"] == "join" and "seconds" in x]
+        if daemon:
+            top = max(daemon, key=lambda x: x["members"])
+            ns = [x["members"] for x in daemon]
+            axes[1].plot(
+                ns,
+                [top["server_cpu_s"] * n / top["members"] for n in ns],
+                "k:",
+                label="linear in N (through daemon's largest)",
+            )
         for ax, title in zip(
             axes, ("barrier to last SyncGroup (s)", "server CPU (s)"), strict=True
         ):
