@@ -2,7 +2,7 @@
 
     python -m bench.profile [--load heartbeat|rebalance] [--seconds 8] [--top 25]
 
-``heartbeat``: the 1-connection, depth-64 heartbeat scenario; ``rebalance``: 5,000 members
+``heartbeat``: the 1-connection heartbeat scenario at ``--depth`` (64); ``rebalance``: 5,000 members
 joining a fresh group, twice. py-spy samples the daemon process (200 Hz); the raw stacks
 are aggregated into the functions (file:line) with the most samples on top of the stack
 ("self") and anywhere on it ("inclusive"). py-spy comes with the ``bench`` extra.
@@ -52,6 +52,7 @@ def aggregate(raw: Path, top: int) -> str:
 def main(argv: list[str] | None = None) -> str:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--load", choices=("heartbeat", "rebalance"), default="heartbeat")
+    parser.add_argument("--depth", type=int, default=64, help="heartbeat pipeline depth")
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--top", type=int, default=25)
     args = parser.parse_args(argv)
@@ -72,7 +73,8 @@ def main(argv: list[str] | None = None) -> str:
         time.sleep(1.0)  # py-spy attaches
         try:
             if args.load == "heartbeat":
-                heartbeat.SCENARIOS = (heartbeat.Scenario("1 connection, depth 64", 1, 64, 1),)
+                name = f"1 connection, depth {args.depth}"
+                heartbeat.SCENARIOS = (heartbeat.Scenario(name, 1, args.depth, 1),)
                 print(heartbeat.measure_server(daemon, pool, args.seconds, 0.5))
             else:
                 for _ in range(2):
