@@ -1,8 +1,8 @@
-"""Run every benchmark: ``python -m bench`` (``make bench``)."""
+"""Run every benchmark: ``python -m bench [--quick]`` (``make bench``)."""
 
 from __future__ import annotations
 
-from . import codec
+from .run import main
 
 if __name__ == "__main__":
-    codec.main([])
+    main()

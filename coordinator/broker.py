@@ -191,7 +191,7 @@ class Broker:
         if not effects.records:
             _resolve_all(effects.replies)
             return None
-        durable = self.store.write(to_write(effects.records))
+        durable = self.store.write(to_write(effects.records) if self.store.persistent else Write())
         replies = effects.replies
         durable.add_done_callback(lambda fut: _after_write(fut, replies))
         return durable
@@ -287,6 +287,8 @@ class Broker:
     def checkpoint_heartbeats(self) -> asyncio.Future[None] | None:
         """Persist members' last heartbeats that moved since the last checkpoint, so a
         member restored after a crash keeps what was left of its session."""
+        if not self.store.persistent:
+            return None
         seen: dict[tuple[str, str], int] = {}
         moved: list[tuple[str, str, int]] = []
         previous = self._checkpointed

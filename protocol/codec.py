@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import io
 import struct
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from construct import Construct, ConstructError
 
-from .codegen import compile_struct
+from .codegen import Decoder, Encoder, compile_struct
 from .errors import DecodeError, EncodeError
 from .schema import Struct, in_range, is_flexible
 from .structs import KStruct, build_struct
@@ -54,11 +54,24 @@ def construct_for(cls: type[Struct], version: int) -> Construct:
     return struct_for(cls, version)
 
 
+# (class, version) -> its compiled functions: one dict lookup per message on the hot path
+# instead of the version checks and the construct cache key of ``struct_for``.
+_COMPILED: dict[tuple[type[Struct], int], tuple[Decoder, Encoder]] = {}
+
+
+def _compiled(cls: type[Struct], version: int) -> tuple[Decoder, Encoder]:
+    fns = _COMPILED.get((cls, version))
+    if fns is None:
+        fns = _COMPILED[(cls, version)] = compile_struct(struct_for(cls, version))
+    return fns
+
+
 def read(cls: type[T], buf: bytes, offset: int, version: int) -> tuple[T, int]:
     """Decode ``cls`` from ``buf`` at ``offset``; return it and the offset after it."""
-    dec, _ = compile_struct(struct_for(cls, version))
+    dec, _ = _compiled(cls, version)
     try:
-        return dec(buf, offset, len(buf))
+        obj, end = dec(buf, offset, len(buf))
+        return cast(T, obj), end
     except DecodeError:
         raise
     except _DECODE_FAULTS as exc:
@@ -76,7 +89,7 @@ def decode(cls: type[T], data: bytes | bytearray | memoryview, version: int) -> 
 
 def write(msg: Struct, version: int, w: bytearray) -> None:
     """Append ``msg`` encoded at ``version`` to ``w``."""
-    _, enc = compile_struct(struct_for(type(msg), version))
+    _, enc = _compiled(type(msg), version)
     try:
         enc(msg, w)
     except EncodeError:

@@ -14,6 +14,8 @@ from .base import LoadedState, SecurityRows, Store, Write
 
 
 class MemoryStore(Store):
+    persistent = False
+
     def __init__(self) -> None:
         self.batches = 0
         self._credentials: dict[tuple[str, str], ScramCredential] = {}

