@@ -20,7 +20,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import codec, durable, heartbeat, rebalance, report, scale, servers
+from . import (
+    codec,
+    durable,
+    heartbeat,
+    rebalance,
+    report,
+    scale,
+    servers,
+    slow_clients,
+    time_to_stable,
+)
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -179,7 +189,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--no-tansu", action="store_true", help="leave Tansu out")
     parser.add_argument(
         "--only",
-        default="heartbeat,rebalance,scale,codec,durable",
+        default="heartbeat,rebalance,scale,codec,durable,time_to_stable,slow_clients",
         help="comma-separated parts to run",
     )
     args = parser.parse_args(argv)
@@ -225,6 +235,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         result["codec"] = codec.run(plan.codec_number, plan.codec_repeats)
     if "durable" in parts:
         result["durable"] = durable.main(list(plan.durable_args))
+    # These two write their own results files (and nothing in --quick).
+    quick = ["--quick"] if args.quick else []
+    if "time_to_stable" in parts:
+        result["time_to_stable"] = time_to_stable.main(quick)
+    if "slow_clients" in parts:
+        result["slow_clients"] = slow_clients.main(quick)
     result["meta"]["wall_s"] = time.monotonic() - started
     if out is not None:
         report.write(result, out)
