@@ -282,7 +282,7 @@ class KafkaConnection(asyncio.Protocol):
         if answer is None or self.transport is None:
             self.close()
             return
-        self.transport.write(_LENGTH.pack(len(answer)) + answer)
+        self._write(_LENGTH.pack(len(answer)) + answer)  # after earlier responses, in order
 
     def _unsupported_api_versions(self, frame: bytes) -> None:
         # KIP-511: answer in the v0 format, with ApiVersions' own range, so the client can
