@@ -15,11 +15,7 @@ import argparse
 import asyncio
 import json
 import platform
-import signal
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass
@@ -32,6 +28,8 @@ from protocol.apis.offset_commit import (
     OffsetCommitRequestTopic,
     OffsetCommitResponse,
 )
+
+from .servers import ServerProcess, start_daemon
 
 RESULTS = Path(__file__).parent / "results"
 STORES = ("sqlite", "memory")
@@ -49,51 +47,9 @@ class Run:
     p99_ms: float
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class DaemonProcess:
-    def __init__(self, store: str, data_dir: Path) -> None:
-        self.port = _free_port()
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "coordinator.cli",
-                "serve",
-                "--listen",
-                f"127.0.0.1:{self.port}",
-                "--data-dir",
-                str(data_dir),
-                "--store",
-                store,
-                "--topic",
-                "bench:1000",
-                "--log-level",
-                "WARNING",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), 0.2).close()
-                return
-            except OSError:
-                time.sleep(0.05)
-        self.proc.kill()
-        raise RuntimeError("daemon did not start")
-
-    def stop(self) -> None:
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+def start_store_daemon(store: str, data_dir: Path) -> ServerProcess:
+    args = ("--data-dir", str(data_dir), "--store", store, "--topic", "bench:1000")
+    return start_daemon(name=store, args=(*args, "--log-level", "WARNING"))
 
 
 async def _committer(
@@ -157,7 +113,7 @@ async def _load(port: int, committers: int, partitions: int, seconds: float) -> 
 def measure(committer_counts: list[int], partitions: int, seconds: float, runs: int) -> list[Run]:
     results: list[Run] = []
     with tempfile.TemporaryDirectory() as tmp:
-        daemons = {store: DaemonProcess(store, Path(tmp) / store) for store in STORES}
+        daemons = {store: start_store_daemon(store, Path(tmp) / store) for store in STORES}
         try:
             for committers in committer_counts:
                 for _ in range(runs):

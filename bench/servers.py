@@ -20,6 +20,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -110,9 +111,27 @@ def _wait_listening(proc: subprocess.Popen[bytes], port: int, what: str) -> None
     raise RuntimeError(f"{what} did not start listening on {port}")
 
 
-def start_daemon(src: Path | None = None, name: str = "daemon") -> ServerProcess:
-    """The daemon; from another source tree (``src`` holding ``coordinator/`` and
-    ``protocol/``, e.g. an older commit) for before/after comparisons."""
+#: The heartbeat/rebalance/scale scenarios' daemon settings.
+DAEMON_ARGS = (
+    "--store",
+    "memory",
+    "--topic",
+    "bench:100",
+    "--group-initial-rebalance-delay-ms",
+    "0",
+    "--max-connections-per-ip",
+    "20000",
+    "--log-level",
+    "WARNING",
+)
+
+
+def start_daemon(
+    src: Path | None = None, name: str = "daemon", args: Sequence[str] = DAEMON_ARGS
+) -> ServerProcess:
+    """The daemon on a free loopback port with ``args``; from another source tree (``src``
+    holding ``coordinator/`` and ``protocol/``, e.g. an older commit) for before/after
+    comparisons."""
     port = free_port()
     cmd = [
         sys.executable,
@@ -121,16 +140,7 @@ def start_daemon(src: Path | None = None, name: str = "daemon") -> ServerProcess
         "serve",
         "--listen",
         f"127.0.0.1:{port}",
-        "--store",
-        "memory",
-        "--topic",
-        "bench:100",
-        "--group-initial-rebalance-delay-ms",
-        "0",
-        "--max-connections-per-ip",
-        "20000",
-        "--log-level",
-        "WARNING",
+        *args,
     ]
     env = dict(os.environ)
     if src is not None:

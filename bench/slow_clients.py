@@ -19,15 +19,15 @@ import json
 import multiprocessing
 import platform
 import statistics
-import tempfile
 import time
 from pathlib import Path
 
 from coordinator.client.connection import connect
 from protocol.apis.metadata import MetadataRequest
 from protocol.frames import encode_request
-from tests.integration.conftest import Daemon
 from tests.wire import heartbeat, join_static_leader
+
+from .servers import start_daemon
 
 RESULTS = Path(__file__).parent / "results"
 TARGET_P99_MS = 10.0
@@ -117,29 +117,20 @@ def percentile_ms(latencies: list[float], q: float) -> float:
 
 
 def measure(runs: int, seconds: float) -> dict[str, list[dict[str, float]]]:
-    with tempfile.TemporaryDirectory() as tmp:
-        daemon = Daemon(Path(tmp), *DAEMON_ARGS)
-        daemon.start()
-        try:
-            out: dict[str, list[dict[str, float]]] = {"baseline": [], "under attack": []}
-            for run in range(runs):  # alternating, so machine noise hits both alike
-                for condition in out:
-                    lat = probe_latencies(
-                        daemon.port,
-                        f"probe-{run}-{len(out[condition])}-{condition[0]}",
-                        seconds,
-                        condition == "under attack",
-                    )
-                    out[condition].append(
-                        {
-                            "heartbeats": len(lat),
-                            "p50_ms": percentile_ms(lat, 0.5),
-                            "p99_ms": percentile_ms(lat, 0.99),
-                        }
-                    )
-            return out
-        finally:
-            daemon.stop()
+    out: dict[str, list[dict[str, float]]] = {"baseline": [], "under attack": []}
+    with start_daemon(args=("--store", "memory", *DAEMON_ARGS)) as daemon:
+        for run in range(runs):  # alternating, so machine noise hits both alike
+            for condition in out:
+                group = f"probe-{run}-{condition[0]}"
+                lat = probe_latencies(daemon.port, group, seconds, condition == "under attack")
+                out[condition].append(
+                    {
+                        "heartbeats": len(lat),
+                        "p50_ms": percentile_ms(lat, 0.5),
+                        "p99_ms": percentile_ms(lat, 0.99),
+                    }
+                )
+    return out
 
 
 def summarise(runs: dict[str, list[dict[str, float]]]) -> dict[str, dict[str, float]]:

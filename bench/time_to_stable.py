@@ -15,12 +15,13 @@ import argparse
 import json
 import platform
 import statistics
-import tempfile
 import time
 from pathlib import Path
 
 from tests.integration.clients import LIBRARIES, Member
-from tests.integration.conftest import Daemon, wait_until
+from tests.integration.conftest import wait_until
+
+from .servers import start_daemon
 
 RESULTS = Path(__file__).parent / "results"
 TOPIC = "t6"
@@ -32,11 +33,10 @@ def _stable(members: list[Member]) -> bool:
     return all(len(o) == 2 for o in owned) and len(set().union(*owned)) == 6
 
 
-def one_run(daemon: Daemon, library: str, group: str) -> float:
+def one_run(bootstrap: str, library: str, group: str) -> float:
     start = time.perf_counter()
     members = [
-        LIBRARIES[library](daemon.bootstrap, group, TOPIC, client_id=f"{library}-{i}")
-        for i in range(3)
+        LIBRARIES[library](bootstrap, group, TOPIC, client_id=f"{library}-{i}") for i in range(3)
     ]
     try:
         if not wait_until(lambda: _stable(members), 30, interval=0.01):
@@ -48,20 +48,15 @@ def one_run(daemon: Daemon, library: str, group: str) -> float:
 
 
 def measure(runs: int) -> dict[str, list[float]]:
-    with tempfile.TemporaryDirectory() as tmp:
-        daemon = Daemon(
-            Path(tmp), "--topic", f"{TOPIC}:6", "--group-initial-rebalance-delay-ms", "0"
-        )
-        daemon.start()
-        try:
-            # Libraries interleaved run by run, so machine noise hits them alike.
-            times: dict[str, list[float]] = {lib: [] for lib in sorted(LIBRARIES)}
-            for run in range(runs):
-                for lib in times:
-                    times[lib].append(one_run(daemon, lib, f"tts-{lib}-{run}"))
-            return times
-        finally:
-            daemon.stop()
+    args = ("--store", "memory", "--topic", f"{TOPIC}:6", "--group-initial-rebalance-delay-ms", "0")
+    with start_daemon(args=args) as daemon:
+        bootstrap = f"127.0.0.1:{daemon.port}"
+        # Libraries interleaved run by run, so machine noise hits them alike.
+        times: dict[str, list[float]] = {lib: [] for lib in sorted(LIBRARIES)}
+        for run in range(runs):
+            for lib in times:
+                times[lib].append(one_run(bootstrap, lib, f"tts-{lib}-{run}"))
+        return times
 
 
 def write_report(times: dict[str, list[float]], runs: int) -> None:
