@@ -226,8 +226,8 @@ class Broker:
             return response  # type: ignore[no-any-return]
         return Deferred(durable, lambda _: response)
 
-    def catalog_has_room(self, topic: str, partitions: int, error: ErrorCode) -> bool:
-        """Whether ``topic`` with ``partitions`` fits the catalog's limits; if not, the hit
+    def catalog_has_room(self, partitions: int, error: ErrorCode) -> bool:
+        """Whether a topic of ``partitions`` fits the catalog's limits; if not, the hit
         (answered with ``error``) is logged and counted."""
         if len(self.catalog) >= self.settings.max_topics:
             limit, value = "max_topics", self.settings.max_topics
@@ -238,7 +238,6 @@ class Broker:
             limit, value = "max_partitions", self.settings.max_partitions
         else:
             return True
-        log.warning("catalog limit", limit=limit, topic=topic, partitions=partitions)
         self.emit(LimitReached(None, limit, value, error.name))
         return False
 
@@ -246,7 +245,7 @@ class Broker:
         if not self.settings.auto_create_topics:
             return None
         if not self.catalog_has_room(
-            name, self.settings.num_partitions, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            self.settings.num_partitions, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         ):
             return None
         from .catalog import valid_topic_name

@@ -238,7 +238,7 @@ def create_topics(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
             error, message = ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{t.name}' already exists."
         elif partitions < 1:
             error, message = ErrorCode.INVALID_PARTITIONS, "Number of partitions must be >= 1"
-        elif not b.catalog_has_room(t.name, partitions, ErrorCode.POLICY_VIOLATION):
+        elif not b.catalog_has_room(partitions, ErrorCode.POLICY_VIOLATION):
             error = ErrorCode.POLICY_VIOLATION
             message = "The coordinator's topic or partition limit would be exceeded"
         elif t.replication_factor not in (-1, 1) and not t.assignments:
