@@ -99,7 +99,9 @@ class Broker:
         self.event_sinks: list[Callable[[object], None]] = []
         self.metrics: Metrics | None = None
         self._delayed: dict[asyncio.Future[Any], tuple[asyncio.TimerHandle, Any]] = {}
-        self._periodic: list[asyncio.TimerHandle] = []
+        # The next run of each periodic job, by job: a re-armed job replaces its handle, so
+        # nothing accumulates however long the daemon runs.
+        self._periodic: dict[str, asyncio.TimerHandle] = {}
         self._checkpointed: dict[tuple[str, str], int] = {}
         self._api_versions = [
             ApiVersionsResponseApiVersion(
@@ -134,9 +136,18 @@ class Broker:
             offsets=len(state.offsets),
             topics=len(self.catalog),
         )
-        self._every(self.settings.offsets_retention_check_interval_ms, self.expire_offsets)
-        self._every(self.settings.heartbeat_checkpoint_interval_ms, self.checkpoint_heartbeats)
         self._every(
+            "expire_offsets",
+            self.settings.offsets_retention_check_interval_ms,
+            self.expire_offsets,
+        )
+        self._every(
+            "checkpoint_heartbeats",
+            self.settings.heartbeat_checkpoint_interval_ms,
+            self.checkpoint_heartbeats,
+        )
+        self._every(
+            "refresh_security",
             self.settings.security.refresh_interval_ms,
             lambda: self.security.start_refresh(self.loop, self.store),
         )
@@ -267,7 +278,7 @@ class Broker:
 
     # -- periodic work --------------------------------------------------------------------
 
-    def _every(self, interval_ms: int, job: Callable[[], object]) -> None:
+    def _every(self, name: str, interval_ms: int, job: Callable[[], object]) -> None:
         if interval_ms <= 0:
             return
 
@@ -275,9 +286,9 @@ class Broker:
             if self.closing:
                 return
             job()
-            self._periodic.append(self.loop.call_later(interval_ms / 1000, run))
+            self._periodic[name] = self.loop.call_later(interval_ms / 1000, run)
 
-        self._periodic.append(self.loop.call_later(interval_ms / 1000, run))
+        self._periodic[name] = self.loop.call_later(interval_ms / 1000, run)
 
     def expire_offsets(self) -> None:
         retention_ms = self.settings.offsets_retention_minutes * 60_000
@@ -309,7 +320,7 @@ class Broker:
     def shutdown(self) -> None:
         """Answer everything that is parked (Kafka answers NOT_COORDINATOR on unload)."""
         self.closing = True
-        for handle in self._periodic:
+        for handle in self._periodic.values():
             handle.cancel()
         self._periodic.clear()
         self.checkpoint_heartbeats()

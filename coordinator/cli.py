@@ -8,6 +8,7 @@ The command line wins over the environment, which wins over the file.
 
 from __future__ import annotations
 
+import os
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -155,6 +156,12 @@ def main() -> None:
     help="how long a connection may not read its responses before it is dropped",
 )
 @option("--socket-request-max-bytes", default=104857600, type=click.IntRange(min=1024))
+@option(
+    "--sasl-server-max-receive-size",
+    default=524288,
+    type=click.IntRange(min=1024),
+    help="largest frame before SASL authentication (Kafka's sasl.server.max.receive.size)",
+)
 @security_options(option)
 @option(
     "--journal-dir",
@@ -185,6 +192,7 @@ def serve(**options: Any) -> None:
 
     settings = settings_from_options(options)
     logs.configure(settings.log_format, settings.log_level)
+    os.umask(0o077)  # whatever the daemon creates is its user's alone (private_files.py)
     uvloop.run(run_server(settings))
 
 
@@ -223,6 +231,7 @@ def settings_from_options(options: dict[str, Any]) -> Settings:
         store=options["store"],
         heartbeat_checkpoint_interval_ms=options["heartbeat_checkpoint_interval_ms"],
         socket_request_max_bytes=options["socket_request_max_bytes"],
+        sasl_server_max_receive_size=options["sasl_server_max_receive_size"],
         observability=ObservabilitySettings(
             journal_dir=options["journal_dir"],
             journal_max_bytes=options["journal_max_bytes"],

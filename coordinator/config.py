@@ -51,6 +51,8 @@ class Settings:
     store: str = "sqlite"  # "sqlite" (durable, in data_dir) or "memory" (nothing survives)
     heartbeat_checkpoint_interval_ms: int = 1000  # 0: only snapshots carry heartbeats
     socket_request_max_bytes: int = DEFAULT_MAX_FRAME_BYTES
+    #: sasl.server.max.receive.size: the frame cap before SASL authentication succeeds.
+    sasl_server_max_receive_size: int = 524288
     fetch_max_wait_cap_ms: int = 30000  # a Fetch long-poll never parks longer than this
     observability: ObservabilitySettings = field(default_factory=ObservabilitySettings)
     log_format: str = "plain"

@@ -148,11 +148,25 @@ class KafkaConnection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         now = self.broker.loop.time()
         self.last_activity = now
+        settings = self.broker.settings
+        # Before SASL authentication a frame may be no larger than Kafka's
+        # sasl.server.max.receive.size: an unauthenticated client must not make the daemon
+        # buffer socket.request.max.bytes.
+        self.splitter.max_frame_bytes = (
+            settings.socket_request_max_bytes
+            if self.ctx.authenticated
+            else min(settings.socket_request_max_bytes, settings.sasl_server_max_receive_size)
+        )
         try:
             frames = self.splitter.feed(data)
         except FrameTooLarge as exc:
             log.warning("frame refused", peer=self.ctx.client_host, reason=str(exc))
-            self.guard.hit("socket_request_max_bytes", self.peer_ip)
+            limit = (
+                "socket_request_max_bytes"
+                if self.ctx.authenticated
+                else "sasl_server_max_receive_size"
+            )
+            self.guard.hit(limit, self.peer_ip)
             self.close()
             return
         if not self.splitter.buffered:

@@ -15,6 +15,7 @@ from logging.handlers import QueueListener, TimedRotatingFileHandler
 from pathlib import Path
 
 from ..group import events
+from ..private_files import private_dir, private_file
 from .schema import to_entry
 
 #: Events that make journal lines (everything in ``to_entry``).
@@ -46,6 +47,11 @@ class SizeAndTimeRotatingFileHandler(TimedRotatingFileHandler):
         super().__init__(filename, when="S", interval=interval_s, encoding="utf-8", utc=True)
         self.max_bytes = max_bytes
         self.namer = _unused_name
+
+    def _open(self):  # type: ignore[no-untyped-def]
+        stream = super()._open()
+        private_file(self.baseFilename)  # the first file and every one rotated in
+        return stream
 
     def shouldRollover(self, record: logging.LogRecord) -> bool:
         if super().shouldRollover(record):
@@ -79,7 +85,7 @@ class JournalWriter:
     def __init__(
         self, directory: Path, node_id: int, max_bytes: int = 64 << 20, interval_s: int = 3600
     ) -> None:
-        directory.mkdir(parents=True, exist_ok=True)
+        private_dir(directory)
         self.path = directory / f"journal-node{node_id}.jsonl"
         handler = SizeAndTimeRotatingFileHandler(self.path, max_bytes, interval_s)
         handler.setFormatter(_EntryFormatter(node_id))

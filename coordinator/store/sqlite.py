@@ -14,6 +14,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from ..private_files import private_dir, private_file
 from ..security.acls import AclBinding, Operation, PatternType, Permission, ResourceType
 from ..security.credentials import ScramCredential
 from .base import GroupRow, LoadedState, OffsetRow, SecurityRows, Store, Write
@@ -101,13 +102,17 @@ class SqliteStore(Store):
         self.transactions = 0
 
     async def open(self) -> LoadedState:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent)
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, self._open_sync)
 
     def _open_sync(self) -> LoadedState:
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        # Before WAL mode: SQLite gives the -wal and -shm files the database file's mode.
+        private_file(self.path)
         conn.execute("PRAGMA journal_mode=WAL")
+        for suffix in ("-wal", "-shm"):
+            private_file(f"{self.path}{suffix}")
         conn.execute("PRAGMA synchronous=FULL")
         migrate(conn)
         self._conn = conn

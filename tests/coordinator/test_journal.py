@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 import time
 from pathlib import Path
 
@@ -149,3 +151,21 @@ def test_a_slow_disk_does_not_slow_the_caller(
     assert time.perf_counter() - started < 0.1  # queued, not written
     writer.close()  # waits for the writer thread
     assert [e["count"] for e in lines(tmp_path)] == [0, 1, 2, 3, 4]
+
+
+def test_journal_directory_and_files_are_private_including_rotated_ones(
+    tmp_path: Path,
+) -> None:
+    directory = tmp_path / "journal"
+    old = os.umask(0o022)
+    try:
+        writer = JournalWriter(directory, node_id=0, max_bytes=2000, interval_s=3600)
+        for i in range(100):
+            writer(events.OffsetsCommitted(f"group-{i}", i))
+        writer.close()
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(directory.stat().st_mode) == 0o700
+    files = list(directory.iterdir())
+    assert len(files) > 1  # rotated at least once
+    assert all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in files)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
+import stat
 from pathlib import Path
 
 from coordinator.store import GroupRow, OffsetRow, SqliteStore, Write
@@ -71,3 +73,25 @@ async def test_schema_is_migrated_and_versioned(tmp_path: Path) -> None:
     conn = sqlite3.connect(tmp_path / SqliteStore.FILENAME)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+async def test_data_directory_and_store_files_are_private_to_the_daemons_user(
+    tmp_path: Path,
+) -> None:
+    # The store holds SCRAM salts and keys: nobody else on the host may read them, even
+    # under a permissive umask or with a directory created before this version.
+    data = tmp_path / "data"
+    data.mkdir(mode=0o755)
+    data.chmod(0o755)
+    old = os.umask(0o022)
+    try:
+        store = SqliteStore(data)
+        await store.open()
+        await store.write(Write(offsets=[offset("g", "t", 0, 1)]))
+        await store.close()
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(data.stat().st_mode) == 0o700
+    files = list(data.iterdir())
+    assert files
+    assert {f.name: stat.S_IMODE(f.stat().st_mode) for f in files} == {f.name: 0o600 for f in files}

@@ -474,3 +474,28 @@ async def test_a_stalled_tls_handshake_is_dropped(
         writer.close()
     finally:
         await srv.stop()
+
+
+async def _announce_frame(srv: Server, protocol: SecurityProtocol, size: int) -> bool:
+    """Send only a frame's size prefix; True if the daemon closed the connection for it."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", srv.port_of(protocol.value))
+    try:
+        writer.write(struct.pack(">i", size) + b"\0" * 64)
+        await writer.drain()
+        try:
+            return await asyncio.wait_for(reader.read(1), 0.5) == b""
+        except TimeoutError:
+            return False  # still waiting for the rest of the frame
+    finally:
+        writer.close()
+
+
+async def test_frames_before_sasl_authentication_are_capped_at_kafkas_512_kib(
+    server: Server,
+) -> None:
+    # Kafka's sasl.server.max.receive.size: an unauthenticated client may not make the
+    # daemon wait for (and buffer) socket.request.max.bytes.
+    assert await _announce_frame(server, P.SASL_PLAINTEXT, 524288 + 1)
+    assert not await _announce_frame(server, P.SASL_PLAINTEXT, 524288)
+    # Where no authentication is needed, the usual socket.request.max.bytes applies.
+    assert not await _announce_frame(server, P.PLAINTEXT, 524288 + 1)
