@@ -8,6 +8,7 @@ returns the response body (or a Deferred for a Fetch long poll).
 from __future__ import annotations
 
 import re
+import uuid
 from typing import TYPE_CHECKING
 
 from protocol.apis.api_versions import ApiVersionsRequest, ApiVersionsResponse
@@ -108,6 +109,15 @@ def metadata(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
     # v0: an empty list means every topic; v1+: null means every topic, empty means none.
     all_topics = body.topics is None or (req.version == 0 and not body.topics)
     topics: list[MetadataResponseTopic] = []
+    if not all_topics and req.version < FIRST_METADATA_VERSION_BY_TOPIC_ID:
+        refused = _topic_ids_before_v12(body)
+        if refused is not None:
+            return MetadataResponse(
+                brokers=brokers,
+                cluster_id=b.settings.cluster_id,
+                controller_id=b.settings.node_id,
+                topics=refused,
+            )
     if all_topics:
         topics = [
             _topic_metadata(b, t)
@@ -138,7 +148,9 @@ def metadata(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
                 and b.settings.auto_create_topics
             )
             error = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-            if creating and not may_create_topic(b, ctx, wanted.name or ""):
+            if wanted.name is None:
+                error = ErrorCode.UNKNOWN_TOPIC_ID  # v12+: asked by an id we do not know
+            elif creating and not may_create_topic(b, ctx, wanted.name or ""):
                 error = ErrorCode.TOPIC_AUTHORIZATION_FAILED  # Kafka: CREATE is missing
             elif creating:
                 topic = b.auto_create_topic(wanted.name or "")
@@ -158,6 +170,26 @@ def metadata(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
         controller_id=b.settings.node_id,
         topics=topics,
     )
+
+
+#: Metadata v10 and v11 carry a topic id field but Kafka serves lookups by id from v12 only.
+FIRST_METADATA_VERSION_BY_TOPIC_ID = 12
+_NO_TOPIC_ID = uuid.UUID(int=0)
+
+
+def _topic_ids_before_v12(body: MetadataRequest) -> list[MetadataResponseTopic] | None:
+    """As Kafka: before v12 a null topic name or a topic id makes the whole request
+    invalid; every topic is answered INVALID_REQUEST (a null name as "", which these
+    versions can encode). None: the request is valid."""
+    assert body.topics is not None
+    if all(t.name is not None and t.topic_id == _NO_TOPIC_ID for t in body.topics):
+        return None
+    return [
+        MetadataResponseTopic(
+            error_code=ErrorCode.INVALID_REQUEST, name=t.name or "", topic_id=t.topic_id
+        )
+        for t in body.topics
+    ]
 
 
 def _coordinator_for(

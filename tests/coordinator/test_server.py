@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import struct
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -133,6 +134,26 @@ async def test_metadata_lists_virtual_topics_led_by_this_node(server: Server) ->
     assert missing.topics[0].error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     v0 = await c.request(MetadataRequest(topics=[]), 0)
     assert [t.name for t in v0.topics] == ["orders"]  # v0: empty list = every topic
+    c.close()
+
+
+async def test_metadata_by_topic_id_is_invalid_before_v12_and_unknown_ids_say_so(
+    server: Server,
+) -> None:
+    c = await client(server)
+    meta = await c.request(MetadataRequest(topics=None), 12)
+    orders_id = meta.topics[0].topic_id
+    by_id = [MetadataRequestTopic(name=None, topic_id=orders_id)]
+    for version in (10, 11):
+        # Kafka refuses topic ids before v12; the null name is answered as "" (these
+        # versions cannot encode a null name), and the connection stays usable.
+        old = await c.request(MetadataRequest(topics=by_id), version)
+        assert [(t.error_code, t.name) for t in old.topics] == [(ErrorCode.INVALID_REQUEST, "")]
+    found = await c.request(MetadataRequest(topics=by_id), 12)
+    assert [(t.error_code, t.name) for t in found.topics] == [(0, "orders")]
+    unknown = [MetadataRequestTopic(name=None, topic_id=uuid.uuid4())]
+    missing = await c.request(MetadataRequest(topics=unknown), 12)
+    assert missing.topics[0].error_code == ErrorCode.UNKNOWN_TOPIC_ID
     c.close()
 
 
