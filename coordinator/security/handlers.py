@@ -66,7 +66,9 @@ def sasl_authenticate(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
     try:
         step = _step(b, ctx, session, body.auth_bytes)
         if isinstance(step, PasswordCheck):
-            # PLAIN: the key derivation runs in a thread, not on the event loop.
+            # PLAIN: the key derivation runs in a thread, not on the event loop. Counted
+            # as in flight from now, so parallel logins cannot all pass the limiter.
+            b.security.limiter.check_started(ctx.client_host.lstrip("/"))
             return Deferred(b.loop.create_task(_plain_login(b, ctx, session, step)), _same)
     except AuthenticationFailed as exc:
         return _refused(b, ctx, exc)
@@ -95,7 +97,10 @@ def _refused(b: Broker, ctx: ConnectionContext, exc: AuthenticationFailed) -> Re
 async def _plain_login(
     b: Broker, ctx: ConnectionContext, session: SaslSession, check: PasswordCheck
 ) -> SaslAuthenticateResponse:
-    matched = await b.loop.run_in_executor(None, check.check)
+    try:
+        matched = await b.loop.run_in_executor(None, check.check)
+    finally:
+        b.security.limiter.check_ended(ctx.client_host.lstrip("/"))
     try:
         session.finish_plain(check, matched)
     except AuthenticationFailed as exc:

@@ -172,6 +172,7 @@ class FailedLoginLimiter:
         self.max_failures = max_failures
         self.window_ms = window_ms
         self._failures: dict[str, deque[int]] = {}
+        self._checking: dict[str, int] = {}  # password checks in flight, by address
 
     def _recent(self, address: str, now_ms: int) -> deque[int] | None:
         times = self._failures.get(address)
@@ -186,7 +187,21 @@ class FailedLoginLimiter:
 
     def blocked(self, address: str, now_ms: int) -> bool:
         times = self._recent(address, now_ms)
-        return times is not None and len(times) >= self.max_failures
+        failures = len(times) if times is not None else 0
+        # Password checks still running count as failures until they end: otherwise many
+        # parallel logins all pass this check before the first failure is recorded.
+        return failures + self._checking.get(address, 0) >= self.max_failures
+
+    def check_started(self, address: str) -> None:
+        """A password check (run off the loop) began for ``address``."""
+        self._checking[address] = self._checking.get(address, 0) + 1
+
+    def check_ended(self, address: str) -> None:
+        left = self._checking.get(address, 0) - 1
+        if left > 0:
+            self._checking[address] = left
+        else:
+            self._checking.pop(address, None)
 
     def record_failure(self, address: str, now_ms: int) -> None:
         times = self._recent(address, now_ms)

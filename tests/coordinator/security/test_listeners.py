@@ -499,3 +499,20 @@ async def test_frames_before_sasl_authentication_are_capped_at_kafkas_512_kib(
     assert not await _announce_frame(server, P.SASL_PLAINTEXT, 524288)
     # Where no authentication is needed, the usual socket.request.max.bytes applies.
     assert not await _announce_frame(server, P.PLAINTEXT, 524288 + 1)
+
+
+async def test_parallel_plain_logins_cannot_outrun_the_failed_login_limit(
+    server: Server, pki: Pki
+) -> None:
+    # The server allows 3 failures per address. A PLAIN password check runs in a thread,
+    # so without counting checks in flight, 10 logins sent at once were all checked (and a
+    # guessed password among them accepted).
+    conns = [await connect(server, P.SASL_PLAINTEXT, pki) for _ in range(10)]
+    passwords = ["guess"] * 9 + [PASSWORDS["alice"]]
+    results = await asyncio.gather(
+        *(wire.sasl_login(c, "alice", pw, "PLAIN") for c, pw in zip(conns, passwords, strict=True))
+    )
+    checked = [r for r in results if "too many" not in (r.error_message or "")]
+    assert len(checked) <= 3, [r.error_message for r in results]
+    for c in conns:
+        c.close()
