@@ -110,3 +110,18 @@ def test_limiter_blocks_an_address_after_repeated_failures_then_forgives() -> No
     assert lim.blocked("1.2.3.4", 30)
     assert not lim.blocked("5.6.7.8", 30)  # per address
     assert not lim.blocked("1.2.3.4", 1001)  # the first failure left the window
+
+
+def test_plain_costs_the_same_key_derivation_for_unknown_and_known_users() -> None:
+    # The reply's timing must not tell whether a user exists: an unknown user's password
+    # is derived with the same hash and iteration count as a known user's (with the
+    # credentials `users add` creates).
+    checks = []
+    for user in ("alice", "mallory"):
+        s = session()
+        assert s.handshake("PLAIN") == ErrorCode.NONE
+        check = s.step(b"\0" + user.encode() + b"\0guess")
+        assert isinstance(check, PasswordCheck)
+        assert not check.check()
+        checks.append((check.credential.mechanism, check.credential.iterations))
+    assert checks[0] == checks[1]
