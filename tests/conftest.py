@@ -1,7 +1,64 @@
 """Test-session settings shared by every package's tests."""
 
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
 from hypothesis import settings
 
 # CI reruns must see the same examples: a red build is then reproducible, not a dice roll.
 settings.register_profile("ci", derandomize=True, print_blob=True)
 settings.load_profile("ci")
+
+ROOT = Path(__file__).resolve().parent.parent
+# Tool caches are the tools' business; anything else a test leaves in the checkout (a
+# SQLite store in ./data that `make run` then loads, say) is a bug.
+CACHES = ("__pycache__", ".pytest_cache", ".hypothesis", ".mypy_cache", ".ruff_cache", ".venv")
+
+
+def _tree() -> set[str] | None:
+    """Untracked, ignored and modified paths of the checkout (None outside a git checkout)."""
+    try:
+        out = subprocess.run(
+            ["git", "status", "--porcelain", "--ignored", "--untracked-files=all"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return {
+        line
+        for line in out.splitlines()
+        if not any(part in CACHES or part.endswith(".egg-info") for part in Path(line[3:]).parts)
+    }
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    session.config.stash[_TREE] = _tree()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    before = session.config.stash.get(_TREE, None)
+    after = _tree()
+    if before is None or after is None:
+        return
+    changed = sorted(after - before)
+    if changed:
+        session.config.stash[_CHANGED] = changed
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    changed = terminalreporter.config.stash.get(_CHANGED, [])
+    if changed:
+        terminalreporter.section("tests wrote into the working tree", red=True)
+        for line in changed:
+            terminalreporter.write_line(line)
+
+
+_TREE = pytest.StashKey[set[str] | None]()
+_CHANGED = pytest.StashKey[list[str]]()

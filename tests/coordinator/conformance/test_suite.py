@@ -4,6 +4,9 @@ scenario can pass vacuously)."""
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import pytest
 
 from coordinator.config import Settings
@@ -20,8 +23,14 @@ MAX_GROUP_SIZE = 6
 
 
 async def _run_against_daemon(scenarios: list[Scenario]) -> list[Result]:
+    with tempfile.TemporaryDirectory() as data_dir:
+        return await _run_with_data_dir(scenarios, Path(data_dir))
+
+
+async def _run_with_data_dir(scenarios: list[Scenario], data_dir: Path) -> list[Result]:
     settings = Settings(
         listen=("127.0.0.1", 0),
+        data_dir=data_dir,
         topics=(("conformance", 4),),
         group=GroupConfig(
             initial_rebalance_delay_ms=0,
