@@ -69,6 +69,7 @@ def _topics(_ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]
 
 
 @click.group(context_settings={"show_default": True})
+@click.version_option(package_name="group-coordinator", prog_name="group-coordinator")
 def main() -> None:
     """A standalone Apache Kafka group coordinator."""
 

@@ -101,3 +101,12 @@ def test_the_daemon_never_imports_spark_or_matplotlib() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_version_and_no_arguments_help_the_user() -> None:
+    from importlib.metadata import version
+
+    shown = CliRunner().invoke(cli.main, ["--version"])
+    assert shown.exit_code == 0 and version("group-coordinator") in shown.output
+    bare = CliRunner().invoke(cli.main, [])
+    assert "serve" in bare.output and "Usage:" in bare.output
