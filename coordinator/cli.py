@@ -20,6 +20,7 @@ from .admin_cli import groups, offsets
 from .analytics.command import analyze
 from .config import Settings, parse_host_port, parse_topic
 from .conformance.command import conformance
+from .errors import StartupError
 from .group.config import GroupConfig
 from .limits import ConnectionLimits
 from .observability import ObservabilitySettings
@@ -194,7 +195,11 @@ def serve(**options: Any) -> None:
     settings = settings_from_options(options)
     logs.configure(settings.log_format, settings.log_level)
     os.umask(0o077)  # whatever the daemon creates is its user's alone (private_files.py)
-    uvloop.run(run_server(settings))
+    try:
+        uvloop.run(run_server(settings))
+    except StartupError as exc:
+        click.echo(f"group-coordinator: {exc}", err=True)
+        raise SystemExit(2) from None
 
 
 def settings_from_options(options: dict[str, Any]) -> Settings:

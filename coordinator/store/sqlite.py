@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sqlite3
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from ..errors import StartupError
 from ..private_files import private_dir, private_file
 from ..security.acls import AclBinding, Operation, PatternType, Permission, ResourceType
 from ..security.credentials import ScramCredential
@@ -102,9 +104,22 @@ class SqliteStore(Store):
         self.transactions = 0
 
     async def open(self) -> LoadedState:
-        private_dir(self.path.parent)
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, self._open_sync)
+        return await loop.run_in_executor(self._executor, self._open_checked)
+
+    def _open_checked(self) -> LoadedState:
+        # A read-only or full data directory is refused now, in one line, rather than
+        # found out by the first client whose commit cannot be stored.
+        directory = self.path.parent
+        try:
+            private_dir(directory)
+            _probe_writable(directory)
+            return self._open_sync()
+        except (OSError, sqlite3.Error) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise StartupError(
+                f"the data directory {directory} is not writable: {reason}"
+            ) from None
 
     def _open_sync(self) -> LoadedState:
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -335,3 +350,13 @@ def _apply(conn: sqlite3.Connection, batch: Write) -> None:
             " last_heartbeat_ms = excluded.last_heartbeat_ms",
             batch.heartbeats,
         )
+
+
+def _probe_writable(directory: Path) -> None:
+    """Write, sync and remove a small file: fails on a read-only or full filesystem."""
+    probe = directory / ".write-probe"
+    with open(probe, "wb") as f:
+        f.write(b"\0" * 4096)
+        f.flush()
+        os.fsync(f.fileno())
+    probe.unlink()
