@@ -68,7 +68,7 @@ def sasl_authenticate(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
         if isinstance(step, PasswordCheck):
             # PLAIN: the key derivation runs in a thread, not on the event loop. Counted
             # as in flight from now, so parallel logins cannot all pass the limiter.
-            b.security.limiter.check_started(ctx.client_host.lstrip("/"))
+            b.security.limiter.check_started(_address(ctx), step.username)
             return Deferred(b.loop.create_task(_plain_login(b, ctx, session, step)), _same)
     except AuthenticationFailed as exc:
         return _refused(b, ctx, exc)
@@ -100,7 +100,7 @@ async def _plain_login(
     try:
         matched = await b.loop.run_in_executor(None, check.check)
     finally:
-        b.security.limiter.check_ended(ctx.client_host.lstrip("/"))
+        b.security.limiter.check_ended(_address(ctx), check.username)
     try:
         session.finish_plain(check, matched)
     except AuthenticationFailed as exc:
@@ -120,12 +120,20 @@ def _step(
     """One SASL token in, the server's token out (or a PLAIN password still to check);
     marks the connection authenticated when the exchange completes. Raises
     AuthenticationFailed, already counted and logged."""
+    limiter = b.security.limiter
     try:
-        if b.security.limiter.blocked(ctx.client_host.lstrip("/"), b.now_ms()):
-            raise AuthenticationFailed(
-                "Authentication failed: too many failed attempts from this address"
-            )
+        # SCRAM's second message proves the password: refuse it before checking when the
+        # user named in the first is blocked (a refusal must not say whether it was right).
+        if session.claimed_username is not None and limiter.blocked(
+            _address(ctx), session.claimed_username, b.now_ms()
+        ):
+            raise _too_many()
         step = session.step(token)
+        # PLAIN: the user is known once the token is parsed; the password is checked later.
+        if isinstance(step, PasswordCheck) and limiter.blocked(
+            _address(ctx), step.username, b.now_ms()
+        ):
+            raise _too_many()
     except AuthenticationFailed as exc:
         _failed(b, ctx, session, exc)
         raise
@@ -139,7 +147,7 @@ def _step(
 def _failed(
     b: Broker, ctx: ConnectionContext, session: SaslSession, exc: AuthenticationFailed
 ) -> None:
-    b.security.limiter.record_failure(ctx.client_host.lstrip("/"), b.now_ms())
+    b.security.limiter.record_failure(_address(ctx), session.claimed_username or "", b.now_ms())
     log.warning(
         "authentication failed",
         peer=ctx.client_host,
@@ -180,3 +188,13 @@ def raw_token(b: Broker, ctx: ConnectionContext, token: bytes) -> bytes | None:
         return None
     _succeeded(ctx, session)
     return b""
+
+
+def _too_many() -> AuthenticationFailed:
+    return AuthenticationFailed(
+        "Authentication failed: too many failed attempts for this user from this address"
+    )
+
+
+def _address(ctx: ConnectionContext) -> str:
+    return ctx.client_host.lstrip("/")

@@ -136,7 +136,8 @@ def security_options(option: Option) -> Callable[[_F], _F]:
                 "--max-failed-authentications",
                 default=5,
                 type=click.IntRange(min=1),
-                help="failed logins per client address per minute before logins are refused",
+                help="failed logins per client address and user per minute before that user's"
+                " logins from that address are refused (ten times this per address)",
             ),
         ]
         for d in reversed(decorators):

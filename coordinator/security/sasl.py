@@ -65,6 +65,8 @@ class SaslSession:
         self._scram_step = 0
         self._scram: Any = None  # scramp's ScramServer, between the two SCRAM steps
         self._pending_username: str | None = None
+        #: The user name the client gave, known or not (for the failed-login limiter).
+        self.claimed_username: str | None = None
 
     @property
     def principal(self) -> str | None:
@@ -99,6 +101,7 @@ class SaslSession:
             authzid, username, password = (p.decode() for p in parts)
         except UnicodeDecodeError:
             raise AuthenticationFailed("Authentication failed: malformed PLAIN token") from None
+        self.claimed_username = username
         if authzid and authzid != username:
             raise AuthenticationFailed(
                 "Authentication failed: authorization id differs from the username"
@@ -144,6 +147,7 @@ class SaslSession:
     def _auth_info(self, saslname: str) -> tuple[bytes, bytes, bytes, int]:
         # RFC 5802 section 5.1: "=2C" and "=3D" stand for "," and "=" in a username.
         username = saslname.replace("=2C", ",").replace("=3D", "=")
+        self.claimed_username = username
         assert self.mechanism is not None
         credential = self.lookup(username, self.mechanism)
         if credential is None:
@@ -162,54 +166,68 @@ class IllegalSaslState(Exception):
 
 
 class FailedLoginLimiter:
-    """At most ``max_failures`` failed logins per client address per window.
+    """At most ``max_failures`` failed logins per (client address, user name) per window,
+    and ``ADDRESS_FACTOR`` times that per address whatever the user names.
 
-    Past that, logins from the address are refused without looking at the credentials
-    until the oldest failure leaves the window: password guessing gets a handful of tries a
-    minute, however many connections it opens.
+    Past either, logins are refused without looking at the password until the oldest
+    failure leaves the window. Per user, so one client retrying a wrong password does not
+    lock a correct user out from the same host; per address too, so trying many user names
+    from one host still gets only a few dozen guesses a minute. What remains: a client
+    retrying a wrong password does lock its own user out from that address for the window,
+    and guesses spread over many addresses are limited only per address.
     """
 
-    MAX_ADDRESSES = 10_000  # memory bound: the oldest address is forgotten past this
+    MAX_KEYS = 10_000  # memory bound: the oldest key is forgotten past this
+    ADDRESS_FACTOR = 10
 
     def __init__(self, max_failures: int, window_ms: int) -> None:
         self.max_failures = max_failures
         self.window_ms = window_ms
-        self._failures: dict[str, deque[int]] = {}
-        self._checking: dict[str, int] = {}  # password checks in flight, by address
+        self._failures: dict[tuple[str, str | None], deque[int]] = {}
+        # Password checks in flight, by the same keys: they count as failures until they
+        # end, or many parallel logins would all pass before the first failure is recorded.
+        self._checking: dict[tuple[str, str | None], int] = {}
 
-    def _recent(self, address: str, now_ms: int) -> deque[int] | None:
-        times = self._failures.get(address)
+    def _limits(self, address: str, user: str) -> tuple[tuple[tuple[str, str | None], int], ...]:
+        return (
+            ((address, user), self.max_failures),
+            ((address, None), self.max_failures * self.ADDRESS_FACTOR),
+        )
+
+    def _recent(self, key: tuple[str, str | None], now_ms: int) -> int:
+        times = self._failures.get(key)
         if times is None:
-            return None
+            return 0
         while times and times[0] <= now_ms - self.window_ms:
             times.popleft()
         if not times:
-            del self._failures[address]
-            return None
-        return times
+            del self._failures[key]
+        return len(times)
 
-    def blocked(self, address: str, now_ms: int) -> bool:
-        times = self._recent(address, now_ms)
-        failures = len(times) if times is not None else 0
-        # Password checks still running count as failures until they end: otherwise many
-        # parallel logins all pass this check before the first failure is recorded.
-        return failures + self._checking.get(address, 0) >= self.max_failures
+    def blocked(self, address: str, user: str, now_ms: int) -> bool:
+        return any(
+            self._recent(key, now_ms) + self._checking.get(key, 0) >= limit
+            for key, limit in self._limits(address, user)
+        )
 
-    def check_started(self, address: str) -> None:
-        """A password check (run off the loop) began for ``address``."""
-        self._checking[address] = self._checking.get(address, 0) + 1
+    def record_failure(self, address: str, user: str, now_ms: int) -> None:
+        for key, limit in self._limits(address, user):
+            times = self._failures.get(key)
+            if times is None:
+                if len(self._failures) >= self.MAX_KEYS:
+                    del self._failures[next(iter(self._failures))]
+                times = self._failures[key] = deque(maxlen=limit)
+            times.append(now_ms)
 
-    def check_ended(self, address: str) -> None:
-        left = self._checking.get(address, 0) - 1
-        if left > 0:
-            self._checking[address] = left
-        else:
-            self._checking.pop(address, None)
+    def check_started(self, address: str, user: str) -> None:
+        """A password check (run off the loop) began."""
+        for key, _limit in self._limits(address, user):
+            self._checking[key] = self._checking.get(key, 0) + 1
 
-    def record_failure(self, address: str, now_ms: int) -> None:
-        times = self._recent(address, now_ms)
-        if times is None:
-            if len(self._failures) >= self.MAX_ADDRESSES:
-                del self._failures[next(iter(self._failures))]
-            times = self._failures[address] = deque(maxlen=self.max_failures)
-        times.append(now_ms)
+    def check_ended(self, address: str, user: str) -> None:
+        for key, _limit in self._limits(address, user):
+            left = self._checking.get(key, 0) - 1
+            if left > 0:
+                self._checking[key] = left
+            else:
+                self._checking.pop(key, None)

@@ -247,6 +247,12 @@ async def test_wrong_password_fails_closes_and_is_rate_limited_without_logging_s
         resp = await wire.sasl_login(c, "alice", PASSWORDS["alice"])
         assert resp.error_code == ErrorCode.SASL_AUTHENTICATION_FAILED
         assert "too many" in (resp.error_message or "")
+        # Only alice is locked out: bob, on the same host, still gets in (SCRAM and PLAIN).
+        bob = await as_user(server, pki, "bob")
+        bob.close()
+        c = await connect(server, P.SASL_SSL, pki)
+        assert (await wire.sasl_login(c, "bob", PASSWORDS["bob"], "PLAIN")).error_code == 0
+        c.close()
         assert server.broker is not None
         server.broker.security.limiter = FailedLoginLimiter(3, 60_000)  # a new minute
         c = await as_user(server, pki, "alice")

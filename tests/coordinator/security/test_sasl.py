@@ -102,14 +102,24 @@ def test_credentials_hold_no_password() -> None:
     assert again.salt != c.salt and again.stored_key != c.stored_key  # salted per credential
 
 
-def test_limiter_blocks_an_address_after_repeated_failures_then_forgives() -> None:
+def test_limiter_blocks_a_user_at_an_address_after_repeated_failures_then_forgives() -> None:
     lim = FailedLoginLimiter(max_failures=3, window_ms=1000)
     for t in (0, 10, 20):
-        assert not lim.blocked("1.2.3.4", t)
-        lim.record_failure("1.2.3.4", t)
-    assert lim.blocked("1.2.3.4", 30)
-    assert not lim.blocked("5.6.7.8", 30)  # per address
-    assert not lim.blocked("1.2.3.4", 1001)  # the first failure left the window
+        assert not lim.blocked("1.2.3.4", "alice", t)
+        lim.record_failure("1.2.3.4", "alice", t)
+    assert lim.blocked("1.2.3.4", "alice", 30)
+    assert not lim.blocked("1.2.3.4", "bob", 30)  # another user from the same host
+    assert not lim.blocked("5.6.7.8", "alice", 30)  # the same user from another host
+    assert not lim.blocked("1.2.3.4", "alice", 1001)  # the first failure left the window
+
+
+def test_limiter_caps_an_address_trying_many_user_names() -> None:
+    lim = FailedLoginLimiter(max_failures=3, window_ms=60_000)
+    for i in range(3 * FailedLoginLimiter.ADDRESS_FACTOR):
+        assert not lim.blocked("1.2.3.4", f"user-{i}", i)
+        lim.record_failure("1.2.3.4", f"user-{i}", i)
+    assert lim.blocked("1.2.3.4", "somebody-new", 100)
+    assert not lim.blocked("5.6.7.8", "somebody-new", 100)
 
 
 def test_plain_costs_the_same_key_derivation_for_unknown_and_known_users() -> None:
