@@ -74,6 +74,7 @@ class KafkaConnection(asyncio.Protocol):
         self.write_blocked_since: float | None = None
         self._drain_scheduled = False
         self.splitter = FrameSplitter(broker.settings.socket_request_max_bytes)
+        self._pre_auth_cap = False
         self.queue: deque[bytes] = deque()
         self.busy = False
         self.closed = False
@@ -93,6 +94,14 @@ class KafkaConnection(asyncio.Protocol):
         peer = transport.get_extra_info("peername")
         self.peer_ip = str(peer[0]) if peer else "unknown"
         self.ctx = self._context(transport)
+        if not self.ctx.authenticated:
+            # Until SASL authentication succeeds a frame may be no larger than Kafka's
+            # sasl.server.max.receive.size: an unauthenticated client must not make the
+            # daemon buffer socket.request.max.bytes. Lifted once, on the first read after.
+            self._pre_auth_cap = True
+            self.splitter.max_frame_bytes = min(
+                self.splitter.max_frame_bytes, self.broker.settings.sasl_server_max_receive_size
+            )
         if self.guard.admit(self.peer_ip) is not None:
             self.closed = True
             self.transport.abort()
@@ -148,23 +157,15 @@ class KafkaConnection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         now = self.broker.loop.time()
         self.last_activity = now
-        settings = self.broker.settings
-        # Before SASL authentication a frame may be no larger than Kafka's
-        # sasl.server.max.receive.size: an unauthenticated client must not make the daemon
-        # buffer socket.request.max.bytes.
-        self.splitter.max_frame_bytes = (
-            settings.socket_request_max_bytes
-            if self.ctx.authenticated
-            else min(settings.socket_request_max_bytes, settings.sasl_server_max_receive_size)
-        )
+        if self._pre_auth_cap and self.ctx.authenticated:
+            self._pre_auth_cap = False
+            self.splitter.max_frame_bytes = self.broker.settings.socket_request_max_bytes
         try:
             frames = self.splitter.feed(data)
         except FrameTooLarge as exc:
             log.warning("frame refused", peer=self.ctx.client_host, reason=str(exc))
             limit = (
-                "socket_request_max_bytes"
-                if self.ctx.authenticated
-                else "sasl_server_max_receive_size"
+                "sasl_server_max_receive_size" if self._pre_auth_cap else "socket_request_max_bytes"
             )
             self.guard.hit(limit, self.peer_ip)
             self.close()
