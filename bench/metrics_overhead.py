@@ -2,7 +2,7 @@
 
     python -m bench.metrics_overhead [--quick] [--no-write]
 
-Calls the broker's request entry point (``Broker.handle``: handler, state machine, effects,
+Calls the runtime's request entry point (``Runtime.handle``: handler, state machine, effects,
 and the metrics hook when on) with a decoded Heartbeat v4 of a Stable group's member, in a
 tight loop, without sockets: microseconds per heartbeat with metrics off and on (median of
 alternating repeats). Writes ``bench/results/metrics_overhead.json`` and ``.md``.
@@ -19,24 +19,25 @@ import time
 from pathlib import Path
 from typing import Any
 
-from coordinator.broker import Broker, ConnectionContext
 from coordinator.config import Settings
+from coordinator.connection_context import ConnectionContext
 from coordinator.group.config import GroupConfig
 from coordinator.group.requests import JoinGroupInput, SyncGroupInput
-from coordinator.handlers.reply import Pending
+from coordinator.handlers.outcome import Pending
 from coordinator.metrics import Metrics
+from coordinator.runtime import Runtime
 from protocol.apis.heartbeat import HeartbeatRequest
 from protocol.frames import decode_request, encode_request
 
 RESULTS = Path(__file__).parent / "results"
 
 
-async def stable_member(broker: Broker) -> tuple[str, int]:
+async def stable_member(runtime: Runtime) -> tuple[str, int]:
     """One member, joined and synced; returns (member id, generation)."""
-    now = broker.now_ms()
+    now = runtime.now_ms()
     join = Pending()
-    broker.apply(
-        broker.groups.join_group(
+    runtime.apply(
+        runtime.groups.join_group(
             join,
             JoinGroupInput(
                 group_id="bench",
@@ -57,11 +58,11 @@ async def stable_member(broker: Broker) -> tuple[str, int]:
     await asyncio.sleep(0.05)  # the initial-delay timer (0 ms) completes the join
     member_id, generation = join.result.member_id, join.result.generation_id
     sync = Pending()
-    broker.apply(
-        broker.groups.sync_group(
+    runtime.apply(
+        runtime.groups.sync_group(
             sync,
             SyncGroupInput("bench", generation, member_id, None, "consumer", "range", [], 3),
-            broker.now_ms(),
+            runtime.now_ms(),
         )
     )
     await asyncio.sleep(0.01)  # the assignment is answered once "persisted"
@@ -71,9 +72,11 @@ async def stable_member(broker: Broker) -> tuple[str, int]:
 
 async def measure(heartbeats: int, repeats: int) -> dict[str, float]:
     loop = asyncio.get_running_loop()
-    broker = Broker(Settings(store="memory", group=GroupConfig(initial_rebalance_delay_ms=0)), loop)
+    runtime = Runtime(
+        Settings(store="memory", group=GroupConfig(initial_rebalance_delay_ms=0)), loop
+    )
     try:
-        member_id, generation = await stable_member(broker)
+        member_id, generation = await stable_member(runtime)
         body = HeartbeatRequest(group_id="bench", generation_id=generation, member_id=member_id)
         request = decode_request(encode_request(body, 4, 1, "bench")[4:])
         ctx = ConnectionContext(client_host="/127.0.0.1", client_id="bench")
@@ -81,14 +84,14 @@ async def measure(heartbeats: int, repeats: int) -> dict[str, float]:
         timings: dict[str, list[float]] = {"off": [], "on": []}
         for _ in range(repeats):
             for mode in ("off", "on"):
-                broker.metrics = metrics if mode == "on" else None
+                runtime.metrics = metrics if mode == "on" else None
                 started = time.perf_counter()
                 for _ in range(heartbeats):
-                    reply = broker.handle(request, ctx)
+                    reply = runtime.handle(request, ctx)
                 timings[mode].append((time.perf_counter() - started) / heartbeats * 1e6)
                 assert getattr(reply, "error_code", None) == 0
     finally:
-        broker.timers.cancel_all()
+        runtime.timers.cancel_all()
     off, on = statistics.median(timings["off"]), statistics.median(timings["on"])
     return {"off_us": round(off, 2), "on_us": round(on, 2), "overhead_us": round(on - off, 2)}
 
@@ -106,7 +109,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         (RESULTS / "metrics_overhead.json").write_text(json.dumps(result, indent=2) + "\n")
         (RESULTS / "metrics_overhead.md").write_text(
             "# Heartbeat cost with and without `--metrics-listen`\n\n"
-            f"`Broker.handle` of a Heartbeat v4, {heartbeats:,} per repeat, median of "
+            f"`Runtime.handle` of a Heartbeat v4, {heartbeats:,} per repeat, median of "
             f"{repeats} alternating repeats (Python {result['python']}).\n\n"
             "| metrics | µs per heartbeat |\n|---|---:|\n"
             f"| off | {result['off_us']} |\n| on | {result['on_us']} |\n"

@@ -116,9 +116,9 @@ async def run(logins: int, heartbeats: int) -> dict[str, Any]:
                     assert resp.error_code == 0, resp
                     c.close()
                 results["logins"][f"{protocol.value} {mechanism}"] = _summary(samples)
-        assert srv.broker is not None
+        assert srv.runtime is not None
         for protocol, acls in ((P.PLAINTEXT, False), (P.SASL_SSL, True)):
-            security = srv.broker.security
+            security = srv.runtime.security
             security.settings = dataclasses.replace(security.settings, acls_enabled=acls)
             c = await _connect(srv, protocol, pki)
             if protocol.uses_sasl:

@@ -33,7 +33,6 @@ from protocol.schema import Struct
 
 from .group import events
 from .group.states import GroupState
-from .handlers.reply import Deferred, Reply
 
 NS = "group_coordinator"
 LATENCY_BUCKETS = (0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300)
@@ -157,26 +156,16 @@ class Metrics:
 
     # -- requests (on the event loop) --------------------------------------------------------
 
-    def request_done(self, request: Request, reply: Reply, started: float) -> Reply:
-        """Count ``request``; time it until its reply is rendered (later, if deferred)."""
+    def request_received(self, request: Request) -> _RequestSeries:
+        """Count ``request``; ``request_answered`` times it once its reply is ready."""
         key = (request.api.key, request.version)
         series = self._series.get(key)
         if series is None:
             series = self._series[key] = _RequestSeries(self, request.api.name, request.version)
         series.requests.inc()
-        if isinstance(reply, Deferred):
-            render = reply.render
+        return series
 
-            def timed(value: Any) -> Struct:
-                body = render(value)
-                self._finish(series, body, started)
-                return body
-
-            return Deferred(reply.future, timed)
-        self._finish(series, reply, started)
-        return reply
-
-    def _finish(self, series: _RequestSeries, body: Struct, started: float) -> None:
+    def request_answered(self, series: _RequestSeries, body: Struct, started: float) -> None:
         series.latency.observe(time.perf_counter() - started)
         nested = _LIST_FIELDS.get(type(body))
         if nested is None:

@@ -1,6 +1,6 @@
 """The journal (``--journal-dir``) and Prometheus metrics (``--metrics-listen``) of a daemon.
 
-Both are off by default; off, they cost the broker one ``None`` check per request and an
+Both are off by default; off, they cost the runtime one ``None`` check per request and an
 empty loop per batch of events.
 """
 
@@ -16,9 +16,9 @@ import structlog
 if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
 
-    from .broker import Broker
     from .journal import JournalWriter
     from .metrics import Metrics
+    from .runtime import Runtime
 
 log = structlog.get_logger("observability")
 
@@ -32,13 +32,13 @@ class ObservabilitySettings:
 
 
 class Observability:
-    """Attaches the journal and metrics to a broker; ``close()`` flushes and stops them."""
+    """Attaches the journal and metrics to the runtime; ``close()`` flushes and stops them."""
 
     def __init__(
         self,
         settings: ObservabilitySettings,
         node_id: int,
-        broker: Broker,
+        runtime: Runtime,
         connection_count: Callable[[], int],
     ) -> None:
         self.journal: JournalWriter | None = None
@@ -53,17 +53,17 @@ class Observability:
                 settings.journal_max_bytes,
                 settings.journal_rotate_seconds,
             )
-            broker.event_sinks.append(self.journal)
+            runtime.event_sinks.append(self.journal)
             log.info("journal", path=str(self.journal.path))
         if settings.metrics_listen is not None:
             from .metrics import Metrics, take_snapshot
 
             metrics = self.metrics = Metrics()
-            broker.event_sinks.append(metrics.on_event)
-            broker.metrics = metrics
+            runtime.event_sinks.append(metrics.on_event)
+            runtime.metrics = metrics
             metrics.watch(
-                broker.loop,
-                lambda: take_snapshot(broker.groups.groups.values(), connection_count()),
+                runtime.loop,
+                lambda: take_snapshot(runtime.groups.groups.values(), connection_count()),
             )
             host, port = settings.metrics_listen
             self._http = metrics.serve(host, port)

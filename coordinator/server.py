@@ -1,4 +1,4 @@
-"""The TCP server: frames bytes, decodes, asks the broker, encodes, writes. No group logic.
+"""The TCP server: frames bytes, keeps responses in order, applies back-pressure. No group logic.
 
 One ``KafkaConnection`` (an asyncio Protocol) per client connection. Requests on a
 connection are handled one at a time and answered strictly in order: while a JoinGroup,
@@ -11,32 +11,21 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import signal
-import struct
 from collections import deque
+from collections.abc import Callable
 from typing import Any, cast
 
 import structlog
 
-from protocol.apis import API_VERSIONS_KEY, BY_KEY
-from protocol.apis.api_versions import ApiVersionsResponse, ApiVersionsResponseApiVersion
-from protocol.errors import DecodeError, ErrorCode
-from protocol.frames import (
-    FrameSplitter,
-    FrameTooLarge,
-    Request,
-    UnknownApi,
-    UnsupportedVersion,
-    decode_request,
-    encode_response,
-)
+from protocol.frames import FrameSplitter, FrameTooLarge, Request
 from protocol.schema import Struct
 
-from .broker import Broker, ConnectionContext
 from .config import Settings
-from .handlers.reply import Deferred
+from .connection import ConnectionProtocol, RawSaslToken, SendNow
+from .connection_context import ConnectionContext
 from .limits import ConnectionGuard
 from .observability import Observability
-from .security import handlers as sasl
+from .runtime import Runtime
 from .security.config import Listener
 from .security.tls import principal_from_peercert, server_context
 from .store import MemoryStore, SqliteStore, Store
@@ -51,29 +40,31 @@ REQUESTS_PER_TURN = 16
 # How long a refused connection stays open after its error response (or until the client
 # closes it first).
 CLOSE_GRACE_S = 0.5
-_CORRELATION = struct.Struct(">i")
-_LENGTH = struct.Struct(">i")
+# How long shutdown waits for closed connections to flush what they still have to send.
+SHUTDOWN_FLUSH_S = 1.0
 
 
 class KafkaConnection(asyncio.Protocol):
     def __init__(
         self,
-        broker: Broker,
+        runtime: Runtime,
         connections: set[KafkaConnection],
         guard: ConnectionGuard | None = None,
         listener: Listener | None = None,
+        on_lost: Callable[[], None] | None = None,
     ) -> None:
-        self.broker = broker
+        self.runtime = runtime
+        self._on_lost = on_lost
         self.listener = listener
         self.connections = connections
-        self.guard = guard if guard is not None else ConnectionGuard(broker.settings.limits)
+        self.guard = guard if guard is not None else ConnectionGuard(runtime.settings.limits)
         self.admitted = False
         self.peer_ip = "unknown"
-        self.last_activity = broker.loop.time()
+        self.last_activity = runtime.loop.time()
         self.partial_since: float | None = None
         self.write_blocked_since: float | None = None
         self._drain_scheduled = False
-        self.splitter = FrameSplitter(broker.settings.socket_request_max_bytes)
+        self.splitter = FrameSplitter(runtime.settings.socket_request_max_bytes)
         self._pre_auth_cap = False
         self.queue: deque[bytes] = deque()
         self.busy = False
@@ -81,6 +72,7 @@ class KafkaConnection(asyncio.Protocol):
         self.paused = False
         self.transport: asyncio.Transport | None = None
         self.ctx = ConnectionContext(client_host="/unknown")
+        self.protocol = ConnectionProtocol(self.ctx, runtime.dispatcher.supports)
         # Responses produced during one drain turn, written with one call at its end: a
         # write per response was half the daemon's CPU under pipelined heartbeats.
         self._out: list[bytes] = []
@@ -94,13 +86,14 @@ class KafkaConnection(asyncio.Protocol):
         peer = transport.get_extra_info("peername")
         self.peer_ip = str(peer[0]) if peer else "unknown"
         self.ctx = self._context(transport)
+        self.protocol = ConnectionProtocol(self.ctx, self.runtime.dispatcher.supports)
         if not self.ctx.authenticated:
             # Until SASL authentication succeeds a frame may be no larger than Kafka's
             # sasl.server.max.receive.size: an unauthenticated client must not make the
             # daemon buffer socket.request.max.bytes. Lifted once, on the first read after.
             self._pre_auth_cap = True
             self.splitter.max_frame_bytes = min(
-                self.splitter.max_frame_bytes, self.broker.settings.sasl_server_max_receive_size
+                self.splitter.max_frame_bytes, self.runtime.settings.sasl_server_max_receive_size
             )
         if self.guard.admit(self.peer_ip) is not None:
             self.closed = True
@@ -108,7 +101,7 @@ class KafkaConnection(asyncio.Protocol):
             return
         self.admitted = True
         self.transport.set_write_buffer_limits(
-            high=self.broker.settings.limits.max_buffered_response_bytes
+            high=self.runtime.settings.limits.max_buffered_response_bytes
         )
         self.connections.add(self)
 
@@ -129,10 +122,12 @@ class KafkaConnection(asyncio.Protocol):
         if self.admitted:
             self.admitted = False
             self.guard.release(self.peer_ip)
+        if self._on_lost is not None:
+            self._on_lost()
 
     def pause_writing(self) -> None:
         # The client is not reading its responses: stop reading its requests.
-        self.write_blocked_since = self.broker.loop.time()
+        self.write_blocked_since = self.runtime.loop.time()
         self._update_reading()
 
     def resume_writing(self) -> None:
@@ -151,15 +146,15 @@ class KafkaConnection(asyncio.Protocol):
         elif not want_pause and self.paused and len(self.queue) <= MAX_QUEUED_REQUESTS // 2:
             self.paused = False
             if self.partial_since is not None:
-                self.partial_since = self.broker.loop.time()  # its clock restarts now
+                self.partial_since = self.runtime.loop.time()  # its clock restarts now
             self.transport.resume_reading()
 
     def data_received(self, data: bytes) -> None:
-        now = self.broker.loop.time()
+        now = self.runtime.loop.time()
         self.last_activity = now
         if self._pre_auth_cap and self.ctx.authenticated:
             self._pre_auth_cap = False
-            self.splitter.max_frame_bytes = self.broker.settings.socket_request_max_bytes
+            self.splitter.max_frame_bytes = self.runtime.settings.socket_request_max_bytes
         try:
             frames = self.splitter.feed(data)
         except FrameTooLarge as exc:
@@ -192,7 +187,7 @@ class KafkaConnection(asyncio.Protocol):
                     break  # resumed by resume_writing once the client reads again
                 if not turn:
                     self._drain_scheduled = True
-                    self.broker.loop.call_soon(self._drain)
+                    self.runtime.loop.call_soon(self._drain)
                     break
                 turn -= 1
                 self._process(self.queue.popleft())
@@ -214,49 +209,35 @@ class KafkaConnection(asyncio.Protocol):
             self.transport.write(out[0] if len(out) == 1 else b"".join(out))
 
     def _process(self, frame: bytes) -> None:
-        if self.ctx.sasl_raw_tokens and not self.ctx.authenticated:
-            self._raw_sasl_token(frame)
-            return
+        action = self.protocol.receive(frame)
+        if isinstance(action, Request):
+            self._dispatch(action)
+        elif isinstance(action, RawSaslToken):
+            self._raw_sasl_token(action.token)
+        elif isinstance(action, SendNow):
+            self._write(action.data)
+        else:
+            self._refuse(action.reason)
+
+    def _dispatch(self, request: Request) -> None:
         try:
-            request = decode_request(frame)
-        except UnsupportedVersion as exc:
-            if exc.api.key == API_VERSIONS_KEY:
-                self._unsupported_api_versions(frame)
-            else:
-                self._refuse(str(exc))
-            return
-        except UnknownApi as exc:
-            self._refuse(str(exc))
-            return
-        except DecodeError as exc:
-            self._refuse(f"malformed request: {exc}")
-            return
-        if not self.broker.supports(request.api.key):
-            self._refuse(f"{request.api.name} is not served by this node")
-            return
-        if not self.ctx.authenticated and request.api.key not in sasl.PRE_AUTHENTICATION_APIS:
-            # As Kafka: anything else before authentication ends the connection.
-            self._refuse(f"{request.api.name} before SASL authentication")
-            return
-        self.ctx.client_id = request.header.client_id or ""
-        try:
-            reply = self.broker.handle(request, self.ctx)
+            reply = self.runtime.handle(request, self.ctx)
         except Exception:
             log.exception("request failed", api=request.api.name, version=request.version)
             self.close()
             return
-        if isinstance(reply, Deferred):
-            self.busy = True
-            reply.future.add_done_callback(lambda fut: self._deferred_done(request, reply, fut))
-        else:
+        if isinstance(reply, Struct):
             self._send(request, reply)
+        else:
+            self.busy = True
+            reply.add_done_callback(lambda fut: self._deferred_done(request, fut))
 
-    def _deferred_done(self, request: Request, reply: Deferred, fut: asyncio.Future[Any]) -> None:
+    def _deferred_done(self, request: Request, fut: asyncio.Future[Any]) -> None:
         self.busy = False
         if self.closed or fut.cancelled():
             return
         try:
-            body = reply.render(fut.result())
+            body = fut.result()
         except Exception:
             log.exception("deferred reply failed", api=request.api.name)
             self.close()
@@ -269,15 +250,13 @@ class KafkaConnection(asyncio.Protocol):
         if self.closed or self.transport is None:
             return
         try:
-            data = encode_response(
-                request.api, request.version, request.header.correlation_id, body
-            )
+            data = self.protocol.response(request, body)
         except Exception:
             log.exception("response encoding failed", api=request.api.name)
             self.close()
             return
         self._write(data)
-        self.last_activity = self.broker.loop.time()
+        self.last_activity = self.runtime.loop.time()
         if self.ctx.close_after_reply:
             self._close_after_grace()
 
@@ -289,33 +268,30 @@ class KafkaConnection(asyncio.Protocol):
         transport = self.transport
         if transport is not None:
             transport.pause_reading()
-            self.broker.loop.call_later(CLOSE_GRACE_S, transport.close)
+            self.runtime.loop.call_later(CLOSE_GRACE_S, transport.close)
 
     def _raw_sasl_token(self, token: bytes) -> None:
         # After a v0 SaslHandshake: bare length-prefixed SASL tokens, no Kafka headers.
-        answer = sasl.raw_token(self.broker, self.ctx, token)
-        if answer is None or self.transport is None:
-            self.close()
-            return
-        self._write(_LENGTH.pack(len(answer)) + answer)  # after earlier responses, in order
+        answer = self.runtime.raw_sasl_token(self.ctx, token)
+        if isinstance(answer, asyncio.Future):
+            self.busy = True
+            answer.add_done_callback(self._raw_sasl_answered)
+        else:
+            self._raw_sasl_answer(answer)
 
-    def _unsupported_api_versions(self, frame: bytes) -> None:
-        # KIP-511: answer in the v0 format, with ApiVersions' own range, so the client can
-        # retry at a version we support.
-        if len(frame) < 8 or self.transport is None:
-            self.close()
+    def _raw_sasl_answered(self, fut: asyncio.Future[Any]) -> None:
+        self.busy = False
+        if self.closed or fut.cancelled():
             return
-        (correlation_id,) = _CORRELATION.unpack_from(frame, 4)
-        api = BY_KEY[API_VERSIONS_KEY]
-        body = ApiVersionsResponse(
-            error_code=ErrorCode.UNSUPPORTED_VERSION,
-            api_keys=[
-                ApiVersionsResponseApiVersion(
-                    api_key=api.key, min_version=api.min_version, max_version=api.max_version
-                )
-            ],
-        )
-        self._write(encode_response(api, 0, correlation_id, body))
+        self._raw_sasl_answer(None if fut.exception() is not None else fut.result())
+        if not self._drain_scheduled:
+            self._drain()
+
+    def _raw_sasl_answer(self, answer: bytes | None) -> None:
+        if answer is None or self.transport is None:
+            self.close()  # the v0 framing has no way to carry an error
+            return
+        self._write(self.protocol.raw_response(answer))  # after earlier responses, in order
 
     def _refuse(self, reason: str) -> None:
         log.info("closing connection", peer=self.ctx.client_host, reason=reason)
@@ -338,33 +314,34 @@ class KafkaConnection(asyncio.Protocol):
 
 
 class Server:
-    """Owns the listening socket, the broker and every connection."""
+    """Owns the listening sockets, the runtime and every connection."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.connections: set[KafkaConnection] = set()
         self.guard = ConnectionGuard(settings.limits)
         self._sweeper: asyncio.TimerHandle | None = None
-        self.broker: Broker | None = None
+        self.runtime: Runtime | None = None
         self.observability: Observability | None = None
         self._server: asyncio.base_events.Server | None = None
         self._servers: list[asyncio.base_events.Server] = []
         self.listeners: list[Listener] = list(settings.effective_listeners)
         self.stopped = asyncio.Event()
+        self._on_empty: asyncio.Future[None] | None = None
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
-        self.broker = Broker(self.settings, loop, open_store(self.settings))
+        self.runtime = Runtime(self.settings, loop, open_store(self.settings))
         self.observability = Observability(
             self.settings.observability,
             self.settings.node_id,
-            self.broker,
+            self.runtime,
             lambda: len(self.connections),
         )
         if self.observability.metrics is not None:
             self.guard.on_hit = self.observability.metrics.limit_hit
         # Everything is reloaded before the first connection is accepted.
-        await self.broker.load()
+        await self.runtime.load()
         for index, listener in enumerate(self.listeners):
             await self._bind(loop, index, listener)
         self._server = self._servers[0]
@@ -376,7 +353,7 @@ class Server:
                 listen=(first.host, first.port),
                 advertised_listener=first.advertised_address,
             )
-            self.broker.settings = self.settings
+            self.runtime.settings = self.settings
         self._schedule_sweep()
         for listener in self.listeners:
             log.info(
@@ -385,7 +362,7 @@ class Server:
                 listen=f"{listener.host}:{listener.port}",
                 advertised="{}:{}".format(*listener.advertised_address),
                 node_id=self.settings.node_id,
-                topics=len(self.broker.catalog),
+                topics=len(self.runtime.catalog),
             )
 
     async def _bind(self, loop: asyncio.AbstractEventLoop, index: int, listener: Listener) -> None:
@@ -395,10 +372,11 @@ class Server:
         server = await loop.create_server(
             # Looked up when a client connects: the port is only known once bound.
             lambda: KafkaConnection(
-                self.broker,  # type: ignore[arg-type]
+                self.runtime,  # type: ignore[arg-type]
                 self.connections,
                 self.guard,
                 self.listeners[index],
+                on_lost=self._connection_gone,
             ),
             listener.host,
             listener.port,
@@ -431,6 +409,23 @@ class Server:
 
         self._sweeper = loop.call_later(interval, sweep)
 
+    async def _connections_closed(self, timeout_s: float) -> None:
+        """Until every connection has flushed and closed (a client that does not read may
+        hold it: not longer than ``timeout_s``)."""
+        if not self.connections:
+            return
+        closed = asyncio.get_running_loop().create_future()
+        self._on_empty = closed
+        try:
+            await asyncio.wait_for(closed, timeout_s)
+        except TimeoutError:
+            for conn in list(self.connections):
+                conn.abort()
+
+    def _connection_gone(self) -> None:
+        if not self.connections and self._on_empty is not None and not self._on_empty.done():
+            self._on_empty.set_result(None)
+
     @property
     def port(self) -> int:
         """The first listener's port."""
@@ -448,15 +443,15 @@ class Server:
             server.close()
         if self._sweeper is not None:
             self._sweeper.cancel()
-        if self.broker is not None:
-            self.broker.shutdown()
+        if self.runtime is not None:
+            self.runtime.shutdown()
         await asyncio.sleep(0)  # let deferred replies run their callbacks and write
         for conn in list(self.connections):
             if conn.transport is not None:
                 conn.transport.close()  # close() flushes what is buffered
-        await asyncio.sleep(0.05)
-        if self.broker is not None:
-            await self.broker.close_store()
+        await self._connections_closed(SHUTDOWN_FLUSH_S)
+        if self.runtime is not None:
+            await self.runtime.close_store()
         if self.observability is not None:
             self.observability.close()
         log.info("stopped")

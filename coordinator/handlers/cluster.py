@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 import uuid
-from typing import TYPE_CHECKING
 
 from protocol.apis.api_versions import ApiVersionsRequest, ApiVersionsResponse
 from protocol.apis.create_topics import (
@@ -42,15 +41,13 @@ from protocol.apis.metadata import (
     MetadataResponseTopic,
 )
 from protocol.errors import ErrorCode
-from protocol.frames import Request
 
 from ..catalog import NO_TOPIC_ID, Topic, topic_id_for, valid_topic_name
+from ..connection_context import ConnectionContext
+from ..node import Node
 from ..security.acls import Operation
 from ..security.authz import may_create_topic, may_group, may_topic
-from .reply import Deferred, Reply
-
-if TYPE_CHECKING:
-    from ..broker import Broker, ConnectionContext
+from .outcome import Delayed, Outcome
 
 # KIP-511 client software name/version syntax.
 _SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
@@ -63,75 +60,78 @@ EARLIEST_TIMESTAMP = -2
 LATEST_TIMESTAMP = -1
 
 
-def api_versions(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
-    body = req.body
-    assert isinstance(body, ApiVersionsRequest)
+def api_versions(
+    node: Node, body: ApiVersionsRequest, version: int, conn: ConnectionContext
+) -> Outcome[ApiVersionsResponse]:
     error = ErrorCode.NONE
-    if req.version >= 3 and not (
+    if version >= 3 and not (
         _SOFTWARE.fullmatch(body.client_software_name)
         and _SOFTWARE.fullmatch(body.client_software_version)
     ):
         error = ErrorCode.INVALID_REQUEST
-    return ApiVersionsResponse(error_code=error, api_keys=b.advertised_api_versions())
+    return Outcome(ApiVersionsResponse(error_code=error, api_keys=node.api_versions))
 
 
-def _partition_metadata(b: Broker, topic: Topic) -> list[MetadataResponsePartition]:
-    node = b.settings.node_id
+def _partition_metadata(node: Node, topic: Topic) -> list[MetadataResponsePartition]:
+    node_id = node.settings.node_id
     return [
         MetadataResponsePartition(
             error_code=0,
             partition_index=p,
-            leader_id=node,
+            leader_id=node_id,
             leader_epoch=0,
-            replica_nodes=[node],
-            isr_nodes=[node],
+            replica_nodes=[node_id],
+            isr_nodes=[node_id],
             offline_replicas=[],
         )
         for p in range(topic.partitions)
     ]
 
 
-def _topic_metadata(b: Broker, topic: Topic) -> MetadataResponseTopic:
+def _topic_metadata(node: Node, topic: Topic) -> MetadataResponseTopic:
     return MetadataResponseTopic(
         error_code=0,
         name=topic.name,
         topic_id=topic.topic_id,
         is_internal=False,
-        partitions=_partition_metadata(b, topic),
+        partitions=_partition_metadata(node, topic),
     )
 
 
-def metadata(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
-    body = req.body
-    assert isinstance(body, MetadataRequest)
-    host, port = b.advertised_for(ctx)
-    brokers = [MetadataResponseBroker(node_id=b.settings.node_id, host=host, port=port)]
+def metadata(
+    node: Node, body: MetadataRequest, version: int, conn: ConnectionContext
+) -> Outcome[MetadataResponse]:
+    host, port = node.advertised_for(conn)
+    brokers = [MetadataResponseBroker(node_id=node.settings.node_id, host=host, port=port)]
     # v0: an empty list means every topic; v1+: null means every topic, empty means none.
-    all_topics = body.topics is None or (req.version == 0 and not body.topics)
+    all_topics = body.topics is None or (version == 0 and not body.topics)
     topics: list[MetadataResponseTopic] = []
-    if not all_topics and req.version < FIRST_METADATA_VERSION_BY_TOPIC_ID:
+    out: Outcome[MetadataResponse] = Outcome(MetadataResponse())
+    if not all_topics and version < FIRST_METADATA_VERSION_BY_TOPIC_ID:
         refused = _topic_ids_before_v12(body)
         if refused is not None:
-            return MetadataResponse(
-                brokers=brokers,
-                cluster_id=b.settings.cluster_id,
-                controller_id=b.settings.node_id,
-                topics=refused,
+            return Outcome(
+                MetadataResponse(
+                    brokers=brokers,
+                    cluster_id=node.settings.cluster_id,
+                    controller_id=node.settings.node_id,
+                    topics=refused,
+                )
             )
     if all_topics:
         topics = [
-            _topic_metadata(b, t)
-            for t in b.catalog.all()
-            if may_topic(b, ctx, Operation.DESCRIBE, t.name)
+            _topic_metadata(node, t)
+            for t in node.catalog.all()
+            if may_topic(node.security, conn, Operation.DESCRIBE, t.name)
         ]
     else:
         assert body.topics is not None
         for wanted in body.topics:
-            topic = b.catalog.get(wanted.name) if wanted.name is not None else None
+            topic = node.catalog.get(wanted.name) if wanted.name is not None else None
             if topic is None and wanted.name is None:
-                topic = b.catalog.by_id(wanted.topic_id)
+                topic = node.catalog.by_id(wanted.topic_id)
             name = topic.name if topic is not None else wanted.name
-            if name is not None and not may_topic(b, ctx, Operation.DESCRIBE, name):
+            if name is not None and not may_topic(node.security, conn, Operation.DESCRIBE, name):
                 # Kafka says the same whether or not the topic exists.
                 topics.append(
                     MetadataResponseTopic(
@@ -145,15 +145,15 @@ def metadata(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
                 topic is None
                 and bool(wanted.name)
                 and body.allow_auto_topic_creation
-                and b.settings.auto_create_topics
+                and node.settings.auto_create_topics
             )
             error = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             if wanted.name is None:
                 error = ErrorCode.UNKNOWN_TOPIC_ID  # v12+: asked by an id we do not know
-            elif creating and not may_create_topic(b, ctx, wanted.name or ""):
+            elif creating and not may_create_topic(node.security, conn, wanted.name or ""):
                 error = ErrorCode.TOPIC_AUTHORIZATION_FAILED  # Kafka: CREATE is missing
             elif creating:
-                topic = b.auto_create_topic(wanted.name or "")
+                topic = node.auto_create_topic(wanted.name or "", out)
             if topic is None:
                 topics.append(
                     MetadataResponseTopic(
@@ -163,13 +163,14 @@ def metadata(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
                     )
                 )
             else:
-                topics.append(_topic_metadata(b, topic))
-    return MetadataResponse(
+                topics.append(_topic_metadata(node, topic))
+    out.reply = MetadataResponse(
         brokers=brokers,
-        cluster_id=b.settings.cluster_id,
-        controller_id=b.settings.node_id,
+        cluster_id=node.settings.cluster_id,
+        controller_id=node.settings.node_id,
         topics=topics,
     )
+    return out
 
 
 #: Metadata v10 and v11 carry a topic id field but Kafka serves lookups by id from v12 only.
@@ -193,10 +194,10 @@ def _topic_ids_before_v12(body: MetadataRequest) -> list[MetadataResponseTopic] 
 
 
 def _coordinator_for(
-    b: Broker, ctx: ConnectionContext, key_type: int, key: str, version: int
+    node: Node, conn: ConnectionContext, key_type: int, key: str, version: int
 ) -> tuple[ErrorCode, str | None]:
     if key_type == KEY_TYPE_GROUP:
-        if not may_group(b, ctx, Operation.DESCRIBE, key):
+        if not may_group(node.security, conn, Operation.DESCRIBE, key):
             return ErrorCode.GROUP_AUTHORIZATION_FAILED, None
         return ErrorCode.NONE, None
     if key_type == KEY_TYPE_SHARE and version < 6:
@@ -207,27 +208,31 @@ def _coordinator_for(
     return ErrorCode.INVALID_REQUEST, f"Unknown coordinator key type {key_type}"
 
 
-def find_coordinator(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
-    body = req.body
-    assert isinstance(body, FindCoordinatorRequest)
-    host, port = b.advertised_for(ctx)
-    node = b.settings.node_id
-    if req.version < 4:
-        error, message = _coordinator_for(b, ctx, body.key_type, body.key, req.version)
+def find_coordinator(
+    node: Node, body: FindCoordinatorRequest, version: int, conn: ConnectionContext
+) -> Outcome[FindCoordinatorResponse]:
+    host, port = node.advertised_for(conn)
+    node_id = node.settings.node_id
+    if version < 4:
+        error, message = _coordinator_for(node, conn, body.key_type, body.key, version)
         if error:
-            return FindCoordinatorResponse(
-                error_code=error,
-                error_message=message or error.name,
-                node_id=-1,
-                host="",
-                port=-1,
+            return Outcome(
+                FindCoordinatorResponse(
+                    error_code=error,
+                    error_message=message or error.name,
+                    node_id=-1,
+                    host="",
+                    port=-1,
+                )
             )
-        return FindCoordinatorResponse(
-            error_code=0, error_message=None, node_id=node, host=host, port=port
+        return Outcome(
+            FindCoordinatorResponse(
+                error_code=0, error_message=None, node_id=node_id, host=host, port=port
+            )
         )
     coordinators = []
     for key in body.coordinator_keys:
-        error, message = _coordinator_for(b, ctx, body.key_type, key, req.version)
+        error, message = _coordinator_for(node, conn, body.key_type, key, version)
         if error:
             coordinators.append(
                 FindCoordinatorResponseCoordinator(
@@ -242,35 +247,35 @@ def find_coordinator(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
         else:
             coordinators.append(
                 FindCoordinatorResponseCoordinator(
-                    key=key, node_id=node, host=host, port=port, error_code=0, error_message=""
+                    key=key, node_id=node_id, host=host, port=port, error_code=0, error_message=""
                 )
             )
-    return FindCoordinatorResponse(coordinators=coordinators)
+    return Outcome(FindCoordinatorResponse(coordinators=coordinators))
 
 
-def create_topics(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
-    body = req.body
-    assert isinstance(body, CreateTopicsRequest)
+def create_topics(
+    node: Node, body: CreateTopicsRequest, version: int, conn: ConnectionContext
+) -> Outcome[CreateTopicsResponse]:
     results = []
     seen: set[str] = set()
-    durable = None
+    out: Outcome[CreateTopicsResponse] = Outcome(CreateTopicsResponse())
     for t in body.topics:
         partitions = len(t.assignments) if t.assignments else t.num_partitions
         if partitions == -1:
-            partitions = b.settings.num_partitions
+            partitions = node.settings.num_partitions
         error, message = ErrorCode.NONE, None
         if t.name in seen:
             error, message = ErrorCode.INVALID_REQUEST, "Duplicate topic in request"
-        elif not may_create_topic(b, ctx, t.name):
+        elif not may_create_topic(node.security, conn, t.name):
             error = ErrorCode.TOPIC_AUTHORIZATION_FAILED
             message = "Authorization failed."
         elif not valid_topic_name(t.name):
             error, message = ErrorCode.INVALID_TOPIC_EXCEPTION, f"Illegal topic name {t.name!r}"
-        elif b.catalog.get(t.name) is not None:
+        elif node.catalog.get(t.name) is not None:
             error, message = ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{t.name}' already exists."
         elif partitions < 1:
             error, message = ErrorCode.INVALID_PARTITIONS, "Number of partitions must be >= 1"
-        elif not b.catalog_has_room(partitions, ErrorCode.POLICY_VIOLATION):
+        elif not node.catalog_has_room(partitions, ErrorCode.POLICY_VIOLATION, out):
             error = ErrorCode.POLICY_VIOLATION
             message = "The coordinator's topic or partition limit would be exceeded"
         elif t.replication_factor not in (-1, 1) and not t.assignments:
@@ -278,7 +283,7 @@ def create_topics(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
             message = "This node is the only broker: replication factor must be 1"
         seen.add(t.name)
         if not error and not body.validate_only:
-            _topic, durable = b.create_topic(t.name, partitions)
+            node.create_topic(t.name, partitions, out)
         results.append(
             CreateTopicsResponseCreatableTopicResult(
                 name=t.name,
@@ -290,17 +295,17 @@ def create_topics(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
                 configs=[] if not error else None,
             )
         )
-    # Writes are applied in order: the last one durable means all of them are.
-    return b.when_durable(durable, CreateTopicsResponse(topics=results))
+    out.reply = CreateTopicsResponse(topics=results)
+    return out
 
 
-def list_offsets(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
-    body = req.body
-    assert isinstance(body, ListOffsetsRequest)
+def list_offsets(
+    node: Node, body: ListOffsetsRequest, version: int, conn: ConnectionContext
+) -> Outcome[ListOffsetsResponse]:
     topics = []
     for t in body.topics:
         partitions = []
-        described = may_topic(b, ctx, Operation.DESCRIBE, t.name)
+        described = may_topic(node.security, conn, Operation.DESCRIBE, t.name)
         for p in t.partitions:
             if not described:
                 partitions.append(
@@ -309,7 +314,7 @@ def list_offsets(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
                         error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
                     )
                 )
-            elif not b.catalog.has_partition(t.name, p.partition_index):
+            elif not node.catalog.has_partition(t.name, p.partition_index):
                 partitions.append(
                     ListOffsetsPartitionResponse(
                         partition_index=p.partition_index,
@@ -324,7 +329,7 @@ def list_offsets(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
                         error_code=0,
                         timestamp=-1,
                         offset=0,
-                        leader_epoch=0 if req.version >= 4 else -1,
+                        leader_epoch=0 if version >= 4 else -1,
                     )
                 )
             else:
@@ -339,18 +344,18 @@ def list_offsets(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
                     )
                 )
         topics.append(ListOffsetsTopicResponse(name=t.name, partitions=partitions))
-    return ListOffsetsResponse(topics=topics)
+    return Outcome(ListOffsetsResponse(topics=topics))
 
 
-def fetch(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
-    body = req.body
-    assert isinstance(body, FetchRequest)
+def fetch(
+    node: Node, body: FetchRequest, version: int, conn: ConnectionContext
+) -> Outcome[FetchResponse]:
     responses = []
     for t in body.topics:
         partitions = []
-        readable = may_topic(b, ctx, Operation.READ, t.topic)
+        readable = may_topic(node.security, conn, Operation.READ, t.topic)
         for p in t.partitions:
-            known = readable and b.catalog.has_partition(t.topic, p.partition)
+            known = readable and node.catalog.has_partition(t.topic, p.partition)
             error = (
                 ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 if readable
@@ -370,8 +375,8 @@ def fetch(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
         responses.append(FetchableTopicResponse(topic=t.topic, partitions=partitions))
     # Sessionless (session id 0): the client keeps sending full fetch requests.
     response = FetchResponse(error_code=0, session_id=0, responses=responses)
-    wait_ms = min(max(body.max_wait_ms, 0), b.settings.fetch_max_wait_cap_ms)
-    if wait_ms == 0 or b.closing:
-        return response
+    wait_ms = min(max(body.max_wait_ms, 0), node.settings.fetch_max_wait_cap_ms)
+    if wait_ms == 0 or node.closing:
+        return Outcome(response)
     # There are never records to return, so a fetch waits out its max wait (a long poll).
-    return Deferred.after(b, wait_ms / 1000, response)
+    return Outcome(Delayed(wait_ms, response))

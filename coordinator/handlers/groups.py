@@ -4,8 +4,6 @@ results back to wire messages. No group logic lives here (that is ``coordinator.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from protocol.apis.delete_groups import (
     DeleteGroupsRequest,
     DeleteGroupsResponse,
@@ -52,8 +50,8 @@ from protocol.apis.offset_fetch import (
 )
 from protocol.apis.sync_group import SyncGroupRequest, SyncGroupResponse
 from protocol.errors import ErrorCode
-from protocol.frames import Request
 
+from ..connection_context import ConnectionContext
 from ..group.requests import (
     HeartbeatInput,
     JoinGroupInput,
@@ -69,27 +67,24 @@ from ..group.results import (
     OffsetFetchResult,
     SyncGroupResult,
 )
+from ..node import Node
 from ..security.acls import Operation
 from ..security.authz import group_operations, may_cluster, may_group, may_topic
-from .reply import Reply
-
-if TYPE_CHECKING:
-    from ..broker import Broker, ConnectionContext
+from .outcome import Outcome, Pending, call
 
 GROUP_AUTHORIZATION_FAILED = ErrorCode.GROUP_AUTHORIZATION_FAILED
 TOPIC_AUTHORIZATION_FAILED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
 
 
-def join_group(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
-    body = req.body
-    assert isinstance(body, JoinGroupRequest)
-    version = req.version
+def join_group(
+    node: Node, body: JoinGroupRequest, version: int, conn: ConnectionContext
+) -> Outcome[JoinGroupResponse]:
     inp = JoinGroupInput(
         group_id=body.group_id,
         member_id=body.member_id,
         group_instance_id=body.group_instance_id,
-        client_id=ctx.client_id,
-        client_host=ctx.client_host,
+        client_id=conn.client_id,
+        client_host=conn.client_host,
         session_timeout_ms=body.session_timeout_ms,
         # v0 has no rebalance timeout: the broker uses the session timeout.
         rebalance_timeout_ms=body.session_timeout_ms if version == 0 else body.rebalance_timeout_ms,
@@ -115,15 +110,15 @@ def join_group(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
             ],
         )
 
-    if not may_group(b, ctx, Operation.READ, body.group_id):
-        return render(JoinGroupResult(error_code=GROUP_AUTHORIZATION_FAILED))
-    return b.call(lambda token, now: b.groups.join_group(token, inp, now), render)
+    if not may_group(node.security, conn, Operation.READ, body.group_id):
+        return Outcome(render(JoinGroupResult(error_code=GROUP_AUTHORIZATION_FAILED)))
+    token = Pending()
+    return call(node.groups.join_group(token, inp, node.now_ms()), token, render)
 
 
-def sync_group(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
-    body = req.body
-    assert isinstance(body, SyncGroupRequest)
-    version = req.version
+def sync_group(
+    node: Node, body: SyncGroupRequest, version: int, conn: ConnectionContext
+) -> Outcome[SyncGroupResponse]:
     inp = SyncGroupInput(
         group_id=body.group_id,
         generation_id=body.generation_id,
@@ -143,14 +138,15 @@ def sync_group(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
             assignment=r.assignment,
         )
 
-    if not may_group(b, ctx, Operation.READ, body.group_id):
-        return render(SyncGroupResult(error_code=GROUP_AUTHORIZATION_FAILED))
-    return b.call(lambda token, now: b.groups.sync_group(token, inp, now), render)
+    if not may_group(node.security, conn, Operation.READ, body.group_id):
+        return Outcome(render(SyncGroupResult(error_code=GROUP_AUTHORIZATION_FAILED)))
+    token = Pending()
+    return call(node.groups.sync_group(token, inp, node.now_ms()), token, render)
 
 
-def heartbeat(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
-    body = req.body
-    assert isinstance(body, HeartbeatRequest)
+def heartbeat(
+    node: Node, body: HeartbeatRequest, version: int, conn: ConnectionContext
+) -> Outcome[HeartbeatResponse]:
     inp = HeartbeatInput(
         group_id=body.group_id,
         generation_id=body.generation_id,
@@ -161,15 +157,15 @@ def heartbeat(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
     def render(r: HeartbeatResult) -> HeartbeatResponse:
         return HeartbeatResponse(error_code=r.error_code)
 
-    if not may_group(b, ctx, Operation.READ, body.group_id):
-        return render(HeartbeatResult(error_code=GROUP_AUTHORIZATION_FAILED))
-    return b.call(lambda token, now: b.groups.heartbeat(token, inp, now), render)
+    if not may_group(node.security, conn, Operation.READ, body.group_id):
+        return Outcome(render(HeartbeatResult(error_code=GROUP_AUTHORIZATION_FAILED)))
+    token = Pending()
+    return call(node.groups.heartbeat(token, inp, node.now_ms()), token, render)
 
 
-def leave_group(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
-    body = req.body
-    assert isinstance(body, LeaveGroupRequest)
-    version = req.version
+def leave_group(
+    node: Node, body: LeaveGroupRequest, version: int, conn: ConnectionContext
+) -> Outcome[LeaveGroupResponse]:
     if version < 3:
         members: list[tuple[str, str | None, str | None]] = [(body.member_id, None, None)]
     else:
@@ -189,28 +185,28 @@ def leave_group(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
             ],
         )
 
-    if not may_group(b, ctx, Operation.READ, body.group_id):
-        return render(LeaveGroupResult(error_code=GROUP_AUTHORIZATION_FAILED))
-    return b.call(lambda token, now: b.groups.leave_group(token, inp, now), render)
+    if not may_group(node.security, conn, Operation.READ, body.group_id):
+        return Outcome(render(LeaveGroupResult(error_code=GROUP_AUTHORIZATION_FAILED)))
+    token = Pending()
+    return call(node.groups.leave_group(token, inp, node.now_ms()), token, render)
 
 
-def offset_commit(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
-    body = req.body
-    assert isinstance(body, OffsetCommitRequest)
-    version = req.version
+def offset_commit(
+    node: Node, body: OffsetCommitRequest, version: int, conn: ConnectionContext
+) -> Outcome[OffsetCommitResponse]:
     # Unauthorized and unknown partitions are refused by the API layer, as in Kafka.
     refused: dict[tuple[str, int], int] = {}
     known: list[tuple[str, list[tuple[int, int, int, str | None]]]] = []
-    group_allowed = may_group(b, ctx, Operation.READ, body.group_id)
+    group_allowed = may_group(node.security, conn, Operation.READ, body.group_id)
     for t in body.topics:
         parts = []
-        topic_allowed = group_allowed and may_topic(b, ctx, Operation.READ, t.name)
+        topic_allowed = group_allowed and may_topic(node.security, conn, Operation.READ, t.name)
         for p in t.partitions:
             if not group_allowed:
                 refused[(t.name, p.partition_index)] = GROUP_AUTHORIZATION_FAILED
             elif not topic_allowed:
                 refused[(t.name, p.partition_index)] = TOPIC_AUTHORIZATION_FAILED
-            elif b.catalog.has_partition(t.name, p.partition_index):
+            elif node.catalog.has_partition(t.name, p.partition_index):
                 parts.append(
                     (
                         p.partition_index,
@@ -256,42 +252,42 @@ def offset_commit(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
         )
 
     if not known:
-        return render(OffsetCommitResult(topics=[]))
-    return b.call(lambda token, now: b.groups.commit_offsets(token, inp, now), render)
+        return Outcome(render(OffsetCommitResult(topics=[])))
+    token = Pending()
+    return call(node.groups.commit_offsets(token, inp, node.now_ms()), token, render)
 
 
 def _fetch_group(
-    b: Broker,
-    ctx: ConnectionContext,
+    node: Node,
+    conn: ConnectionContext,
     group_id: str,
     topics: list[tuple[str, list[int]]] | None,
     version: int,
 ) -> OffsetFetchResult:
-    if not may_group(b, ctx, Operation.DESCRIBE, group_id):
+    if not may_group(node.security, conn, Operation.DESCRIBE, group_id):
         # v0-1 carry the error in every requested partition; later versions at the top.
         folded: list[tuple[str, list[tuple[int, int, int, str | None, int]]]] = [
             (n, [(p, -1, -1, "", 0) for p in ps]) for n, ps in topics or []
         ]
         return OffsetFetchResult(GROUP_AUTHORIZATION_FAILED, folded if version <= 1 else [])
-    r = b.groups.fetch_offsets(group_id, topics, b.now_ms())
+    r = node.groups.fetch_offsets(group_id, topics, node.now_ms())
     visible = []
     for name, parts in r.topics:
-        if may_topic(b, ctx, Operation.DESCRIBE, name):
+        if may_topic(node.security, conn, Operation.DESCRIBE, name):
             visible.append((name, parts))
         elif topics is not None:  # asked for by name: say so; "all topics" just omits it
             visible.append((name, [(p[0], -1, -1, "", TOPIC_AUTHORIZATION_FAILED) for p in parts]))
     return OffsetFetchResult(r.error_code, visible)
 
 
-def offset_fetch(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
-    body = req.body
-    assert isinstance(body, OffsetFetchRequest)
-    version = req.version
+def offset_fetch(
+    node: Node, body: OffsetFetchRequest, version: int, conn: ConnectionContext
+) -> Outcome[OffsetFetchResponse]:
     if version >= 8:
         groups = []
         for g in body.groups:
             wanted = None if g.topics is None else [(t.name, t.partition_indexes) for t in g.topics]
-            r = _fetch_group(b, ctx, g.group_id, wanted, version)
+            r = _fetch_group(node, conn, g.group_id, wanted, version)
             groups.append(
                 OffsetFetchResponseGroup(
                     group_id=g.group_id,
@@ -314,11 +310,11 @@ def offset_fetch(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
                     ],
                 )
             )
-        return OffsetFetchResponse(groups=groups)
+        return Outcome(OffsetFetchResponse(groups=groups))
     wanted_topics = (
         None if body.topics is None else [(t.name, t.partition_indexes) for t in body.topics]
     )
-    r = _fetch_group(b, ctx, body.group_id, wanted_topics, version)
+    r = _fetch_group(node, conn, body.group_id, wanted_topics, version)
     fold = version <= 1 and r.error_code != 0
     topics = [
         OffsetFetchResponseTopic(
@@ -337,16 +333,18 @@ def offset_fetch(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
         )
         for name, parts in r.topics
     ]
-    return OffsetFetchResponse(topics=topics, error_code=r.error_code if version >= 2 else 0)
+    return Outcome(
+        OffsetFetchResponse(topics=topics, error_code=r.error_code if version >= 2 else 0)
+    )
 
 
-def describe_groups(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
-    body = req.body
-    assert isinstance(body, DescribeGroupsRequest)
-    with_ops = req.version >= 3 and body.include_authorized_operations
-    allowed = [g for g in body.groups if may_group(b, ctx, Operation.DESCRIBE, g)]
-    described = {g.group_id: g for g in b.groups.describe_groups(allowed)}
-    return DescribeGroupsResponse(
+def describe_groups(
+    node: Node, body: DescribeGroupsRequest, version: int, conn: ConnectionContext
+) -> Outcome[DescribeGroupsResponse]:
+    with_ops = version >= 3 and body.include_authorized_operations
+    allowed = [g for g in body.groups if may_group(node.security, conn, Operation.DESCRIBE, g)]
+    described = {g.group_id: g for g in node.groups.describe_groups(allowed)}
+    response = DescribeGroupsResponse(
         groups=[
             DescribeGroupsResponseDescribedGroup(
                 error_code=GROUP_AUTHORIZATION_FAILED,
@@ -376,20 +374,21 @@ def describe_groups(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
                     for m in g.members
                 ],
                 authorized_operations=(
-                    group_operations(b, ctx, g.group_id) if with_ops else -2147483648
+                    group_operations(node.security, conn, g.group_id) if with_ops else -2147483648
                 ),
             )
             for group_id in body.groups
         ]
     )
+    return Outcome(response)
 
 
-def list_groups(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
-    body = req.body
-    assert isinstance(body, ListGroupsRequest)
+def list_groups(
+    node: Node, body: ListGroupsRequest, version: int, conn: ConnectionContext
+) -> Outcome[ListGroupsResponse]:
     # Kafka: DESCRIBE on the cluster lists every group; otherwise those one may describe.
-    everything = may_cluster(b, ctx, Operation.DESCRIBE)
-    return ListGroupsResponse(
+    everything = may_cluster(node.security, conn, Operation.DESCRIBE)
+    response = ListGroupsResponse(
         error_code=0,
         groups=[
             ListGroupsResponseListedGroup(
@@ -398,17 +397,18 @@ def list_groups(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
                 group_state=g.group_state,
                 group_type=g.group_type,
             )
-            for g in b.groups.list_groups(body.states_filter, body.types_filter)
-            if everything or may_group(b, ctx, Operation.DESCRIBE, g.group_id)
+            for g in node.groups.list_groups(body.states_filter, body.types_filter)
+            if everything or may_group(node.security, conn, Operation.DESCRIBE, g.group_id)
         ],
     )
+    return Outcome(response)
 
 
-def delete_groups(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
-    body = req.body
-    assert isinstance(body, DeleteGroupsRequest)
-    allowed = [g for g in body.groups_names if may_group(b, ctx, Operation.DELETE, g)]
-    results, effects = b.groups.delete_groups(allowed, b.now_ms())
+def delete_groups(
+    node: Node, body: DeleteGroupsRequest, version: int, conn: ConnectionContext
+) -> Outcome[DeleteGroupsResponse]:
+    allowed = [g for g in body.groups_names if may_group(node.security, conn, Operation.DELETE, g)]
+    results, effects = node.groups.delete_groups(allowed, node.now_ms())
     errors = dict(results)
     response = DeleteGroupsResponse(
         results=[
@@ -418,25 +418,22 @@ def delete_groups(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
             for g in body.groups_names
         ]
     )
-    return b.when_durable(b.apply(effects), response)
+    return Outcome(response, effects)
 
 
-def offset_delete(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
-    body = req.body
-    assert isinstance(body, OffsetDeleteRequest)
-    if not may_group(b, ctx, Operation.DELETE, body.group_id):
-        return OffsetDeleteResponse(error_code=GROUP_AUTHORIZATION_FAILED, topics=[])
+def offset_delete(
+    node: Node, body: OffsetDeleteRequest, version: int, conn: ConnectionContext
+) -> Outcome[OffsetDeleteResponse]:
+    if not may_group(node.security, conn, Operation.DELETE, body.group_id):
+        return Outcome(OffsetDeleteResponse(error_code=GROUP_AUTHORIZATION_FAILED, topics=[]))
     wanted = [(t.name, [p.partition_index for p in t.partitions]) for t in body.topics]
-    allowed = [(n, ps) for n, ps in wanted if may_topic(b, ctx, Operation.READ, n)]
-    error, parts, effects = b.groups.delete_offsets(body.group_id, allowed, b.now_ms())
+    readable = {n for n, _ps in wanted if may_topic(node.security, conn, Operation.READ, n)}
+    allowed = [(n, ps) for n, ps in wanted if n in readable]
+    error, parts, effects = node.groups.delete_offsets(body.group_id, allowed, node.now_ms())
     if not error:
         parts = list(parts) + [
-            (n, p, TOPIC_AUTHORIZATION_FAILED)
-            for n, ps in wanted
-            if (n, ps) not in allowed
-            for p in ps
+            (n, p, TOPIC_AUTHORIZATION_FAILED) for n, ps in wanted if n not in readable for p in ps
         ]
-    durable = b.apply(effects)
     by_topic: dict[str, list[OffsetDeleteResponsePartition]] = {}
     for topic, partition, e in parts:
         by_topic.setdefault(topic, []).append(
@@ -446,4 +443,4 @@ def offset_delete(b: Broker, req: Request, ctx: ConnectionContext) -> Reply:
         error_code=error,
         topics=[OffsetDeleteResponseTopic(name=n, partitions=p) for n, p in by_topic.items()],
     )
-    return b.when_durable(durable, response)
+    return Outcome(response, effects)

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 from .acls import CLUSTER_NAME, Operation, ResourceType
 
 if TYPE_CHECKING:
-    from ..broker import Broker, ConnectionContext
+    from ..connection_context import ConnectionContext
+    from .runtime import Security
 
 # DescribeGroups' authorized_operations bits (1 << AclOperation code).
 _GROUP_OPERATION_BITS = {
@@ -27,30 +28,32 @@ _GROUP_OPERATION_BITS = {
 ALL_GROUP_OPERATIONS = 3400
 
 
-def may_group(b: Broker, ctx: ConnectionContext, operation: Operation, group: str) -> bool:
-    return b.security.may(ctx.principal, ctx.client_host, operation, ResourceType.GROUP, group)
+def may_group(security: Security, ctx: ConnectionContext, operation: Operation, group: str) -> bool:
+    return security.may(ctx.principal, ctx.client_host, operation, ResourceType.GROUP, group)
 
 
-def may_topic(b: Broker, ctx: ConnectionContext, operation: Operation, topic: str) -> bool:
-    return b.security.may(ctx.principal, ctx.client_host, operation, ResourceType.TOPIC, topic)
+def may_topic(security: Security, ctx: ConnectionContext, operation: Operation, topic: str) -> bool:
+    return security.may(ctx.principal, ctx.client_host, operation, ResourceType.TOPIC, topic)
 
 
-def may_cluster(b: Broker, ctx: ConnectionContext, operation: Operation) -> bool:
-    return b.security.may(
+def may_cluster(security: Security, ctx: ConnectionContext, operation: Operation) -> bool:
+    return security.may(
         ctx.principal, ctx.client_host, operation, ResourceType.CLUSTER, CLUSTER_NAME
     )
 
 
-def may_create_topic(b: Broker, ctx: ConnectionContext, topic: str) -> bool:
-    return may_cluster(b, ctx, Operation.CREATE) or may_topic(b, ctx, Operation.CREATE, topic)
+def may_create_topic(security: Security, ctx: ConnectionContext, topic: str) -> bool:
+    return may_cluster(security, ctx, Operation.CREATE) or may_topic(
+        security, ctx, Operation.CREATE, topic
+    )
 
 
-def group_operations(b: Broker, ctx: ConnectionContext, group: str) -> int:
+def group_operations(security: Security, ctx: ConnectionContext, group: str) -> int:
     """DescribeGroups v3+ ``authorized_operations`` for this principal."""
-    if not b.security.acls_enabled:
+    if not security.acls_enabled:
         return ALL_GROUP_OPERATIONS
     bits = 0
     for operation, bit in _GROUP_OPERATION_BITS.items():
-        if may_group(b, ctx, operation, group):
+        if may_group(security, ctx, operation, group):
             bits |= bit
     return bits

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from enum import IntEnum
 
 from ..schema import Struct, in_range
 from .api_versions import ApiVersionsRequest, ApiVersionsResponse
@@ -26,12 +28,39 @@ from .sasl_authenticate import SaslAuthenticateRequest, SaslAuthenticateResponse
 from .sasl_handshake import SaslHandshakeRequest, SaslHandshakeResponse
 from .sync_group import SyncGroupRequest, SyncGroupResponse
 
-API_VERSIONS_KEY = 18
+
+class ApiKey(IntEnum):
+    """Every API this package declares, by Kafka's name; checked against the message
+    declarations below, so the two cannot drift apart."""
+
+    FETCH = 1
+    LIST_OFFSETS = 2
+    METADATA = 3
+    OFFSET_COMMIT = 8
+    OFFSET_FETCH = 9
+    FIND_COORDINATOR = 10
+    JOIN_GROUP = 11
+    HEARTBEAT = 12
+    LEAVE_GROUP = 13
+    SYNC_GROUP = 14
+    DESCRIBE_GROUPS = 15
+    LIST_GROUPS = 16
+    SASL_HANDSHAKE = 17
+    API_VERSIONS = 18
+    CREATE_TOPICS = 19
+    DELETE_GROUPS = 42
+    SASL_AUTHENTICATE = 36
+    OFFSET_DELETE = 47
+    CONSUMER_GROUP_HEARTBEAT = 68
+    CONSUMER_GROUP_DESCRIBE = 69
+
+
+API_VERSIONS_KEY = ApiKey.API_VERSIONS
 
 
 @dataclass(frozen=True, slots=True)
 class Api:
-    key: int
+    key: ApiKey
     name: str
     request: type[Struct]
     response: type[Struct]
@@ -65,7 +94,7 @@ class Api:
 
 def _api(name: str, request: type[Struct], response: type[Struct]) -> Api:
     assert request.kafka is not None and request.kafka.api_key is not None
-    return Api(request.kafka.api_key, name, request, response)
+    return Api(ApiKey(request.kafka.api_key), name, request, response)
 
 
 ALL: tuple[Api, ...] = (
@@ -93,3 +122,13 @@ ALL: tuple[Api, ...] = (
 
 BY_KEY: dict[int, Api] = {api.key: api for api in ALL}
 BY_NAME: dict[str, Api] = {api.name: api for api in ALL}
+
+
+def _screaming(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).upper()
+
+
+# The enum is written out for the type checker; the declarations are the source of truth.
+assert {(a.key, _screaming(a.name)) for a in ALL} == {(k, k.name) for k in ApiKey}, (
+    "ApiKey does not match the message declarations"
+)

@@ -140,8 +140,8 @@ async def test_without_metrics_listen_nothing_is_served_or_counted(tmp_path: Pat
     try:
         assert srv.observability is not None
         assert srv.observability.metrics_port is None
-        assert srv.broker is not None and srv.broker.metrics is None
-        assert srv.broker.event_sinks == []
+        assert srv.runtime is not None and srv.runtime.metrics is None
+        assert srv.runtime.event_sinks == []
     finally:
         await srv.stop()
 
@@ -160,7 +160,7 @@ def test_errors_are_counted_per_partition_in_nested_results() -> None:
             )
         ]
     )
-    assert metrics.request_done(request, response, 0.0) is response
+    metrics.request_answered(metrics.request_received(request), response, 0.0)
     errors = metrics.registry.get_sample_value(
         "group_coordinator_errors_total", {"api": "OffsetCommit", "error": "UNKNOWN_MEMBER_ID"}
     )

@@ -1,11 +1,11 @@
-"""The broker's periodic jobs (offset expiry, heartbeat checkpoints, security refresh)."""
+"""The runtime's periodic jobs (offset expiry, heartbeat checkpoints, security refresh)."""
 
 from __future__ import annotations
 
 import asyncio
 
-from coordinator.broker import Broker
 from coordinator.config import Settings
+from coordinator.runtime import Runtime
 from coordinator.security.config import SecuritySettings
 from coordinator.store import MemoryStore
 
@@ -19,9 +19,9 @@ async def test_periodic_jobs_keep_one_timer_each_however_often_they_run() -> Non
         heartbeat_checkpoint_interval_ms=1,
         security=SecuritySettings(refresh_interval_ms=1),
     )
-    broker = Broker(settings, loop, MemoryStore())
-    await broker.load()
+    runtime = Runtime(settings, loop, MemoryStore())
+    await runtime.load()
     await asyncio.sleep(0.3)  # each 1 ms job runs dozens of times
-    held = len(broker._periodic)
-    broker.shutdown()
+    held = len(runtime._periodic)
+    runtime.shutdown()
     assert held <= 3, f"{held} timer handles held after the jobs ran repeatedly"

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from coordinator import server
+from coordinator import connection, server
 from coordinator.group import admin, coordinator, join, membership, offsets, rebalance, sync
 from coordinator.group.context import Context
 from coordinator.group.events import RemovalCause
@@ -59,7 +59,9 @@ def _map_request(mp: pytest.MonkeyPatch, module: Any, name: str, f: Callable[...
 
 @fault
 def api_versions_no_fallback(mp: pytest.MonkeyPatch) -> None:
-    mp.setattr(server.KafkaConnection, "_unsupported_api_versions", lambda self, _f: self.close())
+    mp.setattr(
+        connection, "_unsupported_api_versions", lambda _frame: connection.Refuse("no fallback")
+    )
 
 
 @fault

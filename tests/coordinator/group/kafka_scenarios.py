@@ -967,7 +967,7 @@ _SINGLE_NODE = (
 _NO_ROLLBACK = (
     "Kafka undoes a static member replacement whose group record fails to append to its "
     "log; here the sans-IO state machine applies the change before the store write, and a "
-    "failed write closes the client's connection (coordinator/broker.py _after_write) with "
+    "failed write closes the client's connection (coordinator/runtime.py _after_write) with "
     "no rollback and no error code"
 )
 
@@ -981,7 +981,7 @@ NOT_APPLICABLE: dict[str, str] = {
     "testSyncGroupAsLeaderAppendFailureTransformsError": (
         "Kafka answers every syncing member with an error mapped from a failed append of the "
         "leader's assignment; here a failed store write closes the connections that carried "
-        "the parked SyncGroups (coordinator/broker.py _after_write), no error code is mapped"
+        "the parked SyncGroups (coordinator/runtime.py _after_write), no error code is mapped"
     ),
     "testJoinGroupAppendErrorConversion": (
         "Kafka-internal mapping of replicated-log append errors (NOT_LEADER_OR_FOLLOWER, "

@@ -253,8 +253,8 @@ async def test_wrong_password_fails_closes_and_is_rate_limited_without_logging_s
         c = await connect(server, P.SASL_SSL, pki)
         assert (await wire.sasl_login(c, "bob", PASSWORDS["bob"], "PLAIN")).error_code == 0
         c.close()
-        assert server.broker is not None
-        server.broker.security.limiter = FailedLoginLimiter(3, 60_000)  # a new minute
+        assert server.runtime is not None
+        server.runtime.security.limiter = FailedLoginLimiter(3, 60_000)  # a new minute
         c = await as_user(server, pki, "alice")
         ok = await c.request(ApiVersionsRequest(), 0, ApiVersionsResponse)
         assert ok.error_code == 0
@@ -376,8 +376,8 @@ async def test_acl_changes_in_the_store_take_effect_without_restart(
 ) -> None:
     bob = await as_user(server, pki, "bob")
     assert await commit(bob, "shared", "orders", 1) == [GAF]
-    assert server.broker is not None
-    await server.broker.store.write(
+    assert server.runtime is not None
+    await server.runtime.store.write(
         Write(acls=[allow("User:bob", ResourceType.GROUP, "shared", Operation.READ)])
     )
     for _ in range(100):

@@ -1,0 +1,98 @@
+"""What a handler returns: its reply and what must happen for it, as data.
+
+Handlers are sans-IO. They never wait, sleep, write or start threads; they say what they
+need in an ``Outcome`` and the runtime (``coordinator/runtime.py``) carries it out:
+
+- ``effects``: the state machine's output (records to persist, timer changes, events and
+  the replies of parked requests), and ``topics`` to persist for the catalog;
+- ``reply``: the response body, sent once everything the outcome writes is durable; or a
+  ``Wait`` for a reply that is not ready yet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from ..group.effects import Effects
+
+R = TypeVar("R")
+T = TypeVar("T")
+
+
+class Pending:
+    """The token a state-machine call is answered through: its result is set when the
+    Effects that carry it are carried out (after their records are durable)."""
+
+    __slots__ = ("on_answer", "result")
+
+    _UNSET: Any = object()
+
+    def __init__(self) -> None:
+        self.result: Any = Pending._UNSET
+        #: Called once with the result, or with the exception when the write failed.
+        self.on_answer: Callable[[Any, BaseException | None], None] | None = None
+
+    @property
+    def answered(self) -> bool:
+        return self.result is not Pending._UNSET
+
+    def resolve(self, result: Any) -> None:
+        self.result = result
+        if self.on_answer is not None:
+            self.on_answer(result, None)
+
+    def fail(self, exc: BaseException) -> None:
+        self.result = None
+        if self.on_answer is not None:
+            self.on_answer(None, exc)
+
+
+@dataclass(frozen=True, slots=True)
+class Awaiting(Generic[R]):
+    """The reply is ``render(result)`` once the state machine answers ``token`` (at once,
+    or later: a parked JoinGroup or SyncGroup)."""
+
+    token: Pending
+    render: Callable[[Any], R]
+
+
+@dataclass(frozen=True, slots=True)
+class Delayed(Generic[R]):
+    """Reply ``body`` after ``delay_ms`` (a Fetch long poll, a refused login); at once if
+    the node shuts down first."""
+
+    delay_ms: int
+    body: R
+
+
+@dataclass(frozen=True, slots=True)
+class Offloaded(Generic[R, T]):
+    """Run ``work`` off the event loop (it blocks: a password's key derivation), then
+    ``then(its result)`` on the loop, which gives the outcome to carry out."""
+
+    work: Callable[[], T]
+    then: Callable[[T], Outcome[R]]
+
+
+Wait = Awaiting[R] | Delayed[R] | Offloaded[R, Any]
+
+
+@dataclass(slots=True)
+class Outcome(Generic[R]):
+    reply: R | Wait[R]
+    effects: Effects | None = None
+    #: Topics created by this request, (name, partitions): persisted before the reply.
+    topics: list[tuple[str, int]] = field(default_factory=list)
+
+    def emit(self, event: object) -> None:
+        if self.effects is None:
+            self.effects = Effects()
+        self.effects.events.append(event)
+
+
+def call(effects: Effects, token: Pending, render: Callable[[Any], R]) -> Outcome[R]:
+    """The outcome of a state-machine call answered through ``token`` (the runtime renders
+    at once when carrying out ``effects`` answers it without a write)."""
+    return Outcome(Awaiting(token, render), effects)

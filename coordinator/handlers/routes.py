@@ -1,0 +1,51 @@
+"""What the daemon serves: one handler per request class. ApiVersions advertises exactly
+these, with the version ranges their message declarations give."""
+
+from __future__ import annotations
+
+from protocol.apis.api_versions import ApiVersionsRequest
+from protocol.apis.create_topics import CreateTopicsRequest
+from protocol.apis.delete_groups import DeleteGroupsRequest
+from protocol.apis.describe_groups import DescribeGroupsRequest
+from protocol.apis.fetch import FetchRequest
+from protocol.apis.find_coordinator import FindCoordinatorRequest
+from protocol.apis.heartbeat import HeartbeatRequest
+from protocol.apis.join_group import JoinGroupRequest
+from protocol.apis.leave_group import LeaveGroupRequest
+from protocol.apis.list_groups import ListGroupsRequest
+from protocol.apis.list_offsets import ListOffsetsRequest
+from protocol.apis.metadata import MetadataRequest
+from protocol.apis.offset_commit import OffsetCommitRequest
+from protocol.apis.offset_delete import OffsetDeleteRequest
+from protocol.apis.offset_fetch import OffsetFetchRequest
+from protocol.apis.sasl_authenticate import SaslAuthenticateRequest
+from protocol.apis.sasl_handshake import SaslHandshakeRequest
+from protocol.apis.sync_group import SyncGroupRequest
+
+from ..node import Node
+from ..security import handlers as sasl
+from . import cluster, groups
+from .dispatcher import Dispatcher
+
+
+def daemon_dispatcher(node: Node) -> Dispatcher:
+    d = Dispatcher(node)
+    d.route(ApiVersionsRequest, cluster.api_versions)
+    d.route(MetadataRequest, cluster.metadata)
+    d.route(FindCoordinatorRequest, cluster.find_coordinator)
+    d.route(CreateTopicsRequest, cluster.create_topics)
+    d.route(ListOffsetsRequest, cluster.list_offsets)
+    d.route(FetchRequest, cluster.fetch)
+    d.route(JoinGroupRequest, groups.join_group)
+    d.route(SyncGroupRequest, groups.sync_group)
+    d.route(HeartbeatRequest, groups.heartbeat)
+    d.route(LeaveGroupRequest, groups.leave_group)
+    d.route(OffsetCommitRequest, groups.offset_commit)
+    d.route(OffsetFetchRequest, groups.offset_fetch)
+    d.route(DescribeGroupsRequest, groups.describe_groups)
+    d.route(ListGroupsRequest, groups.list_groups)
+    d.route(DeleteGroupsRequest, groups.delete_groups)
+    d.route(OffsetDeleteRequest, groups.offset_delete)
+    d.route(SaslHandshakeRequest, sasl.sasl_handshake)
+    d.route(SaslAuthenticateRequest, sasl.sasl_authenticate)
+    return d

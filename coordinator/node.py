@@ -1,0 +1,81 @@
+"""The state every request handler reads: settings, clock, topics, groups and security.
+
+Sans-IO: nothing here touches the event loop, the store or a socket. Handlers record what
+must be written (``Outcome.topics``, state-machine records) and the runtime writes it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import structlog
+
+from protocol.apis.api_versions import ApiVersionsResponseApiVersion
+from protocol.errors import ErrorCode
+
+from .catalog import Catalog, Topic, valid_topic_name
+from .clock import Clock
+from .config import Settings
+from .connection_context import ConnectionContext
+from .group.coordinator import GroupCoordinator
+from .group.events import LimitReached
+from .handlers.outcome import Outcome
+from .security.runtime import Security
+
+log = structlog.get_logger("coordinator")
+
+
+class Node:
+    def __init__(self, settings: Settings, clock: Clock) -> None:
+        self.settings = settings
+        self.clock = clock
+        self.catalog = Catalog()
+        self.groups = GroupCoordinator(settings.group)
+        self.security = Security(settings.security)
+        #: Set by the runtime once shutdown starts: long polls are answered at once.
+        self.closing = False
+        #: What ApiVersions advertises: set by the dispatcher from its routes.
+        self.api_versions: list[ApiVersionsResponseApiVersion] = []
+
+    def now_ms(self) -> int:
+        return self.clock.now_ms()
+
+    def advertised_for(self, conn: ConnectionContext) -> tuple[str, int]:
+        """The address of the listener the client connected on (Kafka answers each
+        listener with its own advertised address)."""
+        return conn.listener.advertised_address if conn.listener else self.settings.advertised
+
+    # -- topics ----------------------------------------------------------------------------
+
+    def catalog_has_room(self, partitions: int, error: ErrorCode, out: Outcome[Any]) -> bool:
+        """Whether a topic of ``partitions`` fits the catalog's limits; if not, the hit
+        (answered with ``error``) is emitted as an event."""
+        if len(self.catalog) >= self.settings.max_topics:
+            limit, value = "max_topics", self.settings.max_topics
+        elif (
+            sum(t.partitions for t in self.catalog.all()) + partitions
+            > self.settings.max_partitions
+        ):
+            limit, value = "max_partitions", self.settings.max_partitions
+        else:
+            return True
+        out.emit(LimitReached(None, limit, value, error.name))
+        return False
+
+    def create_topic(self, name: str, partitions: int, out: Outcome[Any]) -> Topic:
+        """Create a virtual topic; ``out`` persists it before its reply is sent."""
+        topic = self.catalog.create(name, partitions)
+        log.info("TopicCreated", topic=name, partitions=partitions)
+        out.topics.append((name, partitions))
+        return topic
+
+    def auto_create_topic(self, name: str, out: Outcome[Any]) -> Topic | None:
+        if not self.settings.auto_create_topics:
+            return None
+        if not self.catalog_has_room(
+            self.settings.num_partitions, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, out
+        ):
+            return None
+        if not valid_topic_name(name):
+            return None
+        return self.create_topic(name, self.settings.num_partitions, out)

@@ -1,0 +1,373 @@
+"""The runtime: carries out what handlers and the state machine ask for, on the event loop.
+
+Handlers and the group state machine are sans-IO; this is where their ``Outcome`` and
+``Effects`` meet the loop: timers are armed, records are written (replies wait until they
+are durable), long polls wait, password checks run in a thread, events go to the log,
+journal and metrics. Everything runs on the one event loop, so all group work is
+serialised.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import structlog
+
+from protocol.frames import Request
+from protocol.schema import Struct
+
+from .catalog import Catalog
+from .clock import LoopClock
+from .config import Settings
+from .connection_context import ConnectionContext
+from .group.coordinator import GroupCoordinator
+from .group.effects import Cancel, Effects, Schedule
+from .group.events import LimitReached
+from .handlers.dispatcher import Dispatcher
+from .handlers.outcome import Awaiting, Delayed, Offloaded, Outcome, Pending
+from .handlers.routes import daemon_dispatcher
+from .node import Node
+from .persist import to_records, to_write
+from .security import handlers as sasl
+from .security.runtime import Security
+from .store import MemoryStore, Store, Write
+from .timers import KeyedTimers
+
+if TYPE_CHECKING:
+    from .metrics import Metrics
+
+log = structlog.get_logger("coordinator")
+
+R = TypeVar("R")
+
+
+class Runtime:
+    def __init__(
+        self, settings: Settings, loop: asyncio.AbstractEventLoop, store: Store | None = None
+    ) -> None:
+        self.loop = loop
+        self.clock = LoopClock(loop)
+        self.node = Node(settings, self.clock)
+        self.dispatcher: Dispatcher = daemon_dispatcher(self.node)
+        self.store: Store = store if store is not None else MemoryStore()
+        self.timers = KeyedTimers(loop, self._on_timer, self.clock.offset_ms)
+        # Where group events go besides the log (the journal, metrics): see observability.py.
+        self.event_sinks: list[Callable[[object], None]] = []
+        self.metrics: Metrics | None = None
+        self._delayed: dict[asyncio.Future[Any], tuple[asyncio.TimerHandle, Any]] = {}
+        # The next run of each periodic job, by job: a re-armed job replaces its handle, so
+        # nothing accumulates however long the daemon runs.
+        self._periodic: dict[str, asyncio.TimerHandle] = {}
+        self._checkpointed: dict[tuple[str, str], int] = {}
+
+    # The node's state, as the server, observability and tests see it.
+    @property
+    def settings(self) -> Settings:
+        return self.node.settings
+
+    @settings.setter
+    def settings(self, settings: Settings) -> None:
+        self.node.settings = settings
+
+    @property
+    def catalog(self) -> Catalog:
+        return self.node.catalog
+
+    @property
+    def groups(self) -> GroupCoordinator:
+        return self.node.groups
+
+    @property
+    def security(self) -> Security:
+        return self.node.security
+
+    @property
+    def closing(self) -> bool:
+        return self.node.closing
+
+    def now_ms(self) -> int:
+        return self.clock.now_ms()
+
+    async def load(self) -> None:
+        """Open the store and rebuild topics, groups and offsets; before any request."""
+        state = await self.store.open()
+        self.security.load(state.security)
+        for name, partitions in state.topics:
+            self.catalog.create(name, partitions)
+        configured = [(n, p) for n, p in self.settings.topics if self.catalog.get(n) is None]
+        for name, partitions in configured:
+            self.catalog.create(name, partitions)
+        if configured:
+            await self.store.write(Write(topics=configured))
+        records = to_records(state)
+        self.apply(self.groups.load(records, self.now_ms()))
+        self._checkpointed = {
+            (g.group_id, m.member_id): m.last_heartbeat_ms
+            for g in self.groups.groups.values()
+            for m in g.members.values()
+        }
+        log.info(
+            "loaded",
+            groups=len(self.groups.groups),
+            offsets=len(state.offsets),
+            topics=len(self.catalog),
+        )
+        self._every(
+            "expire_offsets",
+            self.settings.offsets_retention_check_interval_ms,
+            self.expire_offsets,
+        )
+        self._every(
+            "checkpoint_heartbeats",
+            self.settings.heartbeat_checkpoint_interval_ms,
+            self.checkpoint_heartbeats,
+        )
+        self._every(
+            "refresh_security",
+            self.settings.security.refresh_interval_ms,
+            lambda: self.security.start_refresh(self.loop, self.store),
+        )
+
+    # -- requests ------------------------------------------------------------------------
+
+    def handle(self, request: Request, conn: ConnectionContext) -> Struct | asyncio.Future[Any]:
+        """The response body to ``request``, or a future of it (a reply that waits)."""
+        metrics = self.metrics
+        if metrics is None:
+            return self.carry_out(self.dispatcher.dispatch(request, conn))
+        started = time.perf_counter()
+        series = metrics.request_received(request)
+        reply = self.carry_out(self.dispatcher.dispatch(request, conn))
+        if isinstance(reply, asyncio.Future):
+            reply.add_done_callback(
+                lambda fut: (
+                    None
+                    if fut.cancelled() or fut.exception() is not None
+                    else metrics.request_answered(series, fut.result(), started)
+                )
+            )
+        else:
+            metrics.request_answered(series, reply, started)
+        return reply
+
+    def raw_sasl_token(
+        self, conn: ConnectionContext, token: bytes
+    ) -> bytes | asyncio.Future[Any] | None:
+        """The bare answer to a bare SASL token (after a v0 SaslHandshake); None: close."""
+        return self.carry_out(sasl.raw_token(self.node, conn, token))
+
+    def carry_out(self, outcome: Outcome[R]) -> R | asyncio.Future[Any]:
+        """Carry out ``outcome``: its reply now, or a future of it."""
+        durable = None
+        if outcome.effects is not None or outcome.topics:
+            durable = self.apply(outcome.effects, outcome.topics)
+        reply = outcome.reply
+        if isinstance(reply, Awaiting):
+            return self._awaiting(reply)
+        if isinstance(reply, Delayed):
+            return self._delayed_reply(reply)
+        if isinstance(reply, Offloaded):
+            return self._offloaded(reply)
+        if durable is None:
+            return reply
+        answer: asyncio.Future[Any] = self.loop.create_future()
+        durable.add_done_callback(lambda fut: _settle(answer, fut, lambda _: reply))
+        return answer
+
+    def _awaiting(self, wait: Awaiting[R]) -> R | asyncio.Future[Any]:
+        token = wait.token
+        if token.answered:  # carrying out the effects answered it, with nothing to write
+            return wait.render(token.result)
+        answer: asyncio.Future[Any] = self.loop.create_future()
+
+        def answered(result: object, exc: BaseException | None) -> None:
+            if answer.done():
+                return
+            if exc is not None:
+                answer.set_exception(exc)
+                return
+            try:
+                answer.set_result(wait.render(result))
+            except Exception as render_failed:
+                answer.set_exception(render_failed)
+
+        token.on_answer = answered
+        return answer
+
+    def _delayed_reply(self, wait: Delayed[R]) -> asyncio.Future[Any]:
+        answer: asyncio.Future[Any] = self.loop.create_future()
+        handle = self.loop.call_later(wait.delay_ms / 1000, _resolve, answer, wait.body)
+        self._delayed[answer] = (handle, wait.body)
+        answer.add_done_callback(self._delayed.pop)
+        return answer
+
+    def _offloaded(self, wait: Offloaded[R, Any]) -> asyncio.Future[Any]:
+        answer: asyncio.Future[Any] = self.loop.create_future()
+        work = self.loop.run_in_executor(None, wait.work)
+
+        def done(fut: asyncio.Future[Any]) -> None:
+            if answer.done():
+                return
+            exc = fut.exception()
+            if exc is not None:
+                answer.set_exception(exc)
+                return
+            try:
+                then = self.carry_out(wait.then(fut.result()))
+            except Exception as failed:
+                answer.set_exception(failed)
+                return
+            if isinstance(then, asyncio.Future):
+                then.add_done_callback(lambda nxt: _settle(answer, nxt, lambda value: value))
+            else:
+                answer.set_result(then)
+
+        work.add_done_callback(done)
+        return answer
+
+    # -- effects ---------------------------------------------------------------------------
+
+    def apply(
+        self, effects: Effects | None, topics: Iterable[tuple[str, int]] = ()
+    ) -> asyncio.Future[None] | None:
+        """Carry out ``effects`` and persist ``topics``. With records, the replies wait
+        until the records are durable; the returned future says when (None: nothing to
+        persist)."""
+        records: list[object] = []
+        replies: list[tuple[object, object]] = []
+        if effects is not None:
+            for change in effects.timers:
+                if isinstance(change, Schedule):
+                    self.timers.schedule(change.key, change.deadline_ms)
+                elif isinstance(change, Cancel):
+                    self.timers.cancel(change.key)
+            for event in effects.events:
+                self.emit(event)
+            records, replies = effects.records, effects.replies
+        topics = list(topics)
+        if not records and not topics:
+            _resolve_all(replies)
+            return None
+        write = to_write(records) if records and self.store.persistent else Write()
+        write.topics.extend(topics)
+        durable = self.store.write(write)
+        durable.add_done_callback(lambda fut: _after_write(fut, replies))
+        return durable
+
+    def _on_timer(self, key: str) -> None:
+        self.apply(self.groups.fire_timer(key, self.now_ms()))
+
+    def emit(self, event: object) -> None:
+        """Log ``event`` and hand it to the journal and metrics, if they are on."""
+        self._log_event(event)
+        for sink in self.event_sinks:
+            sink(event)
+
+    def _log_event(self, event: object) -> None:
+        fields = dataclasses.asdict(event) if dataclasses.is_dataclass(event) else {}  # type: ignore[arg-type]
+        emit = log.warning if isinstance(event, LimitReached) else log.info
+        emit(type(event).__name__, **{k: v for k, v in fields.items() if _loggable(v)})
+
+    # -- periodic work --------------------------------------------------------------------
+
+    def _every(self, name: str, interval_ms: int, job: Callable[[], object]) -> None:
+        if interval_ms <= 0:
+            return
+
+        def run() -> None:
+            if self.closing:
+                return
+            job()
+            self._periodic[name] = self.loop.call_later(interval_ms / 1000, run)
+
+        self._periodic[name] = self.loop.call_later(interval_ms / 1000, run)
+
+    def expire_offsets(self) -> None:
+        retention_ms = self.settings.offsets_retention_minutes * 60_000
+        self.apply(self.groups.expire_offsets(self.now_ms(), retention_ms))
+
+    def checkpoint_heartbeats(self) -> asyncio.Future[None] | None:
+        """Persist members' last heartbeats that moved since the last checkpoint, so a
+        member restored after a crash keeps what was left of its session."""
+        if not self.store.persistent:
+            return None
+        seen: dict[tuple[str, str], int] = {}
+        moved: list[tuple[str, str, int]] = []
+        previous = self._checkpointed
+        for g in self.groups.groups.values():
+            for m in g.members.values():
+                key = (g.group_id, m.member_id)
+                seen[key] = m.last_heartbeat_ms
+                if previous.get(key) != m.last_heartbeat_ms:
+                    moved.append((g.group_id, m.member_id, m.last_heartbeat_ms))
+        self._checkpointed = seen
+        if not moved:
+            return None
+        durable = self.store.write(Write(heartbeats=moved))
+        durable.add_done_callback(lambda fut: _after_write(fut, []))
+        return durable
+
+    # -- shutdown --------------------------------------------------------------------------
+
+    def shutdown(self) -> None:
+        """Answer everything that is parked (Kafka answers NOT_COORDINATOR on unload)."""
+        self.node.closing = True
+        for handle in self._periodic.values():
+            handle.cancel()
+        self._periodic.clear()
+        self.checkpoint_heartbeats()
+        self.apply(self.groups.shutdown())
+        for future, (handle, value) in list(self._delayed.items()):
+            handle.cancel()
+            if not future.done():
+                future.set_result(value)
+        self.timers.cancel_all()
+
+    async def close_store(self) -> None:
+        await self.store.close()
+
+
+def _resolve(future: asyncio.Future[Any], value: Any) -> None:
+    if not future.done():
+        future.set_result(value)
+
+
+def _settle(
+    answer: asyncio.Future[Any], source: asyncio.Future[Any], value: Callable[[Any], Any]
+) -> None:
+    """Complete ``answer`` as ``source`` completed, its result mapped through ``value``."""
+    if answer.done():
+        return
+    if source.cancelled():
+        answer.cancel()
+    elif (exc := source.exception()) is not None:
+        answer.set_exception(exc)
+    else:
+        answer.set_result(value(source.result()))
+
+
+def _resolve_all(replies: list[tuple[object, object]]) -> None:
+    for token, result in replies:
+        if isinstance(token, Pending):
+            token.resolve(result)
+
+
+def _after_write(fut: asyncio.Future[None], replies: list[tuple[object, object]]) -> None:
+    exc = None if fut.cancelled() else fut.exception()
+    if exc is None:
+        _resolve_all(replies)
+        return
+    # The client is not told "committed" for what is not durable; its connection closes.
+    log.error("store write failed", error=repr(exc))
+    for token, _result in replies:
+        if isinstance(token, Pending):
+            token.fail(exc)
+
+
+def _loggable(value: Any) -> bool:
+    # Member assignments (SyncCompleted) are for the journal, which decodes them.
+    return not isinstance(value, bytes | bytearray | tuple)
