@@ -28,6 +28,7 @@ lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy protocol coordinator
+	$(VENV)/bin/lint-imports
 
 fmt: install
 	$(VENV)/bin/ruff format .

@@ -1,0 +1,109 @@
+"""A sans-IO driver for the request pipeline: the daemon's node, dispatcher and connection
+protocol with a manual clock, no event loop and no sockets.
+
+Writes are durable at once, threads run in line and nothing waits: a ``Delayed`` reply
+is reported with its delay, so a test checks the delay instead of sleeping it out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from coordinator.clock import ManualClock
+from coordinator.config import Settings
+from coordinator.connection import ConnectionProtocol
+from coordinator.connection_context import ConnectionContext
+from coordinator.group.effects import Cancel, Effects, Schedule
+from coordinator.handlers.outcome import Awaiting, Delayed, Offloaded, Outcome, Pending
+from coordinator.handlers.routes import daemon_dispatcher
+from coordinator.node import Node
+from coordinator.security.config import Listener
+from protocol.frames import Request, encode_request
+from protocol.schema import Struct
+
+
+@dataclass
+class Answer:
+    """What the client would get: ``body`` (None: still waiting), after ``delay_ms``."""
+
+    body: Any
+    delay_ms: int = 0
+    outcome: Outcome[Any] | None = None
+
+    def later(self) -> Any:
+        """The body of a parked reply once the state machine has answered it, else None."""
+        assert self.outcome is not None and isinstance(self.outcome.reply, Awaiting)
+        token = self.outcome.reply.token
+        return self.outcome.reply.render(token.result) if token.answered else None
+
+
+@dataclass
+class Pipeline:
+    settings: Settings = field(default_factory=Settings)
+    clock: ManualClock = field(default_factory=ManualClock)
+
+    def __post_init__(self) -> None:
+        self.node = Node(self.settings, self.clock)
+        self.dispatcher = daemon_dispatcher(self.node)
+        self.timers: dict[str, int] = {}
+        self.events: list[object] = []
+        self.written_topics: list[tuple[str, int]] = []
+        self.records: list[object] = []
+        self._waiting: list[tuple[Pending, Any]] = []
+
+    def connect(self, listener: Listener | None = None) -> ConnectionProtocol:
+        conn = ConnectionContext(client_host="/127.0.0.1", listener=listener)
+        if listener is not None:
+            conn.authenticated = not listener.protocol.uses_sasl
+        return ConnectionProtocol(conn, self.dispatcher.supports)
+
+    def frame(self, body: Struct, version: int, correlation_id: int = 1) -> bytes:
+        return encode_request(body, version, correlation_id, "pipeline-test")[4:]
+
+    def send(self, connection: ConnectionProtocol, body: Struct, version: int) -> Answer | str:
+        """The answer to ``body``; a string when the connection refuses it (and closes)."""
+        action = connection.receive(self.frame(body, version))
+        if not isinstance(action, Request):
+            return getattr(action, "reason", repr(action))
+        return self.carry_out(self.dispatcher.dispatch(action, connection.conn))
+
+    def carry_out(self, outcome: Outcome[Any]) -> Answer:
+        if outcome.effects is not None:
+            self.apply(outcome.effects)
+        self.written_topics += outcome.topics
+        reply = outcome.reply
+        if isinstance(reply, Awaiting):
+            if reply.token.answered:
+                return Answer(reply.render(reply.token.result), outcome=outcome)
+            return Answer(None, outcome=outcome)
+        if isinstance(reply, Delayed):
+            return Answer(reply.body, reply.delay_ms, outcome)
+        if isinstance(reply, Offloaded):
+            return self.carry_out(reply.then(reply.work()))
+        return Answer(reply, outcome=outcome)
+
+    def apply(self, effects: Effects) -> None:
+        for change in effects.timers:
+            if isinstance(change, Schedule):
+                self.timers[change.key] = change.deadline_ms
+            elif isinstance(change, Cancel):
+                self.timers.pop(change.key, None)
+        self.events += effects.events
+        self.records += effects.records
+        for token, result in effects.replies:
+            assert isinstance(token, Pending)
+            token.resolve(result)
+
+    def advance(self, ms: int) -> None:
+        """Move the clock, firing the timers that fall due, in deadline order."""
+        until = self.clock.now_ms() + ms
+        while True:
+            due = sorted((d, k) for k, d in self.timers.items() if d <= until)
+            if not due:
+                break
+            deadline, key = due[0]
+            del self.timers[key]
+            self.clock.advance(max(0, deadline - self.clock.now_ms()))
+            self.apply(self.node.groups.fire_timer(key, self.clock.now_ms()))
+        self.clock.advance(until - self.clock.now_ms())

@@ -1,0 +1,197 @@
+"""The request pipeline without sockets or sleeps: the connection protocol's gate, SASL,
+ACLs, Fetch long polls and parked joins, driven by a manual clock."""
+
+from __future__ import annotations
+
+import struct
+
+from coordinator.config import Settings
+from coordinator.connection import ConnectionProtocol, RawSaslToken, SendNow
+from coordinator.group.config import GroupConfig
+from coordinator.group.deadlines import join_key
+from coordinator.handlers.outcome import Offloaded
+from coordinator.security import handlers as sasl
+from coordinator.security.acls import AclBinding, Operation, PatternType, Permission, ResourceType
+from coordinator.security.config import Listener, SecurityProtocol, SecuritySettings
+from coordinator.security.credentials import make_credential
+from coordinator.store import SecurityRows
+from protocol.apis import API_VERSIONS_KEY, BY_KEY
+from protocol.apis.api_versions import ApiVersionsRequest, ApiVersionsResponse
+from protocol.apis.fetch import FetchPartition, FetchRequest, FetchResponse, FetchTopic
+from protocol.apis.join_group import JoinGroupRequest, JoinGroupRequestProtocol, JoinGroupResponse
+from protocol.apis.metadata import MetadataRequest, MetadataRequestTopic, MetadataResponse
+from protocol.apis.sasl_authenticate import SaslAuthenticateRequest, SaslAuthenticateResponse
+from protocol.apis.sasl_handshake import SaslHandshakeRequest
+from protocol.errors import ErrorCode
+from protocol.frames import Request, decode_response
+
+from .pipeline import Answer, Pipeline
+
+SASL = Listener(SecurityProtocol.SASL_PLAINTEXT, "127.0.0.1", 9094)
+ALICE = ("alice", "alice-secret")
+
+
+def secured(**security: int) -> Pipeline:
+    p = Pipeline(
+        Settings(
+            security=SecuritySettings(
+                sasl_enabled_mechanisms=("PLAIN", "SCRAM-SHA-256"), acls_enabled=True, **security
+            )
+        )
+    )
+    p.node.catalog.create("orders", 3)
+    p.node.catalog.create("payments", 1)
+    describe_orders = AclBinding(
+        "User:alice",
+        ResourceType.TOPIC,
+        "orders",
+        PatternType.LITERAL,
+        Operation.DESCRIBE,
+        Permission.ALLOW,
+    )
+    p.node.security.load(
+        SecurityRows(
+            credentials=(make_credential(*ALICE, "SCRAM-SHA-256"),),
+            acls=(describe_orders,),
+        )
+    )
+    return p
+
+
+def answered(result: Answer | str) -> Answer:
+    assert isinstance(result, Answer), f"refused: {result}"
+    return result
+
+
+def plain(user: str, password: str) -> SaslAuthenticateRequest:
+    return SaslAuthenticateRequest(auth_bytes=f"\0{user}\0{password}".encode())
+
+
+def login(p: Pipeline, conn: ConnectionProtocol, user: str, password: str) -> Answer:
+    assert answered(p.send(conn, SaslHandshakeRequest(mechanism="PLAIN"), 1)).body.error_code == 0
+    return answered(p.send(conn, plain(user, password), 2))
+
+
+def test_only_api_versions_and_sasl_pass_before_authentication() -> None:
+    p = secured()
+    conn = p.connect(SASL)
+    versions = answered(p.send(conn, ApiVersionsRequest(), 2)).body
+    assert isinstance(versions, ApiVersionsResponse) and versions.error_code == 0
+    assert p.send(conn, MetadataRequest(topics=None), 12) == "Metadata before SASL authentication"
+
+
+def test_plain_password_is_checked_off_the_loop_then_acls_decide_what_is_seen() -> None:
+    p = secured()
+    conn = p.connect(SASL)
+    p.send(conn, SaslHandshakeRequest(mechanism="PLAIN"), 1)
+    request = conn.receive(p.frame(plain(*ALICE), 2))
+    assert isinstance(request, Request)
+    outcome = p.dispatcher.dispatch(request, conn.conn)
+    assert isinstance(outcome.reply, Offloaded)  # the key derivation is not run in line
+    assert not conn.conn.authenticated
+    assert p.carry_out(outcome).body.error_code == ErrorCode.NONE
+    assert conn.conn.authenticated and conn.conn.principal == "User:alice"
+
+    meta = answered(p.send(conn, MetadataRequest(topics=None), 12)).body
+    assert isinstance(meta, MetadataResponse)
+    assert [t.name for t in meta.topics] == ["orders"]  # payments is not hers to describe
+    asked = MetadataRequest(topics=[MetadataRequestTopic(name="payments")])
+    denied = answered(p.send(conn, asked, 12)).body
+    assert [t.error_code for t in denied.topics] == [ErrorCode.TOPIC_AUTHORIZATION_FAILED]
+
+
+def test_a_wrong_password_is_answered_after_the_delay_and_closes() -> None:
+    p = secured(failed_authentication_delay_ms=250)
+    conn = p.connect(SASL)
+    refused = login(p, conn, "alice", "not-her-password")
+    assert isinstance(refused.body, SaslAuthenticateResponse)
+    assert refused.body.error_code == ErrorCode.SASL_AUTHENTICATION_FAILED
+    assert refused.delay_ms == 250
+    assert conn.conn.close_after_reply and not conn.conn.authenticated
+
+
+def test_after_too_many_failures_even_the_right_password_waits_out_the_window() -> None:
+    p = secured(max_failed_authentications=2, failed_authentication_window_ms=60_000)
+    for _ in range(2):
+        login(p, p.connect(SASL), "alice", "wrong")
+    conn = p.connect(SASL)
+    p.send(conn, SaslHandshakeRequest(mechanism="PLAIN"), 1)
+    request = conn.receive(p.frame(plain(*ALICE), 2))
+    assert isinstance(request, Request)
+    outcome = p.dispatcher.dispatch(request, conn.conn)
+    assert not isinstance(outcome.reply, Offloaded)  # refused without checking
+    assert p.carry_out(outcome).body.error_code == ErrorCode.SASL_AUTHENTICATION_FAILED
+
+    p.clock.advance(60_001)
+    assert login(p, p.connect(SASL), *ALICE).body.error_code == ErrorCode.NONE
+
+
+def test_after_a_v0_handshake_frames_are_bare_tokens() -> None:
+    p = secured()
+    conn = p.connect(SASL)
+    assert answered(p.send(conn, SaslHandshakeRequest(mechanism="PLAIN"), 0)).body.error_code == 0
+    token = conn.receive(b"\0alice\0alice-secret")
+    assert isinstance(token, RawSaslToken)
+    assert p.carry_out(sasl.raw_token(p.node, conn.conn, token.token)).body == b""
+    assert conn.conn.authenticated
+    assert ConnectionProtocol.raw_response(b"") == b"\0\0\0\0"
+
+
+def test_an_api_versions_request_at_an_unknown_version_gets_the_v0_answer() -> None:
+    p = Pipeline()
+    frame = bytearray(p.frame(ApiVersionsRequest(), 0, correlation_id=7))
+    struct.pack_into(">h", frame, 2, 99)  # a version from the future
+    action = p.connect().receive(bytes(frame))
+    assert isinstance(action, SendNow)
+    correlation_id, body = decode_response(BY_KEY[API_VERSIONS_KEY], 0, action.data[4:])
+    assert correlation_id == 7
+    assert isinstance(body, ApiVersionsResponse)
+    assert body.error_code == ErrorCode.UNSUPPORTED_VERSION
+    assert [(k.api_key, k.min_version) for k in body.api_keys] == [(API_VERSIONS_KEY, 0)]
+
+
+def test_a_fetch_waits_out_its_max_wait_up_to_the_cap() -> None:
+    p = Pipeline(Settings(fetch_max_wait_cap_ms=1000))
+    p.node.catalog.create("orders", 1)
+
+    def fetch(wait_ms: int, topic: str = "orders") -> Answer:
+        parts = [FetchPartition(partition=0, fetch_offset=0, partition_max_bytes=1 << 20)]
+        request = FetchRequest(
+            max_wait_ms=wait_ms, min_bytes=1, topics=[FetchTopic(topic=topic, partitions=parts)]
+        )
+        return answered(p.send(p.connect(), request, 11))
+
+    assert fetch(500).delay_ms == 500
+    assert fetch(60_000).delay_ms == 1000
+    now = fetch(0)
+    assert now.delay_ms == 0 and isinstance(now.body, FetchResponse)
+    assert now.body.responses[0].partitions[0].error_code == ErrorCode.NONE
+    unknown = fetch(0, "nope").body.responses[0].partitions[0]
+    assert unknown.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def test_a_join_parks_until_the_initial_rebalance_delay_has_passed() -> None:
+    p = Pipeline(Settings(group=GroupConfig(initial_rebalance_delay_ms=3000)))
+    conn = p.connect()
+
+    def join(member_id: str) -> Answer:
+        request = JoinGroupRequest(
+            group_id="g",
+            session_timeout_ms=10_000,
+            rebalance_timeout_ms=10_000,
+            member_id=member_id,
+            protocol_type="consumer",
+            protocols=[JoinGroupRequestProtocol(name="range", metadata=b"")],
+        )
+        return answered(p.send(conn, request, 5))
+
+    first = join("").body
+    assert first.error_code == ErrorCode.MEMBER_ID_REQUIRED
+    parked = join(first.member_id)
+    assert parked.body is None and join_key("g") in p.timers
+    p.advance(2999)
+    assert parked.outcome is not None and parked.later() is None
+    p.advance(1)
+    done = parked.later()
+    assert isinstance(done, JoinGroupResponse)
+    assert done.error_code == ErrorCode.NONE and done.leader == first.member_id
