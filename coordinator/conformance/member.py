@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from protocol.apis import ApiKey
 from protocol.apis.heartbeat import HeartbeatRequest, HeartbeatResponse
 from protocol.apis.join_group import JoinGroupRequest, JoinGroupRequestProtocol, JoinGroupResponse
 from protocol.apis.leave_group import (
@@ -33,8 +34,6 @@ from protocol.schema import Struct
 
 from ..client.connection import KafkaConnectionClient
 from .probe import Probe, describe, error_name
-
-JOIN, SYNC, HEARTBEAT, LEAVE, COMMIT = 11, 14, 12, 13, 8
 
 
 def subscription(topics: list[str], user_data: bytes | None = None) -> bytes:
@@ -103,7 +102,7 @@ class Member:
 
     def send_join(self, version: int | None = None, **overrides: Any) -> asyncio.Future[Any]:
         """Send one JoinGroup; the response may park, so this returns the future."""
-        v = self.probe.version(JOIN, version)
+        v = self.probe.version(ApiKey.JOIN_GROUP, version)
         return self._send(self.join_request(**overrides), v)
 
     def absorb_join(self, resp: JoinGroupResponse) -> JoinGroupResponse:
@@ -155,7 +154,7 @@ class Member:
         version: int | None = None,
         **overrides: Any,
     ) -> asyncio.Future[Any]:
-        v = self.probe.version(SYNC, version)
+        v = self.probe.version(ApiKey.SYNC_GROUP, version)
         fields: dict[str, Any] = {
             "group_id": self.group_id,
             "generation_id": self.generation_id,
@@ -196,7 +195,7 @@ class Member:
     # -- the rest -----------------------------------------------------------------------------
 
     async def heartbeat(self, version: int | None = None, **overrides: Any) -> int:
-        v = self.probe.version(HEARTBEAT, version)
+        v = self.probe.version(ApiKey.HEARTBEAT, version)
         fields: dict[str, Any] = {
             "group_id": self.group_id,
             "generation_id": self.generation_id,
@@ -210,7 +209,7 @@ class Member:
         return resp.error_code
 
     async def leave(self, version: int | None = None) -> LeaveGroupResponse:
-        v = self.probe.version(LEAVE, version)
+        v = self.probe.version(ApiKey.LEAVE_GROUP, version)
         if v >= 3:
             req = LeaveGroupRequest(
                 group_id=self.group_id,
@@ -235,7 +234,7 @@ class Member:
         **overrides: Any,
     ) -> list[int]:
         """OffsetCommit of ``offset`` for the topic; the per-partition error codes."""
-        v = self.probe.version(COMMIT, version, at_least=2)
+        v = self.probe.version(ApiKey.OFFSET_COMMIT, version, at_least=2)
         fields: dict[str, Any] = {
             "group_id": self.group_id,
             "generation_id_or_member_epoch": self.generation_id,

@@ -47,6 +47,7 @@ from ..connection_context import ConnectionContext
 from ..node import Node
 from ..security.acls import Operation
 from ..security.authz import may_create_topic, may_group, may_topic
+from . import versions as V
 from .outcome import Delayed, Outcome
 
 # KIP-511 client software name/version syntax.
@@ -64,7 +65,7 @@ def api_versions(
     node: Node, body: ApiVersionsRequest, version: int, conn: ConnectionContext
 ) -> Outcome[ApiVersionsResponse]:
     error = ErrorCode.NONE
-    if version >= 3 and not (
+    if version >= V.API_VERSIONS_CLIENT_SOFTWARE and not (
         _SOFTWARE.fullmatch(body.client_software_name)
         and _SOFTWARE.fullmatch(body.client_software_version)
     ):
@@ -104,10 +105,12 @@ def metadata(
     host, port = node.advertised_for(conn)
     brokers = [MetadataResponseBroker(node_id=node.settings.node_id, host=host, port=port)]
     # v0: an empty list means every topic; v1+: null means every topic, empty means none.
-    all_topics = body.topics is None or (version == 0 and not body.topics)
+    all_topics = body.topics is None or (
+        version < V.METADATA_NULL_MEANS_ALL_TOPICS and not body.topics
+    )
     topics: list[MetadataResponseTopic] = []
     out: Outcome[MetadataResponse] = Outcome(MetadataResponse())
-    if not all_topics and version < FIRST_METADATA_VERSION_BY_TOPIC_ID:
+    if not all_topics and version < V.METADATA_BY_TOPIC_ID:
         refused = _topic_ids_before_v12(body)
         if refused is not None:
             return Outcome(
@@ -173,8 +176,6 @@ def metadata(
     return out
 
 
-#: Metadata v10 and v11 carry a topic id field but Kafka serves lookups by id from v12 only.
-FIRST_METADATA_VERSION_BY_TOPIC_ID = 12
 _NO_TOPIC_ID = uuid.UUID(int=0)
 
 
@@ -200,7 +201,7 @@ def _coordinator_for(
         if not may_group(node.security, conn, Operation.DESCRIBE, key):
             return ErrorCode.GROUP_AUTHORIZATION_FAILED, None
         return ErrorCode.NONE, None
-    if key_type == KEY_TYPE_SHARE and version < 6:
+    if key_type == KEY_TYPE_SHARE and version < V.FIND_COORDINATOR_SHARE_KEYS:
         return ErrorCode.INVALID_REQUEST, "Share key type needs FindCoordinator v6"
     if key_type in (KEY_TYPE_TRANSACTION, KEY_TYPE_SHARE):
         # This daemon coordinates classic groups only.
@@ -213,7 +214,7 @@ def find_coordinator(
 ) -> Outcome[FindCoordinatorResponse]:
     host, port = node.advertised_for(conn)
     node_id = node.settings.node_id
-    if version < 4:
+    if version < V.FIND_COORDINATOR_BATCHED:
         error, message = _coordinator_for(node, conn, body.key_type, body.key, version)
         if error:
             return Outcome(
@@ -329,7 +330,7 @@ def list_offsets(
                         error_code=0,
                         timestamp=-1,
                         offset=0,
-                        leader_epoch=0 if version >= 4 else -1,
+                        leader_epoch=0 if version >= V.LIST_OFFSETS_LEADER_EPOCH else -1,
                     )
                 )
             else:

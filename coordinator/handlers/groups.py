@@ -70,6 +70,7 @@ from ..group.results import (
 from ..node import Node
 from ..security.acls import Operation
 from ..security.authz import group_operations, may_cluster, may_group, may_topic
+from . import versions as V
 from .outcome import Outcome, Pending, call
 
 GROUP_AUTHORIZATION_FAILED = ErrorCode.GROUP_AUTHORIZATION_FAILED
@@ -87,7 +88,9 @@ def join_group(
         client_host=conn.client_host,
         session_timeout_ms=body.session_timeout_ms,
         # v0 has no rebalance timeout: the broker uses the session timeout.
-        rebalance_timeout_ms=body.session_timeout_ms if version == 0 else body.rebalance_timeout_ms,
+        rebalance_timeout_ms=body.session_timeout_ms
+        if version < V.JOIN_GROUP_REBALANCE_TIMEOUT
+        else body.rebalance_timeout_ms,
         protocol_type=body.protocol_type,
         protocols=[(p.name, p.metadata) for p in body.protocols],
         api_version=version,
@@ -98,11 +101,15 @@ def join_group(
         return JoinGroupResponse(
             error_code=r.error_code,
             generation_id=r.generation_id,
-            protocol_type=r.protocol_type if version >= 7 else None,
+            protocol_type=r.protocol_type if version >= V.JOIN_GROUP_NULLABLE_PROTOCOL else None,
             # v0-6 cannot say null: no protocol is "".
-            protocol_name=r.protocol_name if version >= 7 else (r.protocol_name or ""),
+            protocol_name=(
+                r.protocol_name
+                if version >= V.JOIN_GROUP_NULLABLE_PROTOCOL
+                else (r.protocol_name or "")
+            ),
             leader=r.leader,
-            skip_assignment=r.skip_assignment if version >= 9 else False,
+            skip_assignment=r.skip_assignment if version >= V.JOIN_GROUP_SKIP_ASSIGNMENT else False,
             member_id=r.member_id,
             members=[
                 JoinGroupResponseMember(member_id=m, group_instance_id=i, metadata=md)
@@ -166,14 +173,14 @@ def heartbeat(
 def leave_group(
     node: Node, body: LeaveGroupRequest, version: int, conn: ConnectionContext
 ) -> Outcome[LeaveGroupResponse]:
-    if version < 3:
+    if version < V.LEAVE_GROUP_BATCHED:
         members: list[tuple[str, str | None, str | None]] = [(body.member_id, None, None)]
     else:
         members = [(m.member_id, m.group_instance_id, m.reason) for m in body.members]
     inp = LeaveGroupInput(group_id=body.group_id, members=members)
 
     def render(r: LeaveGroupResult) -> LeaveGroupResponse:
-        if version < 3:
+        if version < V.LEAVE_GROUP_BATCHED:
             # v0-2 are single-member: fold the member's error into the top level.
             error = r.error_code or (r.members[0][2] if r.members else 0)
             return LeaveGroupResponse(error_code=error)
@@ -221,10 +228,12 @@ def offset_commit(
             known.append((t.name, parts))
     inp = OffsetCommitInput(
         group_id=body.group_id,
-        generation_id=body.generation_id_or_member_epoch if version >= 1 else -1,
-        member_id=body.member_id if version >= 1 else "",
+        generation_id=body.generation_id_or_member_epoch
+        if version >= V.OFFSET_COMMIT_MEMBER
+        else -1,
+        member_id=body.member_id if version >= V.OFFSET_COMMIT_MEMBER else "",
         group_instance_id=body.group_instance_id,
-        retention_time_ms=body.retention_time_ms if 2 <= version <= 4 else -1,
+        retention_time_ms=body.retention_time_ms if version in V.OFFSET_COMMIT_RETENTION else -1,
         topics=known,
         api_version=version,
     )
@@ -269,7 +278,9 @@ def _fetch_group(
         folded: list[tuple[str, list[tuple[int, int, int, str | None, int]]]] = [
             (n, [(p, -1, -1, "", 0) for p in ps]) for n, ps in topics or []
         ]
-        return OffsetFetchResult(GROUP_AUTHORIZATION_FAILED, folded if version <= 1 else [])
+        return OffsetFetchResult(
+            GROUP_AUTHORIZATION_FAILED, folded if version < V.OFFSET_FETCH_TOP_LEVEL_ERROR else []
+        )
     r = node.groups.fetch_offsets(group_id, topics, node.now_ms())
     visible = []
     for name, parts in r.topics:
@@ -283,7 +294,7 @@ def _fetch_group(
 def offset_fetch(
     node: Node, body: OffsetFetchRequest, version: int, conn: ConnectionContext
 ) -> Outcome[OffsetFetchResponse]:
-    if version >= 8:
+    if version >= V.OFFSET_FETCH_BATCHED:
         groups = []
         for g in body.groups:
             wanted = None if g.topics is None else [(t.name, t.partition_indexes) for t in g.topics]
@@ -315,7 +326,7 @@ def offset_fetch(
         None if body.topics is None else [(t.name, t.partition_indexes) for t in body.topics]
     )
     r = _fetch_group(node, conn, body.group_id, wanted_topics, version)
-    fold = version <= 1 and r.error_code != 0
+    fold = version < V.OFFSET_FETCH_TOP_LEVEL_ERROR and r.error_code != 0
     topics = [
         OffsetFetchResponseTopic(
             name=name,
@@ -334,14 +345,19 @@ def offset_fetch(
         for name, parts in r.topics
     ]
     return Outcome(
-        OffsetFetchResponse(topics=topics, error_code=r.error_code if version >= 2 else 0)
+        OffsetFetchResponse(
+            topics=topics,
+            error_code=r.error_code if version >= V.OFFSET_FETCH_TOP_LEVEL_ERROR else 0,
+        )
     )
 
 
 def describe_groups(
     node: Node, body: DescribeGroupsRequest, version: int, conn: ConnectionContext
 ) -> Outcome[DescribeGroupsResponse]:
-    with_ops = version >= 3 and body.include_authorized_operations
+    with_ops = (
+        version >= V.DESCRIBE_GROUPS_AUTHORIZED_OPERATIONS and body.include_authorized_operations
+    )
     allowed = [g for g in body.groups if may_group(node.security, conn, Operation.DESCRIBE, g)]
     described = {g.group_id: g for g in node.groups.describe_groups(allowed)}
     response = DescribeGroupsResponse(

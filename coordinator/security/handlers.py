@@ -19,6 +19,7 @@ from protocol.errors import ErrorCode
 
 from ..connection_context import ConnectionContext
 from ..handlers.outcome import Delayed, Offloaded, Outcome
+from ..handlers.versions import SASL_HANDSHAKE_RAW_TOKENS
 from ..node import Node
 from .sasl import AuthenticationFailed, IllegalSaslState, PasswordCheck, SaslSession
 
@@ -55,7 +56,7 @@ def sasl_handshake(
     if error:
         log.info("sasl handshake refused", peer=conn.client_host, mechanism=body.mechanism)
         conn.close_after_reply = True
-    elif version == 0:
+    elif version == SASL_HANDSHAKE_RAW_TOKENS:
         conn.sasl_raw_tokens = True  # KIP-43 framing: bare length-prefixed tokens follow
     return Outcome(SaslHandshakeResponse(error_code=error, mechanisms=enabled))
 

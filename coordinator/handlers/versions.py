@@ -1,0 +1,40 @@
+"""The request versions at which a field or a behaviour changes, named after what changes
+(facts from Kafka's message schemas and KafkaApis)."""
+
+from __future__ import annotations
+
+# ApiVersions
+API_VERSIONS_CLIENT_SOFTWARE = 3  # client software name and version, checked (KIP-511)
+
+# Metadata
+METADATA_NULL_MEANS_ALL_TOPICS = 1  # v0: an empty list means every topic
+METADATA_BY_TOPIC_ID = 12  # v10/v11 carry a topic id but Kafka looks topics up by id from v12
+
+# FindCoordinator
+FIND_COORDINATOR_BATCHED = 4  # coordinator_keys instead of one key
+FIND_COORDINATOR_SHARE_KEYS = 6
+
+# ListOffsets
+LIST_OFFSETS_LEADER_EPOCH = 4
+
+# JoinGroup
+JOIN_GROUP_REBALANCE_TIMEOUT = 1  # v0 uses the session timeout for both
+JOIN_GROUP_NULLABLE_PROTOCOL = 7  # protocol type and name in the response, nullable
+JOIN_GROUP_SKIP_ASSIGNMENT = 9
+
+# LeaveGroup
+LEAVE_GROUP_BATCHED = 3  # several members, each with its own error
+
+# OffsetCommit
+OFFSET_COMMIT_MEMBER = 1  # generation and member id
+OFFSET_COMMIT_RETENTION = range(2, 5)  # retention_time_ms exists in v2-v4 only
+
+# OffsetFetch
+OFFSET_FETCH_TOP_LEVEL_ERROR = 2  # v0-1 put a group error in every partition
+OFFSET_FETCH_BATCHED = 8  # several groups per request
+
+# DescribeGroups
+DESCRIBE_GROUPS_AUTHORIZED_OPERATIONS = 3
+
+# SaslHandshake
+SASL_HANDSHAKE_RAW_TOKENS = 0  # v0: bare SASL tokens follow (KIP-43)
