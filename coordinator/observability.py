@@ -52,6 +52,7 @@ class Observability:
                 node_id,
                 settings.journal_max_bytes,
                 settings.journal_rotate_seconds,
+                clock=runtime.clock,
             )
             runtime.event_sinks.append(self.journal)
             log.info("journal", path=str(self.journal.path))

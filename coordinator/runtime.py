@@ -47,10 +47,14 @@ R = TypeVar("R")
 
 class Runtime:
     def __init__(
-        self, settings: Settings, loop: asyncio.AbstractEventLoop, store: Store | None = None
+        self,
+        settings: Settings,
+        loop: asyncio.AbstractEventLoop,
+        store: Store | None = None,
+        clock: LoopClock | None = None,
     ) -> None:
         self.loop = loop
-        self.clock = LoopClock(loop)
+        self.clock = clock if clock is not None else LoopClock(loop)
         self.node = Node(settings, self.clock)
         self.dispatcher: Dispatcher = daemon_dispatcher(self.node)
         self.store: Store = store if store is not None else MemoryStore()

@@ -20,6 +20,7 @@ import structlog
 from protocol.frames import FrameSplitter, FrameTooLarge, Request
 from protocol.schema import Struct
 
+from .clock import LoopClock
 from .config import Settings
 from .connection import ConnectionProtocol, RawSaslToken, SendNow
 from .connection_context import ConnectionContext
@@ -316,8 +317,9 @@ class KafkaConnection(asyncio.Protocol):
 class Server:
     """Owns the listening sockets, the runtime and every connection."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, clock: LoopClock | None = None) -> None:
         self.settings = settings
+        self._clock = clock
         self.connections: set[KafkaConnection] = set()
         self.guard = ConnectionGuard(settings.limits)
         self._sweeper: asyncio.TimerHandle | None = None
@@ -331,7 +333,7 @@ class Server:
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
-        self.runtime = Runtime(self.settings, loop, open_store(self.settings))
+        self.runtime = Runtime(self.settings, loop, open_store(self.settings), self._clock)
         self.observability = Observability(
             self.settings.observability,
             self.settings.node_id,

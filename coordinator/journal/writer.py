@@ -1,7 +1,7 @@
 """``JournalWriter``: hands events to a background thread that writes and rotates the files.
 
-The event loop only wraps the event in a ``LogRecord`` (which stamps the time) and puts it
-on a queue; the stdlib ``QueueListener`` thread turns it into JSON and writes it through
+The event loop only wraps the event in a ``LogRecord``, stamped with the daemon's clock, and
+puts it on a queue; the stdlib ``QueueListener`` thread turns it into JSON and writes it through
 a rotating file handler, so the loop never waits for the disk.
 """
 
@@ -11,9 +11,11 @@ import json
 import logging
 import os
 import queue
+import time
 from logging.handlers import QueueListener, TimedRotatingFileHandler
 from pathlib import Path
 
+from ..clock import Clock
 from ..group import events
 from ..private_files import private_dir, private_file
 from .schema import to_entry
@@ -40,13 +42,16 @@ class SizeAndTimeRotatingFileHandler(TimedRotatingFileHandler):
     """Rotates every ``interval_s`` seconds and whenever the file reaches ``max_bytes``.
 
     Rotated files get the UTC time their interval started, plus ``.1``, ``.2``... when
-    several rotate within one interval (the stdlib would overwrite them).
+    several rotate within one interval (the stdlib would overwrite them). Time is the
+    entries' own time (the daemon's clock), not the thread's reading of the wall clock.
     """
 
-    def __init__(self, filename: Path, max_bytes: int, interval_s: int) -> None:
+    def __init__(self, filename: Path, max_bytes: int, interval_s: int, now_s: float) -> None:
         super().__init__(filename, when="S", interval=interval_s, encoding="utf-8", utc=True)
         self.max_bytes = max_bytes
         self.namer = _unused_name
+        self.rolloverAt = self.computeRollover(int(now_s))
+        self._entry_time = now_s
 
     def _open(self):  # type: ignore[no-untyped-def]
         stream = super()._open()
@@ -54,11 +59,16 @@ class SizeAndTimeRotatingFileHandler(TimedRotatingFileHandler):
         return stream
 
     def shouldRollover(self, record: logging.LogRecord) -> bool:
-        if super().shouldRollover(record):
+        self._entry_time = record.created
+        if record.created >= self.rolloverAt:
             return True
         return (
             self.stream is not None and self.max_bytes > 0 and self.stream.tell() >= self.max_bytes
         )
+
+    def doRollover(self) -> None:
+        super().doRollover()
+        self.rolloverAt = self.computeRollover(int(self._entry_time))
 
 
 def _unused_name(name: str) -> str:
@@ -83,11 +93,19 @@ class JournalWriter:
     """An event sink (``writer(event)``); ``close()`` flushes what is queued."""
 
     def __init__(
-        self, directory: Path, node_id: int, max_bytes: int = 64 << 20, interval_s: int = 3600
+        self,
+        directory: Path,
+        node_id: int,
+        max_bytes: int = 64 << 20,
+        interval_s: int = 3600,
+        clock: Clock | None = None,
     ) -> None:
         private_dir(directory)
         self.path = directory / f"journal-node{node_id}.jsonl"
-        handler = SizeAndTimeRotatingFileHandler(self.path, max_bytes, interval_s)
+        self._clock = clock if clock is not None else _WallClock()
+        handler = SizeAndTimeRotatingFileHandler(
+            self.path, max_bytes, interval_s, self._clock.now_ms() / 1000
+        )
         handler.setFormatter(_EntryFormatter(node_id))
         self._handler = handler
         self._queue: queue.SimpleQueue[logging.LogRecord] = queue.SimpleQueue()
@@ -98,7 +116,9 @@ class JournalWriter:
     def __call__(self, event: object) -> None:
         if self._closed or type(event) not in JOURNALED:
             return
-        self._queue.put(logging.LogRecord("journal", logging.INFO, "", 0, event, None, None))
+        record = logging.LogRecord("journal", logging.INFO, "", 0, event, None, None)
+        record.created = self._clock.now_ms() / 1000
+        self._queue.put(record)
 
     def close(self) -> None:
         """Write everything queued, then close the file."""
@@ -107,3 +127,8 @@ class JournalWriter:
         self._closed = True
         self._listener.stop()
         self._handler.close()
+
+
+class _WallClock:
+    def now_ms(self) -> int:
+        return time.time_ns() // 1_000_000

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from coordinator.client.connection import connect
+from coordinator.clock import LoopClock
 from coordinator.config import Settings
 from coordinator.group.config import GroupConfig
 from coordinator.group.deadlines import heartbeat_key
@@ -20,7 +21,7 @@ from protocol.apis.delete_groups import DeleteGroupsRequest, DeleteGroupsRespons
 from protocol.apis.metadata import MetadataRequest, MetadataResponse
 from tests.wire import commit, describe, fetch, heartbeat, join_static_leader
 
-StartServer = Callable[[], Awaitable[Server]]
+StartServer = Callable[..., Awaitable[Server]]
 
 
 @pytest.fixture
@@ -33,11 +34,11 @@ async def start_server(tmp_path: Path) -> AsyncIterator[StartServer]:
         group=GroupConfig(initial_rebalance_delay_ms=0),
     )
 
-    async def start() -> Server:
+    async def start(clock: LoopClock | None = None) -> Server:
         for srv in running:
             await srv.stop()
         running.clear()
-        srv = Server(settings)
+        srv = Server(settings, clock)
         await srv.start()
         running.append(srv)
         return srv
@@ -91,13 +92,14 @@ async def test_restored_member_gets_only_what_was_left_of_its_session(
     assert srv.runtime is not None
     joined_at = srv.runtime.groups.groups["s"].members[member_id].last_heartbeat_ms
     c.close()
-    await asyncio.sleep(0.3)
 
-    srv = await start_server()
+    later = LoopClock(asyncio.get_running_loop())
+    later.offset_ms += 5000  # the restart comes 5 s later
+    srv = await start_server(later)
     assert srv.runtime is not None
     deadline = srv.runtime.groups.timer_deadline(heartbeat_key("s", member_id))
     assert deadline == joined_at + 30000  # not a fresh 30 s from the restart
-    assert deadline < srv.runtime.now_ms() + 30000 - 250
+    assert deadline <= srv.runtime.now_ms() + 30000 - 5000
 
 
 async def test_deleted_group_stays_deleted(start_server: StartServer) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from coordinator.clock import ManualClock
 from coordinator.group import events
 from coordinator.group.events import RebalanceTrigger, RemovalCause
 from coordinator.journal import SCHEMA_VERSION, JournalWriter, to_entry
@@ -98,13 +99,23 @@ def test_writer_rotates_by_size_without_losing_or_overwriting_lines(tmp_path: Pa
 
 
 def test_writer_rotates_by_time(tmp_path: Path) -> None:
-    writer = JournalWriter(tmp_path, node_id=0, max_bytes=1 << 20, interval_s=1)
+    clock = ManualClock(1_700_000_000_000)
+    writer = JournalWriter(tmp_path, node_id=0, max_bytes=1 << 20, interval_s=60, clock=clock)
     writer(events.OffsetsCommitted("g", 1))
-    time.sleep(1.2)
-    writer(events.OffsetsCommitted("g", 2))
+    clock.advance(30_000)
+    writer(events.OffsetsCommitted("g", 2))  # same interval, same file
+    clock.advance(40_000)
+    writer(events.OffsetsCommitted("g", 3))
     writer.close()
     assert len(list(tmp_path.iterdir())) == 2
-    assert sorted(e["count"] for e in lines(tmp_path)) == [1, 2]
+    entries = lines(tmp_path)
+    assert sorted(e["count"] for e in entries) == [1, 2, 3]
+    # Entries carry the daemon's clock, not the writer thread's reading of the wall clock.
+    assert sorted(e["ts_ms"] for e in entries) == [
+        1_700_000_000_000,
+        1_700_000_030_000,
+        1_700_000_070_000,
+    ]
 
 
 def test_membership_entries_name_the_client_and_the_instance() -> None:
