@@ -125,6 +125,12 @@ class Metrics:
             ["limit"],
             registry=r,
         )
+        self.store_write_failures = Counter(
+            f"{NS}_store_write_failures",
+            "Store writes that failed (a full or failing disk); their requests are answered "
+            "NOT_COORDINATOR (Kafka: an append failing with KAFKA_STORAGE_ERROR)",
+            registry=r,
+        )
         self._series: dict[tuple[int, int], _RequestSeries] = {}
 
     # -- events (on the event loop) ----------------------------------------------------------

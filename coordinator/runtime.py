@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import structlog
 
+from protocol.errors import ErrorCode
 from protocol.frames import Request
 from protocol.schema import Struct
 
@@ -44,6 +45,10 @@ log = structlog.get_logger("coordinator")
 
 R = TypeVar("R")
 
+#: How a request whose write failed is answered: Kafka maps a failed append to the log
+#: (KAFKA_STORAGE_ERROR) to NOT_COORDINATOR, which clients retry after rediscovery.
+STORE_FAILED = ErrorCode.NOT_COORDINATOR
+
 
 class Runtime:
     def __init__(
@@ -67,6 +72,8 @@ class Runtime:
         # nothing accumulates however long the daemon runs.
         self._periodic: dict[str, asyncio.TimerHandle] = {}
         self._checkpointed: dict[tuple[str, str], int] = {}
+        # Whether the last write failed: a failing disk is logged once, not per request.
+        self._store_failing = False
 
     # The node's state, as the server, observability and tests see it.
     @property
@@ -179,7 +186,15 @@ class Runtime:
         if durable is None:
             return reply
         answer: asyncio.Future[Any] = self.loop.create_future()
-        durable.add_done_callback(lambda fut: _settle(answer, fut, lambda _: reply))
+        failed = outcome.failed
+        if failed is None:
+            durable.add_done_callback(lambda fut: _settle(answer, fut, lambda _: reply))
+        else:
+            durable.add_done_callback(
+                lambda fut: _resolve(
+                    answer, reply if fut.exception() is None else failed(STORE_FAILED)
+                )
+            )
         return answer
 
     def _awaiting(self, wait: Awaiting[R]) -> R | asyncio.Future[Any]:
@@ -192,7 +207,10 @@ class Runtime:
             if answer.done():
                 return
             if exc is not None:
-                answer.set_exception(exc)
+                if wait.failed is None:
+                    answer.set_exception(exc)
+                else:
+                    answer.set_result(wait.failed(STORE_FAILED))
                 return
             try:
                 answer.set_result(wait.render(result))
@@ -259,7 +277,7 @@ class Runtime:
         write = to_write(records) if records and self.store.persistent else Write()
         write.topics.extend(topics)
         durable = self.store.write(write)
-        durable.add_done_callback(lambda fut: _after_write(fut, replies))
+        durable.add_done_callback(lambda fut: self._after_write(fut, replies))
         return durable
 
     def _on_timer(self, key: str) -> None:
@@ -312,7 +330,7 @@ class Runtime:
         if not moved:
             return None
         durable = self.store.write(Write(heartbeats=moved))
-        durable.add_done_callback(lambda fut: _after_write(fut, []))
+        durable.add_done_callback(lambda fut: self._after_write(fut, []))
         return durable
 
     # -- shutdown --------------------------------------------------------------------------
@@ -333,6 +351,25 @@ class Runtime:
 
     async def close_store(self) -> None:
         await self.store.close()
+
+    def _after_write(self, fut: asyncio.Future[None], replies: list[tuple[object, object]]) -> None:
+        exc = None if fut.cancelled() else fut.exception()
+        if exc is None:
+            if self._store_failing:
+                self._store_failing = False
+                log.warning("store writes succeed again")
+            _resolve_all(replies)
+            return
+        # Nothing is reported done that is not durable: each waiting request is answered
+        # with its error (or its connection closes when its API has no way to say it).
+        if not self._store_failing:
+            self._store_failing = True
+            log.error("store write failed", error=str(exc) or repr(exc))
+        if self.metrics is not None:
+            self.metrics.store_write_failures.inc()
+        for token, _result in replies:
+            if isinstance(token, Pending):
+                token.fail(exc)
 
 
 def _resolve(future: asyncio.Future[Any], value: Any) -> None:
@@ -358,18 +395,6 @@ def _resolve_all(replies: list[tuple[object, object]]) -> None:
     for token, result in replies:
         if isinstance(token, Pending):
             token.resolve(result)
-
-
-def _after_write(fut: asyncio.Future[None], replies: list[tuple[object, object]]) -> None:
-    exc = None if fut.cancelled() else fut.exception()
-    if exc is None:
-        _resolve_all(replies)
-        return
-    # The client is not told "committed" for what is not durable; its connection closes.
-    log.error("store write failed", error=repr(exc))
-    for token, _result in replies:
-        if isinstance(token, Pending):
-            token.fail(exc)
 
 
 def _loggable(value: Any) -> bool:

@@ -120,7 +120,12 @@ def join_group(
     if not may_group(node.security, conn, Operation.READ, body.group_id):
         return Outcome(render(JoinGroupResult(error_code=GROUP_AUTHORIZATION_FAILED)))
     token = Pending()
-    return call(node.groups.join_group(token, inp, node.now_ms()), token, render)
+    return call(
+        node.groups.join_group(token, inp, node.now_ms()),
+        token,
+        render,
+        lambda code: render(JoinGroupResult(error_code=code, member_id=body.member_id)),
+    )
 
 
 def sync_group(
@@ -148,7 +153,12 @@ def sync_group(
     if not may_group(node.security, conn, Operation.READ, body.group_id):
         return Outcome(render(SyncGroupResult(error_code=GROUP_AUTHORIZATION_FAILED)))
     token = Pending()
-    return call(node.groups.sync_group(token, inp, node.now_ms()), token, render)
+    return call(
+        node.groups.sync_group(token, inp, node.now_ms()),
+        token,
+        render,
+        lambda code: render(SyncGroupResult(error_code=code)),
+    )
 
 
 def heartbeat(
@@ -167,7 +177,12 @@ def heartbeat(
     if not may_group(node.security, conn, Operation.READ, body.group_id):
         return Outcome(render(HeartbeatResult(error_code=GROUP_AUTHORIZATION_FAILED)))
     token = Pending()
-    return call(node.groups.heartbeat(token, inp, node.now_ms()), token, render)
+    return call(
+        node.groups.heartbeat(token, inp, node.now_ms()),
+        token,
+        render,
+        lambda code: render(HeartbeatResult(error_code=code)),
+    )
 
 
 def leave_group(
@@ -195,7 +210,12 @@ def leave_group(
     if not may_group(node.security, conn, Operation.READ, body.group_id):
         return Outcome(render(LeaveGroupResult(error_code=GROUP_AUTHORIZATION_FAILED)))
     token = Pending()
-    return call(node.groups.leave_group(token, inp, node.now_ms()), token, render)
+    return call(
+        node.groups.leave_group(token, inp, node.now_ms()),
+        token,
+        render,
+        lambda code: render(LeaveGroupResult(error_code=code)),
+    )
 
 
 def offset_commit(
@@ -263,7 +283,14 @@ def offset_commit(
     if not known:
         return Outcome(render(OffsetCommitResult(topics=[])))
     token = Pending()
-    return call(node.groups.commit_offsets(token, inp, node.now_ms()), token, render)
+    return call(
+        node.groups.commit_offsets(token, inp, node.now_ms()),
+        token,
+        render,
+        lambda code: render(
+            OffsetCommitResult(topics=[(name, [(p[0], code) for p in ps]) for name, ps in known])
+        ),
+    )
 
 
 def _fetch_group(
@@ -426,15 +453,21 @@ def delete_groups(
     allowed = [g for g in body.groups_names if may_group(node.security, conn, Operation.DELETE, g)]
     results, effects = node.groups.delete_groups(allowed, node.now_ms())
     errors = dict(results)
-    response = DeleteGroupsResponse(
-        results=[
-            DeleteGroupsResponseDeletableGroupResult(
-                group_id=g, error_code=errors.get(g, GROUP_AUTHORIZATION_FAILED)
-            )
-            for g in body.groups_names
-        ]
-    )
-    return Outcome(response, effects)
+
+    def response(store_error: int = ErrorCode.NONE) -> DeleteGroupsResponse:
+        # A deletion that could not be stored is answered with the store's error.
+        def code(group_id: str) -> int:
+            error = errors.get(group_id, GROUP_AUTHORIZATION_FAILED)
+            return error or store_error
+
+        return DeleteGroupsResponse(
+            results=[
+                DeleteGroupsResponseDeletableGroupResult(group_id=g, error_code=code(g))
+                for g in body.groups_names
+            ]
+        )
+
+    return Outcome(response(), effects, failed=response)
 
 
 def offset_delete(
@@ -459,4 +492,6 @@ def offset_delete(
         error_code=error,
         topics=[OffsetDeleteResponseTopic(name=n, partitions=p) for n, p in by_topic.items()],
     )
-    return Outcome(response, effects)
+    return Outcome(
+        response, effects, failed=lambda code: OffsetDeleteResponse(error_code=code, topics=[])
+    )

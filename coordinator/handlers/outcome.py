@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from protocol.errors import ErrorCode
+
 from ..group.effects import Effects
 
 R = TypeVar("R")
@@ -56,6 +58,8 @@ class Awaiting(Generic[R]):
 
     token: Pending
     render: Callable[[Any], R]
+    #: The answer when what the token waits for could not be stored (None: close).
+    failed: Callable[[ErrorCode], R] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +89,8 @@ class Outcome(Generic[R]):
     effects: Effects | None = None
     #: Topics created by this request, (name, partitions): persisted before the reply.
     topics: list[tuple[str, int]] = field(default_factory=list)
+    #: The answer when the writes could not be stored (None: the connection closes).
+    failed: Callable[[ErrorCode], R] | None = None
 
     def emit(self, event: object) -> None:
         if self.effects is None:
@@ -92,7 +98,13 @@ class Outcome(Generic[R]):
         self.effects.events.append(event)
 
 
-def call(effects: Effects, token: Pending, render: Callable[[Any], R]) -> Outcome[R]:
+def call(
+    effects: Effects,
+    token: Pending,
+    render: Callable[[Any], R],
+    failed: Callable[[ErrorCode], R] | None = None,
+) -> Outcome[R]:
     """The outcome of a state-machine call answered through ``token`` (the runtime renders
-    at once when carrying out ``effects`` answers it without a write)."""
-    return Outcome(Awaiting(token, render), effects)
+    at once when carrying out ``effects`` answers it without a write); ``failed`` answers
+    with an error code when the write it waits for fails."""
+    return Outcome(Awaiting(token, render, failed), effects)

@@ -207,7 +207,8 @@ class SqliteStore(Store):
                     _apply(conn, batch)
                 conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:  # a failed COMMIT may already have ended it
+                    conn.execute("ROLLBACK")
                 raise
             self.transactions += 1
 

@@ -967,8 +967,8 @@ _SINGLE_NODE = (
 _NO_ROLLBACK = (
     "Kafka undoes a static member replacement whose group record fails to append to its "
     "log; here the sans-IO state machine applies the change before the store write, and a "
-    "failed write closes the client's connection (coordinator/runtime.py _after_write) with "
-    "no rollback and no error code"
+    "failed write is answered NOT_COORDINATOR (coordinator/runtime.py STORE_FAILED) with "
+    "no rollback yet (issue 22 item 1)"
 )
 
 NOT_APPLICABLE: dict[str, str] = {
@@ -980,8 +980,9 @@ NOT_APPLICABLE: dict[str, str] = {
     "testReplaceStaticMemberInStableStateErrors": _NO_ROLLBACK,
     "testSyncGroupAsLeaderAppendFailureTransformsError": (
         "Kafka answers every syncing member with an error mapped from a failed append of the "
-        "leader's assignment; here a failed store write closes the connections that carried "
-        "the parked SyncGroups (coordinator/runtime.py _after_write), no error code is mapped"
+        "leader's assignment; here a failed store write answers every parked SyncGroup "
+        "NOT_COORDINATOR, Kafka's mapping of KAFKA_STORAGE_ERROR, but the group is not "
+        "rolled back yet (issue 22 item 1)"
     ),
     "testJoinGroupAppendErrorConversion": (
         "Kafka-internal mapping of replicated-log append errors (NOT_LEADER_OR_FOLLOWER, "
