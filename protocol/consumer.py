@@ -65,6 +65,18 @@ def decode_subscription(data: bytes) -> tuple[int, ConsumerProtocolSubscription]
     return _decode_versioned(ConsumerProtocolSubscription, data)
 
 
+def subscription_topics(data: bytes) -> list[str]:
+    """The topics of a subscription of any version, read from its version-0 prefix (every
+    later version appends to it), as Kafka's coordinator does. Raises DecodeError."""
+    if len(data) < 2:
+        raise DecodeError("ConsumerProtocolSubscription: missing version")
+    (version,) = struct.unpack_from(">h", data)
+    if version < 0:
+        raise DecodeError(f"ConsumerProtocolSubscription: negative version {version}")
+    prefix, _ = codec.read(ConsumerProtocolSubscription, data, 2, 0)
+    return prefix.topics
+
+
 def encode_subscription(sub: ConsumerProtocolSubscription, version: int = MAX_VERSION) -> bytes:
     return _encode_versioned(sub, version)
 

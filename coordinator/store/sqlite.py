@@ -100,6 +100,7 @@ class SqliteStore(Store):
         self._queued: list[Write] = []
         self._waiters: list[asyncio.Future[None]] = []
         self._writing = False
+        self._idle: asyncio.Future[None] | None = None  # close() waits on it
         self._lock = threading.Lock()
         self.transactions = 0
 
@@ -176,6 +177,8 @@ class SqliteStore(Store):
         self._queued, self._waiters = [], []
         if not batches:
             self._writing = False
+            if self._idle is not None and not self._idle.done():
+                self._idle.set_result(None)
             return
         self._writing = True
         job = loop.run_in_executor(self._executor, self._commit_sync, batches)
@@ -213,9 +216,10 @@ class SqliteStore(Store):
             self.transactions += 1
 
     async def close(self) -> None:
-        while self._writing or self._queued:
-            await asyncio.sleep(0.005)
         loop = asyncio.get_running_loop()
+        if self._writing or self._queued:
+            self._idle = loop.create_future()
+            await self._idle  # the writer drains what is queued, then says so
         await loop.run_in_executor(self._executor, self._close_sync)
         self._executor.shutdown(wait=True)
 

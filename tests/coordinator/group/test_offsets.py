@@ -9,7 +9,8 @@ import pytest
 from coordinator.group import GroupConfig
 from coordinator.group.records import GroupDeletedRecord, OffsetCommitRecord, OffsetDeleteRecord
 from coordinator.group.states import DEAD
-from coordinator.group.subscriptions import parse_subscription_topics
+from protocol.consumer import subscription_topics
+from protocol.errors import DecodeError
 
 from .harness import GROUP, Harness
 
@@ -296,9 +297,9 @@ def test_empty_group_without_offsets_is_deleted_by_the_sweep():
 
 
 def test_subscription_parser_reads_only_the_version_0_prefix():
-    assert parse_subscription_topics(subscription("a", "b", version=7)) == ["a", "b"]
-    with pytest.raises(ValueError):
-        parse_subscription_topics(b"\x00\x00\x00\x00\x00\x01\x00\x05ab")
+    assert subscription_topics(subscription("a", "b", version=7)) == ["a", "b"]
+    with pytest.raises(DecodeError):
+        subscription_topics(b"\x00\x00\x00\x00\x00\x01\x00\x05ab")
 
 
 def test_loaded_empty_consumer_group_is_subscribed_to_nothing():
