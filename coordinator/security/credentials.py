@@ -7,24 +7,14 @@ deriving the StoredKey from the offered password.
 from __future__ import annotations
 
 import hmac
-from dataclasses import dataclass
 
 from scramp import ScramMechanism
 
+from ..accounts import ScramCredential as ScramCredential
 from .config import SCRAM_MECHANISMS
 
 # Kafka refuses fewer than 4096 iterations for SCRAM-SHA-256/512.
 MIN_ITERATIONS = 4096
-
-
-@dataclass(frozen=True, slots=True)
-class ScramCredential:
-    username: str
-    mechanism: str
-    salt: bytes
-    iterations: int
-    stored_key: bytes
-    server_key: bytes
 
 
 def make_credential(

@@ -14,8 +14,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..security.acls import AclBinding
-from ..security.credentials import ScramCredential
+from ..accounts import AclBinding, ScramCredential
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import asyncio
 
-from ..security.acls import AclBinding
-from ..security.credentials import ScramCredential
+from ..accounts import AclBinding, ScramCredential
 from .base import LoadedState, SecurityRows, Store, Write
 
 

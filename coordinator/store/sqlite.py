@@ -15,10 +15,9 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from ..accounts import AclBinding, Operation, PatternType, Permission, ResourceType, ScramCredential
 from ..errors import StartupError
 from ..private_files import private_dir, private_file
-from ..security.acls import AclBinding, Operation, PatternType, Permission, ResourceType
-from ..security.credentials import ScramCredential
 from .base import GroupRow, LoadedState, OffsetRow, SecurityRows, Store, Write
 
 # Numbered migrations, applied in order at start; PRAGMA user_version records the last.
