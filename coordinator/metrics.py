@@ -16,10 +16,9 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import time
-from collections import Counter as Tally
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, fields, is_dataclass
-from typing import Any
+from typing import assert_never
 from wsgiref.simple_server import WSGIServer
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
@@ -32,7 +31,7 @@ from protocol.frames import Request
 from protocol.schema import Struct
 
 from .group import events
-from .group.states import GroupState
+from .group.results import GroupStats
 
 NS = "group_coordinator"
 LATENCY_BUCKETS = (0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300)
@@ -135,26 +134,37 @@ class Metrics:
 
     # -- events (on the event loop) ----------------------------------------------------------
 
-    def on_event(self, event: object) -> None:
-        if isinstance(event, events.RebalanceStarted):
-            self.rebalances.labels(event.trigger.value).inc()
-        elif isinstance(event, events.SyncCompleted):
-            if event.rebalance_duration_ms is not None:
-                self.rebalance_duration.observe(event.rebalance_duration_ms / 1000)
-        elif isinstance(event, events.JoinCompleted):
-            if event.members == 0:  # everyone left: the rebalance ends Empty, with no sync
-                self.rebalance_duration.observe(event.duration_ms / 1000)
-        elif isinstance(event, events.MemberJoined):
-            self.members_joined.inc()
-        elif isinstance(event, events.MemberRemoved):
-            if event.cause is events.RemovalCause.LEFT:
-                self.members_left.inc()
-            elif event.cause.expired:
-                self.session_expirations.labels(event.cause.value).inc()
-        elif isinstance(event, events.OffsetsCommitted):
-            self.offset_commits.inc(event.count)
-        elif isinstance(event, events.LimitReached):
-            self.limit_hit(event.limit)
+    def on_event(self, event: events.GroupEvent) -> None:
+        match event:
+            case events.RebalanceStarted():
+                self.rebalances.labels(event.trigger.value).inc()
+            case events.SyncCompleted():
+                if event.rebalance_duration_ms is not None:
+                    self.rebalance_duration.observe(event.rebalance_duration_ms / 1000)
+            case events.JoinCompleted():
+                if event.members == 0:  # everyone left: the rebalance ends Empty, with no sync
+                    self.rebalance_duration.observe(event.duration_ms / 1000)
+            case events.MemberJoined():
+                self.members_joined.inc()
+            case events.MemberRemoved():
+                if event.cause is events.RemovalCause.LEFT:
+                    self.members_left.inc()
+                elif event.cause.expired:
+                    self.session_expirations.labels(event.cause.value).inc()
+            case events.OffsetsCommitted():
+                self.offset_commits.inc(event.count)
+            case events.LimitReached():
+                self.limit_hit(event.limit)
+            case (
+                events.StaticMemberReplaced()
+                | events.StateChanged()
+                | events.GroupLoaded()
+                | events.GroupDeleted()
+                | events.OffsetsExpired()
+            ):
+                pass  # the gauges read group states at scrape time
+            case _:
+                assert_never(event)
 
     def limit_hit(self, limit: str) -> None:
         """A configured limit refused a request or closed a connection."""
@@ -192,13 +202,9 @@ class Metrics:
         return server
 
 
-def take_snapshot(groups: Iterable[Any], connections: int) -> Snapshot:
-    """Count groups by state and their members (on the event loop: O(groups))."""
-    by_state = Tally(g.state.value for g in groups)
-    members = 0
-    for g in groups:
-        members += len(g.members)
-    return Snapshot({s.value: by_state.get(s.value, 0) for s in GroupState}, members, connections)
+def take_snapshot(stats: GroupStats, connections: int) -> Snapshot:
+    """What the gauges show (taken on the event loop: O(groups))."""
+    return Snapshot(stats.groups_by_state, stats.members, connections)
 
 
 class _LiveGauges(Collector):

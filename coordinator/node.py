@@ -19,7 +19,7 @@ from .config import Settings
 from .connection_context import ConnectionContext
 from .group.coordinator import GroupCoordinator
 from .group.events import LimitReached
-from .handlers.outcome import Outcome
+from .handlers.outcome import Outcome, Pending
 from .security.runtime import Security
 
 log = structlog.get_logger("coordinator")
@@ -30,7 +30,7 @@ class Node:
         self.settings = settings
         self.clock = clock
         self.catalog = Catalog()
-        self.groups = GroupCoordinator(settings.group)
+        self.groups: GroupCoordinator[Pending] = GroupCoordinator(settings.group)
         self.security = Security(settings.security)
         #: Set by the runtime once shutdown starts: long polls are answered at once.
         self.closing = False

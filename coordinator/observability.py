@@ -64,7 +64,7 @@ class Observability:
             runtime.metrics = metrics
             metrics.watch(
                 runtime.loop,
-                lambda: take_snapshot(runtime.groups.groups.values(), connection_count()),
+                lambda: take_snapshot(runtime.groups.stats(), connection_count()),
             )
             host, port = settings.metrics_listen
             self._http = metrics.serve(host, port)

@@ -27,12 +27,12 @@ from .config import Settings
 from .connection_context import ConnectionContext
 from .group.coordinator import GroupCoordinator
 from .group.effects import Cancel, Effects, Schedule
-from .group.events import LimitReached
+from .group.events import GroupEvent, LimitReached
+from .group.records import OffsetCommitRecord, Record
 from .handlers.dispatcher import Dispatcher
 from .handlers.outcome import Awaiting, Delayed, Offloaded, Outcome, Pending
 from .handlers.routes import daemon_dispatcher
 from .node import Node
-from .persist import to_records, to_write
 from .security import handlers as sasl
 from .security.runtime import Security
 from .store import MemoryStore, Store, Write
@@ -65,13 +65,12 @@ class Runtime:
         self.store: Store = store if store is not None else MemoryStore()
         self.timers = KeyedTimers(loop, self._on_timer, self.clock.offset_ms)
         # Where group events go besides the log (the journal, metrics): see observability.py.
-        self.event_sinks: list[Callable[[object], None]] = []
+        self.event_sinks: list[Callable[[GroupEvent], None]] = []
         self.metrics: Metrics | None = None
         self._delayed: dict[asyncio.Future[Any], tuple[asyncio.TimerHandle, Any]] = {}
         # The next run of each periodic job, by job: a re-armed job replaces its handle, so
         # nothing accumulates however long the daemon runs.
         self._periodic: dict[str, asyncio.TimerHandle] = {}
-        self._checkpointed: dict[tuple[str, str], int] = {}
         # Whether the last write failed: a failing disk is logged once, not per request.
         self._store_failing = False
 
@@ -89,7 +88,7 @@ class Runtime:
         return self.node.catalog
 
     @property
-    def groups(self) -> GroupCoordinator:
+    def groups(self) -> GroupCoordinator[Pending]:
         return self.node.groups
 
     @property
@@ -114,17 +113,11 @@ class Runtime:
             self.catalog.create(name, partitions)
         if configured:
             await self.store.write(Write(topics=configured))
-        records = to_records(state)
-        self.apply(self.groups.load(records, self.now_ms()))
-        self._checkpointed = {
-            (g.group_id, m.member_id): m.last_heartbeat_ms
-            for g in self.groups.groups.values()
-            for m in g.members.values()
-        }
+        self.apply(self.groups.load(state.records, self.now_ms()))
         log.info(
             "loaded",
             groups=len(self.groups.groups),
-            offsets=len(state.offsets),
+            offsets=sum(isinstance(r, OffsetCommitRecord) for r in state.records),
             topics=len(self.catalog),
         )
         self._every(
@@ -254,13 +247,13 @@ class Runtime:
     # -- effects ---------------------------------------------------------------------------
 
     def apply(
-        self, effects: Effects | None, topics: Iterable[tuple[str, int]] = ()
+        self, effects: Effects[Pending] | None, topics: Iterable[tuple[str, int]] = ()
     ) -> asyncio.Future[None] | None:
         """Carry out ``effects`` and persist ``topics``. With records, the replies wait
         until the records are durable; the returned future says when (None: nothing to
         persist)."""
-        records: list[object] = []
-        replies: list[tuple[object, object]] = []
+        records: list[Record] = []
+        replies: list[tuple[Pending, object]] = []
         if effects is not None:
             for change in effects.timers:
                 if isinstance(change, Schedule):
@@ -274,8 +267,7 @@ class Runtime:
         if not records and not topics:
             _resolve_all(replies)
             return None
-        write = to_write(records) if records and self.store.persistent else Write()
-        write.topics.extend(topics)
+        write = Write(records if self.store.persistent else [], topics)
         durable = self.store.write(write)
         durable.add_done_callback(lambda fut: self._after_write(fut, replies))
         return durable
@@ -283,14 +275,14 @@ class Runtime:
     def _on_timer(self, key: str) -> None:
         self.apply(self.groups.fire_timer(key, self.now_ms()))
 
-    def emit(self, event: object) -> None:
+    def emit(self, event: GroupEvent) -> None:
         """Log ``event`` and hand it to the journal and metrics, if they are on."""
         self._log_event(event)
         for sink in self.event_sinks:
             sink(event)
 
-    def _log_event(self, event: object) -> None:
-        fields = dataclasses.asdict(event) if dataclasses.is_dataclass(event) else {}  # type: ignore[arg-type]
+    def _log_event(self, event: GroupEvent) -> None:
+        fields = dataclasses.asdict(event)
         emit = log.warning if isinstance(event, LimitReached) else log.info
         emit(type(event).__name__, **{k: v for k, v in fields.items() if _loggable(v)})
 
@@ -317,21 +309,7 @@ class Runtime:
         member restored after a crash keeps what was left of its session."""
         if not self.store.persistent:
             return None
-        seen: dict[tuple[str, str], int] = {}
-        moved: list[tuple[str, str, int]] = []
-        previous = self._checkpointed
-        for g in self.groups.groups.values():
-            for m in g.members.values():
-                key = (g.group_id, m.member_id)
-                seen[key] = m.last_heartbeat_ms
-                if previous.get(key) != m.last_heartbeat_ms:
-                    moved.append((g.group_id, m.member_id, m.last_heartbeat_ms))
-        self._checkpointed = seen
-        if not moved:
-            return None
-        durable = self.store.write(Write(heartbeats=moved))
-        durable.add_done_callback(lambda fut: self._after_write(fut, []))
-        return durable
+        return self.apply(self.groups.checkpoint(self.now_ms()))
 
     # -- shutdown --------------------------------------------------------------------------
 
@@ -352,7 +330,9 @@ class Runtime:
     async def close_store(self) -> None:
         await self.store.close()
 
-    def _after_write(self, fut: asyncio.Future[None], replies: list[tuple[object, object]]) -> None:
+    def _after_write(
+        self, fut: asyncio.Future[None], replies: list[tuple[Pending, object]]
+    ) -> None:
         exc = None if fut.cancelled() else fut.exception()
         if exc is None:
             if self._store_failing:
@@ -368,8 +348,7 @@ class Runtime:
         if self.metrics is not None:
             self.metrics.store_write_failures.inc()
         for token, _result in replies:
-            if isinstance(token, Pending):
-                token.fail(exc)
+            token.fail(exc)
 
 
 def _resolve(future: asyncio.Future[Any], value: Any) -> None:
@@ -391,10 +370,9 @@ def _settle(
         answer.set_result(value(source.result()))
 
 
-def _resolve_all(replies: list[tuple[object, object]]) -> None:
+def _resolve_all(replies: list[tuple[Pending, object]]) -> None:
     for token, result in replies:
-        if isinstance(token, Pending):
-            token.resolve(result)
+        token.resolve(result)
 
 
 def _loggable(value: Any) -> bool:

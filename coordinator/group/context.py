@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from protocol.errors import ErrorCode
 
@@ -17,6 +18,7 @@ from . import events
 from .config import GroupConfig
 from .deadlines import Armed, Deadlines, TimerKind, join_key, sync_key
 from .effects import Effects
+from .events import GroupEvent
 from .group import ClassicGroup
 from .member import Member
 from .records import GroupMetadataRecord, MemberRecord
@@ -36,6 +38,8 @@ class Shard:
     new_member_id: Callable[[str], str] = default_member_id
     groups: dict[str, ClassicGroup] = field(default_factory=dict)
     deadlines: Deadlines = field(default_factory=Deadlines)
+    #: Members' last heartbeats as last persisted (snapshot or checkpoint).
+    checkpointed: dict[tuple[str, str], int] = field(default_factory=dict)
 
 
 class Context:
@@ -47,12 +51,12 @@ class Context:
         self.groups = shard.groups
         self.deadlines = shard.deadlines
         self.now = now_ms
-        self.out = Effects()
+        self.out: Effects[Any] = Effects()
 
     def reply(self, token: object, result: object) -> None:
         self.out.replies.append((token, result))
 
-    def event(self, event: object) -> None:
+    def event(self, event: GroupEvent) -> None:
         self.out.events.append(event)
 
     def limit_reached(self, group_id: str, limit: str, value: int, error: int) -> None:

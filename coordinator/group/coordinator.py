@@ -23,6 +23,7 @@ Persisted timestamps (offset commit times, last heartbeats, when a group became 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from typing import Generic, TypeVar
 
 from . import admin, join, lifecycle, membership, offsets, sync
 from .config import GroupConfig
@@ -31,6 +32,7 @@ from .deadlines import TimerKind
 from .effects import Effects
 from .group import ClassicGroup
 from .rebalance import join_timer_fired, sync_timer_fired
+from .records import Record
 from .requests import (
     HeartbeatInput,
     JoinGroupInput,
@@ -38,10 +40,14 @@ from .requests import (
     OffsetCommitInput,
     SyncGroupInput,
 )
-from .results import DescribedGroup, ListedGroup, OffsetFetchResult
+from .results import DescribedGroup, GroupStats, ListedGroup, OffsetFetchResult
+
+T = TypeVar("T")
 
 
-class GroupCoordinator:
+class GroupCoordinator(Generic[T]):
+    """Generic over the caller's request token ``T``: replies come back with it."""
+
     def __init__(
         self, config: GroupConfig, new_member_id: Callable[[str], str] | None = None
     ) -> None:
@@ -67,29 +73,29 @@ class GroupCoordinator:
 
     # -- requests that may park ---------------------------------------------------------------
 
-    def join_group(self, token: object, req: JoinGroupInput, now_ms: int) -> Effects:
+    def join_group(self, token: T, req: JoinGroupInput, now_ms: int) -> Effects[T]:
         ctx = self._context(now_ms)
         join.join_group(ctx, token, req)
         return ctx.out
 
-    def sync_group(self, token: object, req: SyncGroupInput, now_ms: int) -> Effects:
+    def sync_group(self, token: T, req: SyncGroupInput, now_ms: int) -> Effects[T]:
         ctx = self._context(now_ms)
         sync.sync_group(ctx, token, req)
         return ctx.out
 
     # -- requests answered at once ------------------------------------------------------------
 
-    def heartbeat(self, token: object, req: HeartbeatInput, now_ms: int) -> Effects:
+    def heartbeat(self, token: T, req: HeartbeatInput, now_ms: int) -> Effects[T]:
         ctx = self._context(now_ms)
         membership.heartbeat(ctx, token, req)
         return ctx.out
 
-    def leave_group(self, token: object, req: LeaveGroupInput, now_ms: int) -> Effects:
+    def leave_group(self, token: T, req: LeaveGroupInput, now_ms: int) -> Effects[T]:
         ctx = self._context(now_ms)
         membership.leave_group(ctx, token, req)
         return ctx.out
 
-    def commit_offsets(self, token: object, req: OffsetCommitInput, now_ms: int) -> Effects:
+    def commit_offsets(self, token: T, req: OffsetCommitInput, now_ms: int) -> Effects[T]:
         ctx = self._context(now_ms)
         offsets.commit_offsets(ctx, token, req)
         return ctx.out
@@ -107,20 +113,20 @@ class GroupCoordinator:
 
     def delete_groups(
         self, group_ids: list[str], now_ms: int
-    ) -> tuple[list[tuple[str, int]], Effects]:
+    ) -> tuple[list[tuple[str, int]], Effects[T]]:
         ctx = self._context(now_ms)
         return admin.delete_groups(ctx, group_ids), ctx.out
 
     def delete_offsets(
         self, group_id: str, topics: list[tuple[str, list[int]]], now_ms: int
-    ) -> tuple[int, list[tuple[str, int, int]], Effects]:
+    ) -> tuple[int, list[tuple[str, int, int]], Effects[T]]:
         ctx = self._context(now_ms)
         error, partitions = offsets.delete_offsets(ctx, group_id, topics)
         return error, partitions, ctx.out
 
     # -- time -------------------------------------------------------------------------------
 
-    def fire_timer(self, key: str, now_ms: int) -> Effects:
+    def fire_timer(self, key: str, now_ms: int) -> Effects[T]:
         ctx = self._context(now_ms)
         armed = self._shard.deadlines.take_due(key, now_ms)
         if armed is None:
@@ -136,20 +142,30 @@ class GroupCoordinator:
             sync_timer_fired(ctx, g, armed.generation_id)
         return ctx.out
 
-    def expire_offsets(self, now_ms: int, retention_ms: int) -> Effects:
+    def expire_offsets(self, now_ms: int, retention_ms: int) -> Effects[T]:
         ctx = self._context(now_ms)
         offsets.expire_offsets(ctx, retention_ms)
         return ctx.out
 
     # -- lifecycle ---------------------------------------------------------------------------
 
-    def load(self, records: Iterable[object], now_ms: int) -> Effects:
+    def load(self, records: Iterable[Record], now_ms: int) -> Effects[T]:
         """Rebuild groups and offsets from persisted records; call once, before any request."""
         ctx = self._context(now_ms)
         lifecycle.load(ctx, records)
         return ctx.out
 
-    def shutdown(self) -> Effects:
+    def checkpoint(self, now_ms: int) -> Effects[T]:
+        """Records of the members' last heartbeats that moved since the last checkpoint, so
+        a member restored after a crash keeps only what was left of its session."""
+        ctx = self._context(now_ms)
+        lifecycle.checkpoint(ctx)
+        return ctx.out
+
+    def stats(self) -> GroupStats:
+        return lifecycle.stats(self._shard.groups.values())
+
+    def shutdown(self) -> Effects[T]:
         # No clock reading is passed to shutdown; state timestamps of Dead groups are moot.
         ctx = self._context(0)
         lifecycle.shutdown(ctx)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
 from .effects import Cancel, Effects, Schedule
 
@@ -69,12 +70,12 @@ class Deadlines:
         armed = self._armed.get(key)
         return None if armed is None else armed.deadline_ms
 
-    def schedule(self, out: Effects, key: str, armed: Armed) -> None:
+    def schedule(self, out: Effects[Any], key: str, armed: Armed) -> None:
         self._armed[key] = armed
         out.timers.append(Schedule(key, armed.deadline_ms))
 
     def schedule_heartbeat(
-        self, out: Effects, key: str, group_id: str, member_id: str, deadline_ms: int
+        self, out: Effects[Any], key: str, group_id: str, member_id: str, deadline_ms: int
     ) -> None:
         # The hot path (every Heartbeat): move the deadline in place.
         armed = self._armed.get(key)
@@ -84,11 +85,11 @@ class Deadlines:
             armed.deadline_ms = deadline_ms
         out.timers.append(Schedule(key, deadline_ms))
 
-    def cancel(self, out: Effects, key: str) -> None:
+    def cancel(self, out: Effects[Any], key: str) -> None:
         if self._armed.pop(key, None) is not None:
             out.timers.append(Cancel(key))
 
-    def cancel_all(self, out: Effects) -> None:
+    def cancel_all(self, out: Effects[Any]) -> None:
         out.timers.extend(Cancel(key) for key in self._armed)
         self._armed.clear()
 

@@ -3,6 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+from .events import GroupEvent
+from .records import Record
+
+#: The caller's request token: whatever the driver passes in comes back with its reply.
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,11 +29,12 @@ TimerChange = Schedule | Cancel
 
 
 @dataclass(slots=True)
-class Effects:
-    replies: list[tuple[object, object]] = field(default_factory=list)
+class Effects(Generic[T]):
+    #: (the request's token, its result): ``JoinGroupResult``, ``SyncGroupResult``...
+    replies: list[tuple[T, object]] = field(default_factory=list)
     timers: list[TimerChange] = field(default_factory=list)
-    records: list[object] = field(default_factory=list)
-    events: list[object] = field(default_factory=list)
+    records: list[Record] = field(default_factory=list)
+    events: list[GroupEvent] = field(default_factory=list)
 
-    def reply(self, token: object, result: object) -> None:
+    def reply(self, token: T, result: object) -> None:
         self.replies.append((token, result))

@@ -131,3 +131,21 @@ class LimitReached:
     limit: str  # the option's name, e.g. "group_max_size"
     value: int  # the configured limit
     error: str  # the Kafka error the client got
+
+
+#: Everything the state machine reports: a closed union, so a consumer that matches on it
+#: (the journal, metrics) is told by the type checker when a variant is added.
+GroupEvent = (
+    MemberJoined
+    | MemberRemoved
+    | StaticMemberReplaced
+    | RebalanceStarted
+    | JoinCompleted
+    | SyncCompleted
+    | StateChanged
+    | GroupLoaded
+    | GroupDeleted
+    | OffsetsCommitted
+    | OffsetsExpired
+    | LimitReached
+)

@@ -13,6 +13,7 @@ answered NOT_COORDINATOR, as Kafka does when a coordinator partition moves away.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import assert_never
 
 from protocol.errors import ErrorCode
 
@@ -24,43 +25,54 @@ from .rebalance import prepare_rebalance
 from .records import (
     GroupDeletedRecord,
     GroupMetadataRecord,
+    HeartbeatRecord,
     OffsetCommitRecord,
     OffsetDeleteRecord,
+    Record,
 )
-from .results import JoinGroupResult, SyncGroupResult
-from .states import DEAD, STABLE
+from .results import GroupStats, JoinGroupResult, SyncGroupResult
+from .states import DEAD, STABLE, GroupState
 from .subscriptions import subscribed_topics
 
 
-def load(ctx: Context, records: Iterable[object]) -> None:
+def load(ctx: Context, records: Iterable[Record]) -> None:
     snapshots: dict[str, GroupMetadataRecord] = {}
     offsets: dict[str, dict[str, dict[int, OffsetEntry]]] = {}
+    heartbeats: dict[tuple[str, str], int] = {}
     for record in records:
-        if isinstance(record, GroupMetadataRecord):
-            snapshots[record.group_id] = record
-        elif isinstance(record, OffsetCommitRecord):
-            offsets.setdefault(record.group_id, {}).setdefault(record.topic, {})[
-                record.partition
-            ] = OffsetEntry(
-                record.offset,
-                record.leader_epoch,
-                record.metadata,
-                record.commit_timestamp_ms,
-                record.expire_timestamp_ms,
-            )
-        elif isinstance(record, OffsetDeleteRecord):
-            topic = offsets.get(record.group_id, {}).get(record.topic)
-            if topic is not None:
-                topic.pop(record.partition, None)
-        elif isinstance(record, GroupDeletedRecord):
-            snapshots.pop(record.group_id, None)
-            offsets.pop(record.group_id, None)
+        match record:
+            case GroupMetadataRecord():
+                snapshots[record.group_id] = record
+                for m in record.members:  # a snapshot supersedes earlier checkpoints
+                    heartbeats.pop((record.group_id, m.member_id), None)
+            case HeartbeatRecord():
+                key = (record.group_id, record.member_id)
+                heartbeats[key] = max(heartbeats.get(key, 0), record.last_heartbeat_ms)
+            case OffsetCommitRecord():
+                offsets.setdefault(record.group_id, {}).setdefault(record.topic, {})[
+                    record.partition
+                ] = OffsetEntry(
+                    record.offset,
+                    record.leader_epoch,
+                    record.metadata,
+                    record.commit_timestamp_ms,
+                    record.expire_timestamp_ms,
+                )
+            case OffsetDeleteRecord():
+                topic = offsets.get(record.group_id, {}).get(record.topic)
+                if topic is not None:
+                    topic.pop(record.partition, None)
+            case GroupDeletedRecord():
+                snapshots.pop(record.group_id, None)
+                offsets.pop(record.group_id, None)
+            case _:
+                assert_never(record)
     for group_id in {**snapshots, **offsets}:
         g = ClassicGroup(group_id)
         g.offsets = {t: parts for t, parts in offsets.get(group_id, {}).items() if parts}
         snapshot = snapshots.get(group_id)
         if snapshot is not None:
-            _restore(ctx, g, snapshot)
+            _restore(ctx, g, snapshot, heartbeats)
         ctx.groups[group_id] = g
         offset_count = sum(len(parts) for parts in g.offsets.values())
         ctx.event(events.GroupLoaded(group_id, g.state.value, len(g.members), offset_count))
@@ -72,9 +84,20 @@ def load(ctx: Context, records: Iterable[object]) -> None:
         elif len(g.members) > ctx.config.max_size:
             # testOnLoadedExceedGroupMaxSizeTriggersRebalance: the limit may have shrunk.
             prepare_rebalance(ctx, g, "loaded over group.max.size", RebalanceTrigger.LOADED)
+    # What was loaded is what is persisted: the first checkpoint writes only what moves.
+    ctx.shard.checkpointed = {
+        (g.group_id, m.member_id): m.last_heartbeat_ms
+        for g in ctx.groups.values()
+        for m in g.members.values()
+    }
 
 
-def _restore(ctx: Context, g: ClassicGroup, snapshot: GroupMetadataRecord) -> None:
+def _restore(
+    ctx: Context,
+    g: ClassicGroup,
+    snapshot: GroupMetadataRecord,
+    heartbeats: dict[tuple[str, str], int],
+) -> None:
     g.protocol_type = snapshot.protocol_type
     g.generation_id = snapshot.generation_id
     g.state_timestamp_ms = snapshot.state_timestamp_ms
@@ -92,7 +115,8 @@ def _restore(ctx: Context, g: ClassicGroup, snapshot: GroupMetadataRecord) -> No
         m.assignment = mr.assignment
         g.add(m)
         # Only what is left of the session; a timestamp from the future counts as now.
-        last = min(mr.last_heartbeat_ms, ctx.now)
+        checkpointed = heartbeats.get((g.group_id, mr.member_id), 0)
+        last = min(max(mr.last_heartbeat_ms, checkpointed), ctx.now)
         ctx.deadlines.schedule_heartbeat(
             ctx.out, m.heartbeat_key, g.group_id, m.member_id, last + m.session_timeout_ms
         )
@@ -107,6 +131,30 @@ def _restore(ctx: Context, g: ClassicGroup, snapshot: GroupMetadataRecord) -> No
     # Loaded groups with members are Stable (Kafka's GroupMetadataValue replay): this is
     # how the group object starts, not a transition.
     g.state = g.previous_state = STABLE
+
+
+def checkpoint(ctx: Context) -> None:
+    """Records of the members' last heartbeats that moved since the last checkpoint."""
+    previous = ctx.shard.checkpointed
+    seen: dict[tuple[str, str], int] = {}
+    for g in ctx.groups.values():
+        for m in g.members.values():
+            key = (g.group_id, m.member_id)
+            seen[key] = m.last_heartbeat_ms
+            if previous.get(key) != m.last_heartbeat_ms:
+                ctx.out.records.append(
+                    HeartbeatRecord(g.group_id, m.member_id, m.last_heartbeat_ms)
+                )
+    ctx.shard.checkpointed = seen
+
+
+def stats(groups: Iterable[ClassicGroup]) -> GroupStats:
+    by_state = {s.value: 0 for s in GroupState}
+    members = 0
+    for g in groups:
+        by_state[g.state.value] += 1
+        members += len(g.members)
+    return GroupStats(by_state, members)
 
 
 def shutdown(ctx: Context) -> None:

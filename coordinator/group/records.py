@@ -64,3 +64,25 @@ class GroupDeletedRecord:
     """The group and all its offsets are gone."""
 
     group_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class HeartbeatRecord:
+    """A member's last heartbeat, checkpointed between snapshots of its group: a member
+    restored after a crash keeps only what was left of its session. A later snapshot of
+    the group supersedes it."""
+
+    group_id: str
+    member_id: str
+    last_heartbeat_ms: int
+
+
+#: Everything the state machine persists: a closed union, so a consumer that matches on it
+#: (the store, ``load``) is told by the type checker when a variant is added.
+Record = (
+    GroupMetadataRecord
+    | OffsetCommitRecord
+    | OffsetDeleteRecord
+    | GroupDeletedRecord
+    | HeartbeatRecord
+)

@@ -74,3 +74,11 @@ class ListedGroup:
     protocol_type: str
     group_state: str
     group_type: str
+
+
+@dataclass(frozen=True, slots=True)
+class GroupStats:
+    """How many groups are in each state, and their members (for gauges and consoles)."""
+
+    groups_by_state: dict[str, int]
+    members: int

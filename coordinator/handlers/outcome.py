@@ -18,6 +18,7 @@ from typing import Any, Generic, TypeVar
 from protocol.errors import ErrorCode
 
 from ..group.effects import Effects
+from ..group.events import GroupEvent
 
 R = TypeVar("R")
 T = TypeVar("T")
@@ -86,20 +87,20 @@ Wait = Awaiting[R] | Delayed[R] | Offloaded[R, Any]
 @dataclass(slots=True)
 class Outcome(Generic[R]):
     reply: R | Wait[R]
-    effects: Effects | None = None
+    effects: Effects[Pending] | None = None
     #: Topics created by this request, (name, partitions): persisted before the reply.
     topics: list[tuple[str, int]] = field(default_factory=list)
     #: The answer when the writes could not be stored (None: the connection closes).
     failed: Callable[[ErrorCode], R] | None = None
 
-    def emit(self, event: object) -> None:
+    def emit(self, event: GroupEvent) -> None:
         if self.effects is None:
             self.effects = Effects()
         self.effects.events.append(event)
 
 
 def call(
-    effects: Effects,
+    effects: Effects[Pending],
     token: Pending,
     render: Callable[[Any], R],
     failed: Callable[[ErrorCode], R] | None = None,

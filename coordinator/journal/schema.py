@@ -7,7 +7,7 @@ here, so a large group's SyncGroup costs the loop nothing extra.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, assert_never
 
 from protocol.consumer import CONSUMER_PROTOCOL_TYPE, decode_assignment
 from protocol.errors import DecodeError
@@ -18,7 +18,7 @@ from ..group import events
 SCHEMA_VERSION = 1
 
 
-def to_entry(event: object, created_s: float, node_id: int) -> dict[str, Any] | None:
+def to_entry(event: events.GroupEvent, created_s: float, node_id: int) -> dict[str, Any] | None:
     """The journal line for ``event`` (None: not journaled), stamped ``created_s``."""
     body = _body(event)
     if body is None:
@@ -35,78 +35,83 @@ def to_entry(event: object, created_s: float, node_id: int) -> dict[str, Any] | 
     return entry
 
 
-def _body(e: object) -> dict[str, Any] | None:
-    if isinstance(e, events.MemberJoined):
-        return {
-            "type": "member_joined",
-            "group": e.group_id,
-            "member": e.member_id,
-            "instance": e.group_instance_id,
-            "client_id": e.client_id,
-            "client_host": e.client_host,
-            "protocols": e.protocols,
-        }
-    if isinstance(e, events.MemberRemoved):
-        return _removal(e)
-    if isinstance(e, events.StaticMemberReplaced):
-        return {
-            "type": "static_member_replaced",
-            "group": e.group_id,
-            "instance": e.group_instance_id,
-            "old_member": e.old_member_id,
-            "member": e.new_member_id,
-        }
-    if isinstance(e, events.RebalanceStarted):
-        return {
-            "type": "rebalance_started",
-            "group": e.group_id,
-            "generation": e.generation_id,
-            "trigger": e.trigger.value,
-            "reason": e.reason,
-        }
-    if isinstance(e, events.JoinCompleted):
-        return {
-            "type": "join_completed",
-            "group": e.group_id,
-            "generation": e.generation_id,
-            "members": e.members,
-            "leader": e.leader,
-            "protocol": e.protocol_name,
-            "duration_ms": e.duration_ms,
-        }
-    if isinstance(e, events.SyncCompleted):
-        return {
-            "type": "sync_completed",
-            "group": e.group_id,
-            "generation": e.generation_id,
-            "duration_ms": e.duration_ms,
-            "rebalance_duration_ms": e.rebalance_duration_ms,
-            "assignment": {
-                member: _assignment_size(e.protocol_type, data) for member, data in e.assignments
-            },
-        }
-    if isinstance(e, events.StateChanged):
-        return {
-            "type": "state_changed",
-            "group": e.group_id,
-            "from": e.old_state,
-            "to": e.new_state,
-        }
-    if isinstance(e, events.GroupDeleted):
-        return {"type": "group_deleted", "group": e.group_id, "reason": e.reason}
-    if isinstance(e, events.OffsetsCommitted):
-        return {"type": "offsets_committed", "group": e.group_id, "count": e.count}
-    if isinstance(e, events.OffsetsExpired):
-        return {"type": "offsets_expired", "group": e.group_id, "count": e.count}
-    if isinstance(e, events.GroupLoaded):
-        return {
-            "type": "group_loaded",
-            "group": e.group_id,
-            "state": e.state,
-            "members": e.members,
-            "offsets": e.offsets,
-        }
-    return None
+def _body(e: events.GroupEvent) -> dict[str, Any] | None:
+    match e:
+        case events.MemberJoined():
+            return {
+                "type": "member_joined",
+                "group": e.group_id,
+                "member": e.member_id,
+                "instance": e.group_instance_id,
+                "client_id": e.client_id,
+                "client_host": e.client_host,
+                "protocols": e.protocols,
+            }
+        case events.MemberRemoved():
+            return _removal(e)
+        case events.StaticMemberReplaced():
+            return {
+                "type": "static_member_replaced",
+                "group": e.group_id,
+                "instance": e.group_instance_id,
+                "old_member": e.old_member_id,
+                "member": e.new_member_id,
+            }
+        case events.RebalanceStarted():
+            return {
+                "type": "rebalance_started",
+                "group": e.group_id,
+                "generation": e.generation_id,
+                "trigger": e.trigger.value,
+                "reason": e.reason,
+            }
+        case events.JoinCompleted():
+            return {
+                "type": "join_completed",
+                "group": e.group_id,
+                "generation": e.generation_id,
+                "members": e.members,
+                "leader": e.leader,
+                "protocol": e.protocol_name,
+                "duration_ms": e.duration_ms,
+            }
+        case events.SyncCompleted():
+            return {
+                "type": "sync_completed",
+                "group": e.group_id,
+                "generation": e.generation_id,
+                "duration_ms": e.duration_ms,
+                "rebalance_duration_ms": e.rebalance_duration_ms,
+                "assignment": {
+                    member: _assignment_size(e.protocol_type, data)
+                    for member, data in e.assignments
+                },
+            }
+        case events.StateChanged():
+            return {
+                "type": "state_changed",
+                "group": e.group_id,
+                "from": e.old_state,
+                "to": e.new_state,
+            }
+        case events.GroupDeleted():
+            return {"type": "group_deleted", "group": e.group_id, "reason": e.reason}
+        case events.OffsetsCommitted():
+            return {"type": "offsets_committed", "group": e.group_id, "count": e.count}
+        case events.OffsetsExpired():
+            return {"type": "offsets_expired", "group": e.group_id, "count": e.count}
+        case events.GroupLoaded():
+            return {
+                "type": "group_loaded",
+                "group": e.group_id,
+                "state": e.state,
+                "members": e.members,
+                "offsets": e.offsets,
+            }
+        case events.LimitReached():
+            return None  # a log line and a metric, not a journal entry
+        case _:
+            assert_never(e)
 
 
 def _removal(e: events.MemberRemoved) -> dict[str, Any]:

@@ -14,6 +14,7 @@ import queue
 import time
 from logging.handlers import QueueListener, TimedRotatingFileHandler
 from pathlib import Path
+from typing import cast
 
 from ..clock import Clock
 from ..group import events
@@ -85,7 +86,8 @@ class _EntryFormatter(logging.Formatter):
         self.node_id = node_id
 
     def format(self, record: logging.LogRecord) -> str:
-        entry = to_entry(record.msg, record.created, self.node_id)
+        # The writer queues only journaled events (``__call__``).
+        entry = to_entry(cast(events.GroupEvent, record.msg), record.created, self.node_id)
         return json.dumps(entry, separators=(",", ":"), ensure_ascii=False)
 
 
@@ -113,7 +115,7 @@ class JournalWriter:
         self._listener.start()
         self._closed = False
 
-    def __call__(self, event: object) -> None:
+    def __call__(self, event: events.GroupEvent) -> None:
         if self._closed or type(event) not in JOURNALED:
             return
         record = logging.LogRecord("journal", logging.INFO, "", 0, event, None, None)

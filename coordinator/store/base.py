@@ -1,7 +1,7 @@
 """The storage interface the coordinator owns.
 
-The state machine emits records; ``coordinator.persist`` turns them into ``Write`` batches
-(row-level upserts and deletes) and hands them to a ``Store``. A store applies each batch
+The state machine emits records; the runtime hands them to a ``Store`` in ``Write``
+batches, which the store turns into rows. A store applies each batch
 atomically and reports when it is durable; concurrent batches may be committed together
 (group commit). Shaped so that a networked database (several coordinator nodes sharing
 state) can implement it: every write is keyed by group id, and loading is per node.
@@ -12,42 +12,18 @@ from __future__ import annotations
 import abc
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..accounts import AclBinding, ScramCredential
-
-
-@dataclass(frozen=True, slots=True)
-class OffsetRow:
-    group_id: str
-    topic: str
-    partition: int
-    committed_offset: int
-    leader_epoch: int
-    metadata: str
-    commit_timestamp_ms: int
-    expire_timestamp_ms: int | None
-
-
-@dataclass(frozen=True, slots=True)
-class GroupRow:
-    """A group's metadata snapshot, as the state machine describes it (JSON-able dict)."""
-
-    group_id: str
-    data: dict[str, Any]
+from ..group.records import Record
 
 
 @dataclass(slots=True)
 class Write:
     """One batch of changes, applied atomically."""
 
-    offsets: list[OffsetRow] = field(default_factory=list)
-    deleted_offsets: list[tuple[str, str, int]] = field(default_factory=list)
-    groups: list[GroupRow] = field(default_factory=list)
-    deleted_groups: list[str] = field(default_factory=list)
+    #: The state machine's records, applied in order.
+    records: list[Record] = field(default_factory=list)
     topics: list[tuple[str, int]] = field(default_factory=list)
-    #: (group, member, last heartbeat ms): fresher than the group's last snapshot.
-    heartbeats: list[tuple[str, str, int]] = field(default_factory=list)
     #: SCRAM credentials to add or replace, by (username, mechanism).
     credentials: list[ScramCredential] = field(default_factory=list)
     #: (username, mechanism); mechanism None removes every credential of the user.
@@ -57,12 +33,8 @@ class Write:
 
     def __bool__(self) -> bool:
         return bool(
-            self.offsets
-            or self.deleted_offsets
-            or self.groups
-            or self.deleted_groups
+            self.records
             or self.topics
-            or self.heartbeats
             or self.credentials
             or self.deleted_credentials
             or self.acls
@@ -72,10 +44,10 @@ class Write:
 
 @dataclass(slots=True)
 class LoadedState:
-    offsets: list[OffsetRow] = field(default_factory=list)
-    groups: list[GroupRow] = field(default_factory=list)
+    #: For ``GroupCoordinator.load``: group snapshots, then the heartbeats checkpointed
+    #: since, then offsets.
+    records: list[Record] = field(default_factory=list)
     topics: list[tuple[str, int]] = field(default_factory=list)
-    heartbeats: dict[tuple[str, str], int] = field(default_factory=dict)
     security: SecurityRows = field(default_factory=lambda: SecurityRows())
 
 

@@ -13,12 +13,23 @@ import os
 import sqlite3
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from itertools import groupby
 from pathlib import Path
+from typing import assert_never, cast
 
 from ..accounts import AclBinding, Operation, PatternType, Permission, ResourceType, ScramCredential
 from ..errors import StartupError
+from ..group.records import (
+    GroupDeletedRecord,
+    GroupMetadataRecord,
+    HeartbeatRecord,
+    OffsetCommitRecord,
+    OffsetDeleteRecord,
+    Record,
+)
 from ..private_files import private_dir, private_file
-from .base import GroupRow, LoadedState, OffsetRow, SecurityRows, Store, Write
+from .base import LoadedState, SecurityRows, Store, Write
+from .snapshots import snapshot_from_json, snapshot_to_json
 
 # Numbered migrations, applied in order at start; PRAGMA user_version records the last.
 MIGRATIONS: list[str] = [
@@ -132,24 +143,24 @@ class SqliteStore(Store):
         migrate(conn)
         self._conn = conn
         state = LoadedState()
-        state.offsets = [
-            OffsetRow(*row)
+        state.records.extend(
+            snapshot_from_json(group_id, json.loads(data))
+            for group_id, data in conn.execute("SELECT group_id, data FROM groups")
+        )
+        state.records.extend(
+            HeartbeatRecord(*row)
+            for row in conn.execute(
+                "SELECT group_id, member_id, last_heartbeat_ms FROM member_heartbeats"
+            )
+        )
+        state.records.extend(
+            OffsetCommitRecord(*row)
             for row in conn.execute(
                 "SELECT group_id, topic, partition, committed_offset, leader_epoch, metadata,"
                 " commit_timestamp_ms, expire_timestamp_ms FROM offsets"
             )
-        ]
-        state.groups = [
-            GroupRow(group_id, json.loads(data))
-            for group_id, data in conn.execute("SELECT group_id, data FROM groups")
-        ]
+        )
         state.topics = [(n, p) for n, p in conn.execute("SELECT name, partitions FROM topics")]
-        state.heartbeats = {
-            (g, m): ms
-            for g, m, ms in conn.execute(
-                "SELECT group_id, member_id, last_heartbeat_ms FROM member_heartbeats"
-            )
-        }
         state.security = _read_security(conn)
         return state
 
@@ -298,62 +309,80 @@ def _apply_security(conn: sqlite3.Connection, batch: Write) -> None:
 
 def _apply(conn: sqlite3.Connection, batch: Write) -> None:
     _apply_security(conn, batch)
-    if batch.deleted_groups:
-        gone = [(g,) for g in batch.deleted_groups]
-        conn.executemany("DELETE FROM offsets WHERE group_id = ?", gone)
-        conn.executemany("DELETE FROM groups WHERE group_id = ?", gone)
-        conn.executemany("DELETE FROM member_heartbeats WHERE group_id = ?", gone)
-    if batch.groups:
-        conn.executemany(
-            "INSERT INTO groups (group_id, data) VALUES (?, ?)"
-            " ON CONFLICT (group_id) DO UPDATE SET data = excluded.data",
-            [(g.group_id, json.dumps(g.data)) for g in batch.groups],
-        )
-        # A snapshot carries its members' heartbeats; older checkpoints are moot.
-        conn.executemany(
-            "DELETE FROM member_heartbeats WHERE group_id = ?",
-            [(g.group_id,) for g in batch.groups],
-        )
-    if batch.offsets:
-        conn.executemany(
-            "INSERT INTO offsets VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-            " ON CONFLICT (group_id, topic, partition) DO UPDATE SET"
-            " committed_offset = excluded.committed_offset,"
-            " leader_epoch = excluded.leader_epoch, metadata = excluded.metadata,"
-            " commit_timestamp_ms = excluded.commit_timestamp_ms,"
-            " expire_timestamp_ms = excluded.expire_timestamp_ms",
-            [
-                (
-                    o.group_id,
-                    o.topic,
-                    o.partition,
-                    o.committed_offset,
-                    o.leader_epoch,
-                    o.metadata,
-                    o.commit_timestamp_ms,
-                    o.expire_timestamp_ms,
-                )
-                for o in batch.offsets
-            ],
-        )
-    if batch.deleted_offsets:
-        conn.executemany(
-            "DELETE FROM offsets WHERE group_id = ? AND topic = ? AND partition = ?",
-            batch.deleted_offsets,
-        )
     if batch.topics:
         conn.executemany(
             "INSERT INTO topics (name, partitions) VALUES (?, ?)"
             " ON CONFLICT (name) DO UPDATE SET partitions = excluded.partitions",
             batch.topics,
         )
-    if batch.heartbeats:
-        conn.executemany(
-            "INSERT INTO member_heartbeats VALUES (?, ?, ?)"
-            " ON CONFLICT (group_id, member_id) DO UPDATE SET"
-            " last_heartbeat_ms = excluded.last_heartbeat_ms",
-            batch.heartbeats,
-        )
+    # In order; a run of records of one kind is one statement (a commit storm is a run of
+    # offsets).
+    for _kind, run in groupby(batch.records, type):
+        _apply_run(conn, list(run))
+
+
+def _apply_run(conn: sqlite3.Connection, records: list[Record]) -> None:
+    """Records of one kind (``groupby`` made the run), as one statement each."""
+    first = records[0]
+    match first:
+        case OffsetCommitRecord():
+            commits = cast(list[OffsetCommitRecord], records)
+            conn.executemany(_UPSERT_OFFSET, [_offset_row(r) for r in commits])
+        case GroupMetadataRecord():
+            snapshots = cast(list[GroupMetadataRecord], records)
+            rows = [(r.group_id, json.dumps(snapshot_to_json(r))) for r in snapshots]
+            conn.executemany(_UPSERT_GROUP, rows)
+            # A snapshot carries its members' heartbeats; older checkpoints are moot.
+            conn.executemany(_DELETE_HEARTBEATS, [(g,) for g, _data in rows])
+        case OffsetDeleteRecord():
+            deletes = cast(list[OffsetDeleteRecord], records)
+            conn.executemany(
+                "DELETE FROM offsets WHERE group_id = ? AND topic = ? AND partition = ?",
+                [(r.group_id, r.topic, r.partition) for r in deletes],
+            )
+        case GroupDeletedRecord():
+            gone = [(r.group_id,) for r in cast(list[GroupDeletedRecord], records)]
+            conn.executemany("DELETE FROM offsets WHERE group_id = ?", gone)
+            conn.executemany("DELETE FROM groups WHERE group_id = ?", gone)
+            conn.executemany(_DELETE_HEARTBEATS, gone)
+        case HeartbeatRecord():
+            beats = cast(list[HeartbeatRecord], records)
+            conn.executemany(
+                "INSERT INTO member_heartbeats VALUES (?, ?, ?)"
+                " ON CONFLICT (group_id, member_id) DO UPDATE SET"
+                " last_heartbeat_ms = excluded.last_heartbeat_ms",
+                [(r.group_id, r.member_id, r.last_heartbeat_ms) for r in beats],
+            )
+        case _:
+            assert_never(first)
+
+
+_UPSERT_OFFSET = (
+    "INSERT INTO offsets VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+    " ON CONFLICT (group_id, topic, partition) DO UPDATE SET"
+    " committed_offset = excluded.committed_offset,"
+    " leader_epoch = excluded.leader_epoch, metadata = excluded.metadata,"
+    " commit_timestamp_ms = excluded.commit_timestamp_ms,"
+    " expire_timestamp_ms = excluded.expire_timestamp_ms"
+)
+_UPSERT_GROUP = (
+    "INSERT INTO groups (group_id, data) VALUES (?, ?)"
+    " ON CONFLICT (group_id) DO UPDATE SET data = excluded.data"
+)
+_DELETE_HEARTBEATS = "DELETE FROM member_heartbeats WHERE group_id = ?"
+
+
+def _offset_row(r: OffsetCommitRecord) -> tuple[object, ...]:
+    return (
+        r.group_id,
+        r.topic,
+        r.partition,
+        r.offset,
+        r.leader_epoch,
+        r.metadata,
+        r.commit_timestamp_ms,
+        r.expire_timestamp_ms,
+    )
 
 
 def _probe_writable(directory: Path) -> None:

@@ -6,16 +6,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from coordinator.group import GroupConfig, GroupCoordinator
-from coordinator.persist import to_records, to_write
-from coordinator.store import SqliteStore
+from coordinator.group.records import Record
+from coordinator.store import SqliteStore, Write
 from tests.coordinator.group.harness import Harness
 from tests.coordinator.group.test_offsets import DAY, consumer_group, subscription
 
 
-async def _persist(tmp_path: Path, records: list[object]) -> None:
+async def _persist(tmp_path: Path, records: list[Record]) -> None:
     store = SqliteStore(tmp_path)
     await store.open()
-    await store.write(to_write(records))
+    await store.write(Write(records))
     await store.close()
 
 
@@ -24,7 +24,7 @@ async def _reload(tmp_path: Path, now: int) -> GroupCoordinator:
     state = await store.open()
     await store.close()
     co = GroupCoordinator(GroupConfig())
-    co.load(to_records(state), now)
+    co.load(state.records, now)
     return co
 
 

@@ -8,34 +8,75 @@ import sqlite3
 import stat
 from pathlib import Path
 
-from coordinator.store import GroupRow, OffsetRow, SqliteStore, Write
+from coordinator.group.records import (
+    GroupDeletedRecord,
+    GroupMetadataRecord,
+    HeartbeatRecord,
+    MemberRecord,
+    OffsetCommitRecord,
+    OffsetDeleteRecord,
+)
+from coordinator.store import LoadedState, SqliteStore, Write
 from coordinator.store.sqlite import MIGRATIONS
 
 
-def offset(group: str, topic: str, partition: int, value: int) -> OffsetRow:
-    return OffsetRow(group, topic, partition, value, -1, f"m{value}", 1000, None)
+def offset(group: str, topic: str, partition: int, value: int) -> OffsetCommitRecord:
+    return OffsetCommitRecord(group, topic, partition, value, -1, f"m{value}", 1000, None)
+
+
+def member(member_id: str, last_heartbeat_ms: int) -> MemberRecord:
+    return MemberRecord(
+        member_id,
+        None,
+        "client",
+        "/10.0.0.1",
+        300_000,
+        45_000,
+        "consumer",
+        [("range", b"\x00\x01")],
+        b"assigned",
+        last_heartbeat_ms,
+    )
+
+
+def snapshot(group: str, generation: int, *members: MemberRecord) -> GroupMetadataRecord:
+    return GroupMetadataRecord(
+        group,
+        "Stable",
+        1000,
+        "consumer",
+        "range",
+        generation,
+        members[0].member_id if members else None,
+        list(members),
+    )
+
+
+def offsets(state: LoadedState) -> list[OffsetCommitRecord]:
+    return [r for r in state.records if isinstance(r, OffsetCommitRecord)]
+
+
+def snapshots(state: LoadedState) -> list[GroupMetadataRecord]:
+    return [r for r in state.records if isinstance(r, GroupMetadataRecord)]
 
 
 async def test_writes_survive_reopening(tmp_path: Path) -> None:
     store = SqliteStore(tmp_path)
-    assert (await store.open()).offsets == []
+    assert (await store.open()).records == []
+    group = snapshot("g", 3, member("m-1", 2000))
     await store.write(
-        Write(
-            offsets=[offset("g", "t", 0, 5), offset("g", "t", 1, 6)],
-            groups=[GroupRow("g", {"generation_id": 3, "members": []})],
-            topics=[("t", 2)],
-        )
+        Write(records=[offset("g", "t", 0, 5), offset("g", "t", 1, 6), group], topics=[("t", 2)])
     )
-    await store.write(Write(offsets=[offset("g", "t", 0, 9)]))
+    await store.write(Write(records=[offset("g", "t", 0, 9)]))
     await store.close()
 
     reopened = SqliteStore(tmp_path)
     state = await reopened.open()
-    assert sorted((o.partition, o.committed_offset, o.metadata) for o in state.offsets) == [
+    assert sorted((o.partition, o.offset, o.metadata) for o in offsets(state)) == [
         (0, 9, "m9"),
         (1, 6, "m6"),
     ]
-    assert state.groups == [GroupRow("g", {"generation_id": 3, "members": []})]
+    assert snapshots(state) == [group]  # the same record back, bytes and all
     assert state.topics == [("t", 2)]
     await reopened.close()
 
@@ -45,25 +86,50 @@ async def test_deleting_a_group_deletes_its_offsets(tmp_path: Path) -> None:
     await store.open()
     await store.write(
         Write(
-            offsets=[offset("a", "t", 0, 1), offset("b", "t", 0, 2)],
-            groups=[GroupRow("a", {}), GroupRow("b", {})],
+            records=[
+                offset("a", "t", 0, 1),
+                offset("b", "t", 0, 2),
+                snapshot("a", 1),
+                snapshot("b", 1),
+                HeartbeatRecord("a", "m-1", 5000),
+            ]
         )
     )
-    await store.write(Write(deleted_groups=["a"], deleted_offsets=[("b", "t", 0)]))
+    await store.write(Write(records=[GroupDeletedRecord("a"), OffsetDeleteRecord("b", "t", 0)]))
     await store.close()
     state = await SqliteStore(tmp_path).open()
-    assert state.offsets == []
-    assert [g.group_id for g in state.groups] == ["b"]
+    assert offsets(state) == []
+    assert [g.group_id for g in snapshots(state)] == ["b"]
+    assert not any(isinstance(r, HeartbeatRecord) for r in state.records)
+
+
+async def test_heartbeat_checkpoints_load_until_the_next_snapshot(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path)
+    await store.open()
+    await store.write(
+        Write(records=[snapshot("g", 1, member("m-1", 1000)), HeartbeatRecord("g", "m-1", 4000)])
+    )
+    await store.close()
+    state = await SqliteStore(tmp_path).open()
+    assert [r for r in state.records if isinstance(r, HeartbeatRecord)] == [
+        HeartbeatRecord("g", "m-1", 4000)
+    ]
+    store = SqliteStore(tmp_path)
+    await store.open()
+    await store.write(Write(records=[snapshot("g", 2, member("m-1", 5000))]))
+    await store.close()
+    state = await SqliteStore(tmp_path).open()
+    assert not any(isinstance(r, HeartbeatRecord) for r in state.records)
 
 
 async def test_concurrent_batches_share_transactions(tmp_path: Path) -> None:
     store = SqliteStore(tmp_path)
     await store.open()
-    futures = [store.write(Write(offsets=[offset("g", "t", p, p)])) for p in range(200)]
+    futures = [store.write(Write(records=[offset("g", "t", p, p)])) for p in range(200)]
     await asyncio.gather(*futures)
     assert store.transactions < 200  # group commit: later batches merged while one ran
     await store.close()
-    assert len((await SqliteStore(tmp_path).open()).offsets) == 200
+    assert len(offsets(await SqliteStore(tmp_path).open())) == 200
 
 
 async def test_schema_is_migrated_and_versioned(tmp_path: Path) -> None:
@@ -87,7 +153,7 @@ async def test_data_directory_and_store_files_are_private_to_the_daemons_user(
     try:
         store = SqliteStore(data)
         await store.open()
-        await store.write(Write(offsets=[offset("g", "t", 0, 1)]))
+        await store.write(Write(records=[offset("g", "t", 0, 1)]))
         await store.close()
     finally:
         os.umask(old)
