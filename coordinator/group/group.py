@@ -15,16 +15,8 @@ from protocol.errors import ErrorCode
 from .deadlines import heartbeat_key
 from .member import Member, Protocols
 from .protocol_selection import candidate_protocols, select_protocol
+from .records import OffsetCommitRecord
 from .states import EMPTY, GroupState, can_rebalance, check_transition
-
-
-@dataclass(slots=True)
-class OffsetEntry:
-    offset: int
-    leader_epoch: int  # -1: none
-    metadata: str
-    commit_timestamp_ms: int
-    expire_timestamp_ms: int | None  # explicit retention (OffsetCommit v2-4), else None
 
 
 @dataclass(slots=True, eq=False)
@@ -53,7 +45,8 @@ class ClassicGroup:
     # Topics the consumer members subscribe to, computed at each new generation; None when
     # unknown (not a consumer group, or unparsable metadata).
     subscribed_topics: frozenset[str] | None = None
-    offsets: dict[str, dict[int, OffsetEntry]] = field(default_factory=dict)
+    #: The committed offsets, by topic and partition: the records as persisted.
+    offsets: dict[str, dict[int, OffsetCommitRecord]] = field(default_factory=dict)
 
     # -- state ---------------------------------------------------------------------------
 

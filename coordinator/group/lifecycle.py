@@ -20,7 +20,7 @@ from protocol.errors import ErrorCode
 from . import events
 from .context import Context
 from .events import RebalanceTrigger
-from .group import ClassicGroup, OffsetEntry
+from .group import ClassicGroup
 from .rebalance import prepare_rebalance
 from .records import (
     GroupDeletedRecord,
@@ -37,7 +37,7 @@ from .subscriptions import subscribed_topics
 
 def load(ctx: Context, records: Iterable[Record]) -> None:
     snapshots: dict[str, GroupMetadataRecord] = {}
-    offsets: dict[str, dict[str, dict[int, OffsetEntry]]] = {}
+    offsets: dict[str, dict[str, dict[int, OffsetCommitRecord]]] = {}
     heartbeats: dict[tuple[str, str], int] = {}
     for record in records:
         match record:
@@ -51,13 +51,7 @@ def load(ctx: Context, records: Iterable[Record]) -> None:
             case OffsetCommitRecord():
                 offsets.setdefault(record.group_id, {}).setdefault(record.topic, {})[
                     record.partition
-                ] = OffsetEntry(
-                    record.offset,
-                    record.leader_epoch,
-                    record.metadata,
-                    record.commit_timestamp_ms,
-                    record.expire_timestamp_ms,
-                )
+                ] = record
             case OffsetDeleteRecord():
                 topic = offsets.get(record.group_id, {}).get(record.topic)
                 if topic is not None:

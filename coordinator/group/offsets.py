@@ -11,7 +11,7 @@ from protocol.errors import ErrorCode
 from . import events
 from .context import Context
 from .deadlines import heartbeat_key
-from .group import ClassicGroup, OffsetEntry
+from .group import ClassicGroup
 from .records import GroupDeletedRecord, OffsetCommitRecord, OffsetDeleteRecord
 from .requests import OffsetCommitInput
 from .results import OffsetCommitResult, OffsetFetchResult
@@ -47,14 +47,11 @@ def commit_offsets(ctx: Context, token: object, req: OffsetCommitInput) -> None:
             if _java_length_exceeds(text, limit):
                 answers.append((partition, ErrorCode.OFFSET_METADATA_TOO_LARGE))
                 continue
-            g.offsets.setdefault(topic, {})[partition] = OffsetEntry(
-                offset, leader_epoch, text, ctx.now, expire
+            record = OffsetCommitRecord(
+                req.group_id, topic, partition, offset, leader_epoch, text, ctx.now, expire
             )
-            ctx.out.records.append(
-                OffsetCommitRecord(
-                    req.group_id, topic, partition, offset, leader_epoch, text, ctx.now, expire
-                )
-            )
+            g.offsets.setdefault(topic, {})[partition] = record
+            ctx.out.records.append(record)
             stored += 1
             answers.append((partition, 0))
         results.append((topic, answers))
