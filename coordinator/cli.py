@@ -34,6 +34,11 @@ from .security.options import (
 )
 
 ENV_PREFIX = "GROUP_COORDINATOR"
+# Each default is written once, in the dataclass the option fills.
+_SETTINGS = Settings()
+_GROUP = GroupConfig()
+_LIMITS = ConnectionLimits()
+_OBSERVABILITY = ObservabilitySettings()
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
@@ -84,13 +89,18 @@ def main() -> None:
     expose_value=False,
     help="TOML file with option defaults",
 )
-@option("--listen", default="127.0.0.1:9092", callback=_host_port, help="HOST:PORT to bind")
+@option(
+    "--listen",
+    default="{}:{}".format(*_SETTINGS.listen),
+    callback=_host_port,
+    help="HOST:PORT to bind",
+)
 @listener_options(option)
-@option("--node-id", default=0, type=int, help="node.id reported in Metadata")
-@option("--cluster-id", default="group-coordinator", help="cluster id reported in Metadata")
+@option("--node-id", default=_SETTINGS.node_id, type=int, help="node.id reported in Metadata")
+@option("--cluster-id", default=_SETTINGS.cluster_id, help="cluster id reported in Metadata")
 @option(
     "--data-dir",
-    default="data",
+    default=str(_SETTINGS.data_dir),
     type=click.Path(file_okay=False, path_type=Path),
     help="where durable state lives",
 )
@@ -103,64 +113,94 @@ def main() -> None:
 )
 @option(
     "--auto-create-topics/--no-auto-create-topics",
-    default=False,
+    default=_SETTINGS.auto_create_topics,
     help="auto.create.topics.enable: Metadata for an unknown topic creates it",
 )
 @option(
     "--num-partitions",
-    default=1,
+    default=_SETTINGS.num_partitions,
     type=click.IntRange(min=1),
     help="num.partitions for auto-created topics",
 )
-@option("--group-min-session-timeout-ms", default=6000, type=int)
-@option("--group-max-session-timeout-ms", default=1800000, type=int)
-@option("--group-initial-rebalance-delay-ms", default=3000, type=click.IntRange(min=0))
-@option("--group-max-size", default=2147483647, type=click.IntRange(min=1))
-@option("--max-groups", default=1_000_000, type=click.IntRange(min=1))
-@option("--group-max-pending-members", default=10_000, type=click.IntRange(min=1))
-@option("--group-max-member-metadata-bytes", default=1 << 20, type=click.IntRange(min=1))
-@option("--max-topics", default=10_000, type=click.IntRange(min=1))
-@option("--max-partitions", default=1_000_000, type=click.IntRange(min=1))
-@option("--offset-metadata-max-bytes", default=4096, type=click.IntRange(min=0))
-@option("--offsets-retention-minutes", default=10080, type=click.IntRange(min=1))
-@option("--offsets-retention-check-interval-ms", default=600000, type=click.IntRange(min=1))
+@option("--group-min-session-timeout-ms", default=_GROUP.min_session_timeout_ms, type=int)
+@option("--group-max-session-timeout-ms", default=_GROUP.max_session_timeout_ms, type=int)
+@option(
+    "--group-initial-rebalance-delay-ms",
+    default=_GROUP.initial_rebalance_delay_ms,
+    type=click.IntRange(min=0),
+)
+@option("--group-max-size", default=_GROUP.max_size, type=click.IntRange(min=1))
+@option("--max-groups", default=_GROUP.max_groups, type=click.IntRange(min=1))
+@option(
+    "--group-max-pending-members", default=_GROUP.max_pending_members, type=click.IntRange(min=1)
+)
+@option(
+    "--group-max-member-metadata-bytes",
+    default=_GROUP.max_member_metadata_bytes,
+    type=click.IntRange(min=1),
+)
+@option("--max-topics", default=_SETTINGS.max_topics, type=click.IntRange(min=1))
+@option("--max-partitions", default=_SETTINGS.max_partitions, type=click.IntRange(min=1))
+@option(
+    "--offset-metadata-max-bytes",
+    default=_GROUP.offset_metadata_max_bytes,
+    type=click.IntRange(min=0),
+)
+@option(
+    "--offsets-retention-minutes",
+    default=_SETTINGS.offsets_retention_minutes,
+    type=click.IntRange(min=1),
+)
+@option(
+    "--offsets-retention-check-interval-ms",
+    default=_SETTINGS.offsets_retention_check_interval_ms,
+    type=click.IntRange(min=1),
+)
 @option(
     "--store",
-    default="sqlite",
+    default=_SETTINGS.store,
     type=click.Choice(["sqlite", "memory"]),
     help="sqlite: durable state in --data-dir; memory: nothing survives a restart",
 )
 @option(
     "--heartbeat-checkpoint-interval-ms",
-    default=1000,
+    default=_SETTINGS.heartbeat_checkpoint_interval_ms,
     type=click.IntRange(min=0),
     help="how often members' last heartbeats are persisted (0: only with group snapshots)",
 )
-@option("--max-connections", default=20000, type=click.IntRange(min=1))
-@option("--max-connections-per-ip", default=5000, type=click.IntRange(min=1))
-@option("--connections-max-idle-ms", default=600000, type=click.IntRange(min=1))
+@option("--max-connections", default=_LIMITS.max_connections, type=click.IntRange(min=1))
+@option(
+    "--max-connections-per-ip", default=_LIMITS.max_connections_per_ip, type=click.IntRange(min=1)
+)
+@option(
+    "--connections-max-idle-ms", default=_LIMITS.connections_max_idle_ms, type=click.IntRange(min=1)
+)
 @option(
     "--request-receive-timeout-ms",
-    default=30000,
+    default=_LIMITS.request_receive_timeout_ms,
     type=click.IntRange(min=1),
     help="a request must arrive whole within this time of its first byte",
 )
 @option(
     "--max-buffered-response-bytes",
-    default=1 << 20,
+    default=_LIMITS.max_buffered_response_bytes,
     type=click.IntRange(min=1024),
     help="unsent response bytes per connection before reading from it stops",
 )
 @option(
     "--slow-reader-timeout-ms",
-    default=30000,
+    default=_LIMITS.slow_reader_timeout_ms,
     type=click.IntRange(min=1),
     help="how long a connection may not read its responses before it is dropped",
 )
-@option("--socket-request-max-bytes", default=104857600, type=click.IntRange(min=1024))
+@option(
+    "--socket-request-max-bytes",
+    default=_SETTINGS.socket_request_max_bytes,
+    type=click.IntRange(min=1024),
+)
 @option(
     "--sasl-server-max-receive-size",
-    default=524288,
+    default=_SETTINGS.sasl_server_max_receive_size,
     type=click.IntRange(min=1024),
     help="largest frame before SASL authentication (Kafka's sasl.server.max.receive.size)",
 )
@@ -171,18 +211,26 @@ def main() -> None:
     type=click.Path(file_okay=False, path_type=Path),
     help="write the group event journal (JSON lines, docs/journal.md) here",
 )
-@option("--journal-max-bytes", default=64 << 20, type=click.IntRange(min=1024))
-@option("--journal-rotate-seconds", default=3600, type=click.IntRange(min=1))
+@option(
+    "--journal-max-bytes",
+    default=_OBSERVABILITY.journal_max_bytes,
+    type=click.IntRange(min=1024),
+)
+@option(
+    "--journal-rotate-seconds",
+    default=_OBSERVABILITY.journal_rotate_seconds,
+    type=click.IntRange(min=1),
+)
 @option(
     "--metrics-listen",
     default=None,
     callback=_host_port,
     help="HOST:PORT to serve Prometheus metrics on (/metrics); off when not given",
 )
-@option("--log-format", default="plain", type=click.Choice(["plain", "json"]))
+@option("--log-format", default=_SETTINGS.log_format, type=click.Choice(["plain", "json"]))
 @option(
     "--log-level",
-    default="INFO",
+    default=_SETTINGS.log_level,
     type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
 )
 def serve(**options: Any) -> None:

@@ -22,6 +22,7 @@ from protocol.apis.offset_fetch import (
 from protocol.apis.sasl_authenticate import SaslAuthenticateRequest, SaslAuthenticateResponse
 from protocol.apis.sasl_handshake import SaslHandshakeRequest, SaslHandshakeResponse
 from protocol.apis.sync_group import SyncGroupRequest, SyncGroupRequestAssignment, SyncGroupResponse
+from protocol.errors import ErrorCode
 
 Offsets = dict[tuple[str, int], tuple[int, str | None]]
 
@@ -57,7 +58,7 @@ async def fetch(c: KafkaConnectionClient, group: str) -> Offsets:
         OffsetFetchResponse,
     )
     [g] = resp.groups
-    assert g.error_code == 0, g.error_code
+    assert g.error_code == ErrorCode.NONE, g.error_code
     return {
         (t.name, p.partition_index): (p.committed_offset, p.metadata)
         for t in g.topics
@@ -83,7 +84,7 @@ async def join_static_leader(
         7,
         JoinGroupResponse,
     )
-    assert join.error_code == 0, join.error_code
+    assert join.error_code == ErrorCode.NONE, join.error_code
     assert join.leader == join.member_id
     sync = await c.request(
         SyncGroupRequest(
@@ -100,7 +101,7 @@ async def join_static_leader(
         5,
         SyncGroupResponse,
     )
-    assert sync.error_code == 0 and sync.assignment == assignment
+    assert sync.error_code == ErrorCode.NONE and sync.assignment == assignment
     return join.member_id, join.generation_id
 
 
@@ -129,7 +130,7 @@ async def sasl_login(
 ) -> SaslAuthenticateResponse:
     """SaslHandshake v1 then SaslAuthenticate v2 (PLAIN or SCRAM); the last response."""
     hs = await c.request(SaslHandshakeRequest(mechanism=mechanism), 1, SaslHandshakeResponse)
-    assert hs.error_code == 0, hs
+    assert hs.error_code == ErrorCode.NONE, hs
     if mechanism == "PLAIN":
         token = f"\0{user}\0{password}".encode()
         return await c.request(
@@ -149,6 +150,6 @@ async def sasl_login(
         2,
         SaslAuthenticateResponse,
     )
-    if final.error_code == 0:
+    if final.error_code == ErrorCode.NONE:
         scram.set_server_final(final.auth_bytes.decode())  # the server proved it has the key
     return final

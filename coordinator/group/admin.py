@@ -7,7 +7,7 @@ from protocol.errors import ErrorCode
 from .context import Context
 from .group import ClassicGroup
 from .offsets import delete_group
-from .results import DescribedGroup, DescribedMember, ListedGroup
+from .results import DescribedGroup, DescribedMember, GroupError, ListedGroup
 from .states import DEAD, EMPTY, STABLE
 
 #: Every group here is a classic group (ListGroups v5+ GroupType, KIP-848).
@@ -55,15 +55,15 @@ def list_groups(
     ]
 
 
-def delete_groups(ctx: Context, group_ids: list[str]) -> list[tuple[str, int]]:
-    results: list[tuple[str, int]] = []
+def delete_groups(ctx: Context, group_ids: list[str]) -> list[GroupError]:
+    results: list[GroupError] = []
     for group_id in group_ids:
         g = ctx.groups.get(group_id)
         if g is None or g.state is DEAD:
-            results.append((group_id, ErrorCode.GROUP_ID_NOT_FOUND))
+            results.append(GroupError(group_id, ErrorCode.GROUP_ID_NOT_FOUND))
         elif g.state is not EMPTY:
-            results.append((group_id, ErrorCode.NON_EMPTY_GROUP))
+            results.append(GroupError(group_id, ErrorCode.NON_EMPTY_GROUP))
         else:
             delete_group(ctx, g, "DeleteGroups")
-            results.append((group_id, 0))
+            results.append(GroupError(group_id, ErrorCode.NONE))
     return results

@@ -40,7 +40,14 @@ from .requests import (
     OffsetCommitInput,
     SyncGroupInput,
 )
-from .results import DescribedGroup, GroupStats, ListedGroup, OffsetFetchResult
+from .results import (
+    DeleteGroupsResult,
+    DescribedGroup,
+    GroupStats,
+    ListedGroup,
+    OffsetDeleteResult,
+    OffsetFetchResult,
+)
 
 T = TypeVar("T")
 
@@ -111,18 +118,20 @@ class GroupCoordinator(Generic[T]):
     def list_groups(self, states_filter: list[str], types_filter: list[str]) -> list[ListedGroup]:
         return admin.list_groups(self._shard.groups, states_filter, types_filter)
 
-    def delete_groups(
-        self, group_ids: list[str], now_ms: int
-    ) -> tuple[list[tuple[str, int]], Effects[T]]:
+    def delete_groups(self, token: T, group_ids: list[str], now_ms: int) -> Effects[T]:
+        """Answers ``token`` with a ``DeleteGroupsResult``."""
         ctx = self._context(now_ms)
-        return admin.delete_groups(ctx, group_ids), ctx.out
+        ctx.reply(token, DeleteGroupsResult(admin.delete_groups(ctx, group_ids)))
+        return ctx.out
 
     def delete_offsets(
-        self, group_id: str, topics: list[tuple[str, list[int]]], now_ms: int
-    ) -> tuple[int, list[tuple[str, int, int]], Effects[T]]:
+        self, token: T, group_id: str, topics: list[tuple[str, list[int]]], now_ms: int
+    ) -> Effects[T]:
+        """Answers ``token`` with an ``OffsetDeleteResult``."""
         ctx = self._context(now_ms)
         error, partitions = offsets.delete_offsets(ctx, group_id, topics)
-        return error, partitions, ctx.out
+        ctx.reply(token, OffsetDeleteResult(error, partitions))
+        return ctx.out
 
     # -- time -------------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from .deadlines import heartbeat_key
 from .member import Member, Protocols
 from .protocol_selection import candidate_protocols, select_protocol
 from .records import OffsetCommitRecord
+from .results import MemberMetadata
 from .states import EMPTY, GroupState, can_rebalance, check_transition
 
 
@@ -227,10 +228,11 @@ class ClassicGroup:
         candidates = candidate_protocols(self.supported_protocols, len(self.members))
         return select_protocol(self.members.values(), candidates)
 
-    def current_members_list(self) -> list[tuple[str, str | None, bytes]]:
+    def current_members_list(self) -> list[MemberMetadata]:
         """What the leader's JoinGroup response lists: every member's metadata for the
         selected protocol."""
         name = self.protocol_name
         return [
-            (m.member_id, m.group_instance_id, m.metadata_for(name)) for m in self.members.values()
+            MemberMetadata(m.member_id, m.group_instance_id, m.metadata_for(name))
+            for m in self.members.values()
         ]

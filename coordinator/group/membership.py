@@ -14,8 +14,8 @@ from .rebalance import (
     maybe_prepare_rebalance_or_complete_join,
     remove_member,
 )
-from .requests import HeartbeatInput, LeaveGroupInput
-from .results import HeartbeatResult, LeaveGroupResult
+from .requests import HeartbeatInput, LeaveGroupInput, LeavingMember
+from .results import HeartbeatResult, LeaveGroupResult, MemberError
 from .states import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
 
 
@@ -51,13 +51,14 @@ def leave_group(ctx: Context, token: object, req: LeaveGroupInput) -> None:
     g = ctx.groups.get(req.group_id)
     if g is None:
         unknown = ErrorCode.UNKNOWN_MEMBER_ID
-        ctx.reply(token, LeaveGroupResult(0, [(m, i, unknown) for m, i, _ in req.members]))
+        errors = [MemberError(m.member_id, m.group_instance_id, unknown) for m in req.members]
+        ctx.reply(token, LeaveGroupResult(0, errors))
         return
     if g.state is DEAD:
         ctx.reply(token, LeaveGroupResult(ErrorCode.COORDINATOR_NOT_AVAILABLE))
         return
-    results = [_leave_one(ctx, g, m, i, reason) for m, i, reason in req.members]
-    left = [member_id for member_id, _, error in results if error == 0]
+    results = [_leave_one(ctx, g, m) for m in req.members]
+    left = [r.member_id for r in results if r.error_code == 0]
     if left:
         if g.state in (STABLE, COMPLETING_REBALANCE):
             reason = f"LeaveGroup for ({', '.join(left)})"
@@ -67,16 +68,15 @@ def leave_group(ctx: Context, token: object, req: LeaveGroupInput) -> None:
     ctx.reply(token, LeaveGroupResult(0, results))
 
 
-def _leave_one(
-    ctx: Context, g: ClassicGroup, member_id: str, instance: str | None, reason: str | None
-) -> tuple[str, str | None, int]:
+def _leave_one(ctx: Context, g: ClassicGroup, leaving: LeavingMember) -> MemberError:
     """One member's LeaveGroup; the response echoes the request's ids (spec 4.4)."""
+    member_id, instance, reason = leaving.member_id, leaving.group_instance_id, leaving.reason
     why = "left the group" + (f" ({reason})" if reason else "")
     if not member_id:
         # Admin removal of a static member by instance id (KIP-345).
         target = g.static_members.get(instance) if instance is not None else None
         if target is None:
-            return member_id, instance, ErrorCode.UNKNOWN_MEMBER_ID
+            return MemberError(member_id, instance, ErrorCode.UNKNOWN_MEMBER_ID)
         remove_member(ctx, g, g.members[target], why, RemovalCause.LEFT, reason)
     elif member_id in g.pending_join_members:
         g.remove(member_id)
@@ -84,9 +84,9 @@ def _leave_one(
     else:
         error = g.validate_member(member_id, instance)
         if error:
-            return member_id, instance, error
+            return MemberError(member_id, instance, error)
         remove_member(ctx, g, g.members[member_id], why, RemovalCause.LEFT, reason)
-    return member_id, instance, 0
+    return MemberError(member_id, instance, 0)
 
 
 def heartbeat_timer_fired(ctx: Context, g: ClassicGroup, member_id: str) -> None:

@@ -14,7 +14,14 @@ from .deadlines import heartbeat_key
 from .group import ClassicGroup
 from .records import GroupDeletedRecord, OffsetCommitRecord, OffsetDeleteRecord
 from .requests import OffsetCommitInput
-from .results import OffsetCommitResult, OffsetFetchResult
+from .results import (
+    OffsetCommitResult,
+    OffsetFetchResult,
+    PartitionError,
+    PartitionOffset,
+    TopicErrors,
+    TopicOffsets,
+)
 from .states import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
 from .subscriptions import CONSUMER_PROTOCOL_TYPE, is_subscribed_to_topic
 
@@ -23,38 +30,37 @@ GROUP_ID_NOT_FOUND_VERSION = 9
 #: RetentionTimeMs -1: the broker's retention applies.
 DEFAULT_RETENTION = -1
 
-PartitionRow = tuple[int, int, int, str | None, int]
-
 
 def commit_offsets(ctx: Context, token: object, req: OffsetCommitInput) -> None:
     error = _validate_commit(ctx, req)
     if error:
         # OffsetCommit has no top-level error: every partition carries it.
-        ctx.reply(
-            token,
-            OffsetCommitResult([(t, [(p, error) for p, *_ in parts]) for t, parts in req.topics]),
-        )
+        refused = [
+            TopicErrors(t.topic, [PartitionError(p.partition, error) for p in t.partitions])
+            for t in req.topics
+        ]
+        ctx.reply(token, OffsetCommitResult(refused))
         return
     g = ctx.groups[req.group_id]
     expire = None if req.retention_time_ms == DEFAULT_RETENTION else ctx.now + req.retention_time_ms
     limit = ctx.config.offset_metadata_max_bytes
-    results: list[tuple[str, list[tuple[int, int]]]] = []
+    results: list[TopicErrors] = []
     stored = 0
-    for topic, parts in req.topics:
-        answers: list[tuple[int, int]] = []
-        for partition, offset, leader_epoch, metadata in parts:
-            text = metadata or ""
+    for t in req.topics:
+        answers: list[PartitionError] = []
+        for p in t.partitions:
+            text = p.metadata or ""
             if _java_length_exceeds(text, limit):
-                answers.append((partition, ErrorCode.OFFSET_METADATA_TOO_LARGE))
+                answers.append(PartitionError(p.partition, ErrorCode.OFFSET_METADATA_TOO_LARGE))
                 continue
             record = OffsetCommitRecord(
-                req.group_id, topic, partition, offset, leader_epoch, text, ctx.now, expire
+                req.group_id, t.topic, p.partition, p.offset, p.leader_epoch, text, ctx.now, expire
             )
-            g.offsets.setdefault(topic, {})[partition] = record
+            g.offsets.setdefault(t.topic, {})[p.partition] = record
             ctx.out.records.append(record)
             stored += 1
-            answers.append((partition, 0))
-        results.append((topic, answers))
+            answers.append(PartitionError(p.partition, ErrorCode.NONE))
+        results.append(TopicErrors(t.topic, answers))
     if stored:
         ctx.event(events.OffsetsCommitted(req.group_id, stored))
     ctx.reply(token, OffsetCommitResult(results))
@@ -116,43 +122,43 @@ def fetch_offsets(
         return OffsetFetchResult(
             0,
             [
-                (topic, [(p, e.offset, e.leader_epoch, e.metadata, 0) for p, e in parts.items()])
+                TopicOffsets(topic, [_fetched(p, e) for p, e in parts.items()])
                 for topic, parts in offsets.items()
             ],
         )
-    result: list[tuple[str, list[PartitionRow]]] = []
+    result: list[TopicOffsets] = []
     for topic, partitions in topics:
         known = offsets.get(topic, {})
-        rows: list[PartitionRow] = []
-        for p in partitions:
-            e = known.get(p)
-            if e is None:
-                rows.append((p, -1, -1, "", 0))
-            else:
-                rows.append((p, e.offset, e.leader_epoch, e.metadata, 0))
-        result.append((topic, rows))
+        result.append(TopicOffsets(topic, [_fetched(p, known.get(p)) for p in partitions]))
     return OffsetFetchResult(0, result)
+
+
+def _fetched(partition: int, committed: OffsetCommitRecord | None) -> PartitionOffset:
+    if committed is None:
+        return PartitionOffset(partition, -1, -1, "")
+    return PartitionOffset(partition, committed.offset, committed.leader_epoch, committed.metadata)
 
 
 def delete_offsets(
     ctx: Context, group_id: str, topics: list[tuple[str, list[int]]]
-) -> tuple[int, list[tuple[str, int, int]]]:
+) -> tuple[int, list[TopicErrors]]:
     """OffsetDelete: (top-level error, per-partition errors)."""
     g = ctx.groups.get(group_id)
     if g is None or g.state is DEAD:
         return ErrorCode.GROUP_ID_NOT_FOUND, []
     if g.state is not EMPTY and g.protocol_type != CONSUMER_PROTOCOL_TYPE:
         return ErrorCode.NON_EMPTY_GROUP, []
-    results: list[tuple[str, int, int]] = []
+    results: list[TopicErrors] = []
     for topic, partitions in topics:
         if is_subscribed_to_topic(g, topic):
-            results.extend((topic, p, ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC) for p in partitions)
+            subscribed = ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC
+            results.append(TopicErrors(topic, [PartitionError(p, subscribed) for p in partitions]))
             continue
         known = g.offsets.get(topic)
         for p in partitions:
             if known is not None and known.pop(p, None) is not None:
                 ctx.out.records.append(OffsetDeleteRecord(group_id, topic, p))
-            results.append((topic, p, 0))
+        results.append(TopicErrors(topic, [PartitionError(p, ErrorCode.NONE) for p in partitions]))
         if known is not None and not known:
             del g.offsets[topic]
     return 0, results

@@ -6,6 +6,27 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True, slots=True)
+class LeavingMember:
+    member_id: str  # "" with an instance id: an admin removing a static member (KIP-345)
+    group_instance_id: str | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionCommit:
+    partition: int
+    offset: int
+    leader_epoch: int = -1
+    metadata: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TopicCommit:
+    topic: str
+    partitions: list[PartitionCommit]
+
+
+@dataclass(frozen=True, slots=True)
 class JoinGroupInput:
     group_id: str
     member_id: str
@@ -43,7 +64,7 @@ class HeartbeatInput:
 @dataclass(frozen=True, slots=True)
 class LeaveGroupInput:
     group_id: str
-    members: list[tuple[str, str | None, str | None]]  # (member id, instance id, reason)
+    members: list[LeavingMember]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +74,5 @@ class OffsetCommitInput:
     member_id: str
     group_instance_id: str | None
     retention_time_ms: int
-    # (topic, [(partition, offset, leader epoch, metadata)])
-    topics: list[tuple[str, list[tuple[int, int, int, str | None]]]]
+    topics: list[TopicCommit]
     api_version: int

@@ -6,6 +6,59 @@ from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True, slots=True)
+class MemberMetadata:
+    """A member as the leader's JoinGroup response lists it."""
+
+    member_id: str
+    group_instance_id: str | None
+    metadata: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class MemberError:
+    """One member's outcome in a batched LeaveGroup (the request's ids, echoed)."""
+
+    member_id: str
+    group_instance_id: str | None
+    error_code: int
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionError:
+    partition: int
+    error_code: int
+
+
+@dataclass(frozen=True, slots=True)
+class TopicErrors:
+    topic: str
+    partitions: list[PartitionError]
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionOffset:
+    """A committed offset as OffsetFetch reports it (offset -1: none)."""
+
+    partition: int
+    offset: int
+    leader_epoch: int
+    metadata: str | None
+    error_code: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class TopicOffsets:
+    topic: str
+    partitions: list[PartitionOffset]
+
+
+@dataclass(frozen=True, slots=True)
+class GroupError:
+    group_id: str
+    error_code: int
+
+
+@dataclass(frozen=True, slots=True)
 class JoinGroupResult:
     error_code: int
     generation_id: int = -1
@@ -14,7 +67,7 @@ class JoinGroupResult:
     leader: str = ""
     member_id: str = ""
     skip_assignment: bool = False
-    members: list[tuple[str, str | None, bytes]] = field(default_factory=list)
+    members: list[MemberMetadata] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,19 +86,18 @@ class HeartbeatResult:
 @dataclass(frozen=True, slots=True)
 class LeaveGroupResult:
     error_code: int
-    members: list[tuple[str, str | None, int]] = field(default_factory=list)
+    members: list[MemberError] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
 class OffsetCommitResult:
-    topics: list[tuple[str, list[tuple[int, int]]]]  # (topic, [(partition, error)])
+    topics: list[TopicErrors]
 
 
 @dataclass(frozen=True, slots=True)
 class OffsetFetchResult:
     error_code: int
-    # (topic, [(partition, offset, leader epoch, metadata, error)])
-    topics: list[tuple[str, list[tuple[int, int, int, str | None, int]]]]
+    topics: list[TopicOffsets]
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,3 +134,14 @@ class GroupStats:
 
     groups_by_state: dict[str, int]
     members: int
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteGroupsResult:
+    groups: list[GroupError]
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetDeleteResult:
+    error_code: int
+    topics: list[TopicErrors] = field(default_factory=list)

@@ -56,22 +56,31 @@ from ..group.requests import (
     HeartbeatInput,
     JoinGroupInput,
     LeaveGroupInput,
+    LeavingMember,
     OffsetCommitInput,
+    PartitionCommit,
     SyncGroupInput,
+    TopicCommit,
 )
 from ..group.results import (
+    DeleteGroupsResult,
     HeartbeatResult,
     JoinGroupResult,
     LeaveGroupResult,
     OffsetCommitResult,
+    OffsetDeleteResult,
     OffsetFetchResult,
+    PartitionError,
+    PartitionOffset,
     SyncGroupResult,
+    TopicErrors,
+    TopicOffsets,
 )
 from ..node import Node
 from ..security.acls import Operation
 from ..security.authz import group_operations, may_cluster, may_group, may_topic
 from . import versions as V
-from .outcome import Outcome, Pending, call
+from .outcome import Outcome, Pending, answer_in, call
 
 GROUP_AUTHORIZATION_FAILED = ErrorCode.GROUP_AUTHORIZATION_FAILED
 TOPIC_AUTHORIZATION_FAILED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
@@ -112,8 +121,12 @@ def join_group(
             skip_assignment=r.skip_assignment if version >= V.JOIN_GROUP_SKIP_ASSIGNMENT else False,
             member_id=r.member_id,
             members=[
-                JoinGroupResponseMember(member_id=m, group_instance_id=i, metadata=md)
-                for m, i, md in r.members
+                JoinGroupResponseMember(
+                    member_id=m.member_id,
+                    group_instance_id=m.group_instance_id,
+                    metadata=m.metadata,
+                )
+                for m in r.members
             ],
         )
 
@@ -189,21 +202,25 @@ def leave_group(
     node: Node, body: LeaveGroupRequest, version: int, conn: ConnectionContext
 ) -> Outcome[LeaveGroupResponse]:
     if version < V.LEAVE_GROUP_BATCHED:
-        members: list[tuple[str, str | None, str | None]] = [(body.member_id, None, None)]
+        members = [LeavingMember(body.member_id)]
     else:
-        members = [(m.member_id, m.group_instance_id, m.reason) for m in body.members]
+        members = [LeavingMember(m.member_id, m.group_instance_id, m.reason) for m in body.members]
     inp = LeaveGroupInput(group_id=body.group_id, members=members)
 
     def render(r: LeaveGroupResult) -> LeaveGroupResponse:
         if version < V.LEAVE_GROUP_BATCHED:
             # v0-2 are single-member: fold the member's error into the top level.
-            error = r.error_code or (r.members[0][2] if r.members else 0)
+            error = r.error_code or (r.members[0].error_code if r.members else 0)
             return LeaveGroupResponse(error_code=error)
         return LeaveGroupResponse(
             error_code=r.error_code,
             members=[
-                LeaveGroupResponseMemberResponse(member_id=m, group_instance_id=i, error_code=e)
-                for m, i, e in r.members
+                LeaveGroupResponseMemberResponse(
+                    member_id=m.member_id,
+                    group_instance_id=m.group_instance_id,
+                    error_code=m.error_code,
+                )
+                for m in r.members
             ],
         )
 
@@ -223,7 +240,7 @@ def offset_commit(
 ) -> Outcome[OffsetCommitResponse]:
     # Unauthorized and unknown partitions are refused by the API layer, as in Kafka.
     refused: dict[tuple[str, int], int] = {}
-    known: list[tuple[str, list[tuple[int, int, int, str | None]]]] = []
+    known: list[TopicCommit] = []
     group_allowed = may_group(node.security, conn, Operation.READ, body.group_id)
     for t in body.topics:
         parts = []
@@ -235,7 +252,7 @@ def offset_commit(
                 refused[(t.name, p.partition_index)] = TOPIC_AUTHORIZATION_FAILED
             elif node.catalog.has_partition(t.name, p.partition_index):
                 parts.append(
-                    (
+                    PartitionCommit(
                         p.partition_index,
                         p.committed_offset,
                         p.committed_leader_epoch,
@@ -245,7 +262,7 @@ def offset_commit(
             else:
                 refused[(t.name, p.partition_index)] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         if parts:
-            known.append((t.name, parts))
+            known.append(TopicCommit(t.name, parts))
     inp = OffsetCommitInput(
         group_id=body.group_id,
         generation_id=body.generation_id_or_member_epoch
@@ -260,7 +277,7 @@ def offset_commit(
 
     def render(r: OffsetCommitResult) -> OffsetCommitResponse:
         errors: dict[tuple[str, int], int] = {
-            (name, p): e for name, parts in r.topics for p, e in parts
+            (t.topic, p.partition): p.error_code for t in r.topics for p in t.partitions
         }
         errors.update(refused)
         # Answer in request order.
@@ -288,7 +305,12 @@ def offset_commit(
         token,
         render,
         lambda code: render(
-            OffsetCommitResult(topics=[(name, [(p[0], code) for p in ps]) for name, ps in known])
+            OffsetCommitResult(
+                [
+                    TopicErrors(t.topic, [PartitionError(p.partition, code) for p in t.partitions])
+                    for t in known
+                ]
+            )
         ),
     )
 
@@ -302,19 +324,23 @@ def _fetch_group(
 ) -> OffsetFetchResult:
     if not may_group(node.security, conn, Operation.DESCRIBE, group_id):
         # v0-1 carry the error in every requested partition; later versions at the top.
-        folded: list[tuple[str, list[tuple[int, int, int, str | None, int]]]] = [
-            (n, [(p, -1, -1, "", 0) for p in ps]) for n, ps in topics or []
+        folded = [
+            TopicOffsets(n, [PartitionOffset(p, -1, -1, "") for p in ps]) for n, ps in topics or []
         ]
         return OffsetFetchResult(
             GROUP_AUTHORIZATION_FAILED, folded if version < V.OFFSET_FETCH_TOP_LEVEL_ERROR else []
         )
     r = node.groups.fetch_offsets(group_id, topics, node.now_ms())
     visible = []
-    for name, parts in r.topics:
-        if may_topic(node.security, conn, Operation.DESCRIBE, name):
-            visible.append((name, parts))
+    for t in r.topics:
+        if may_topic(node.security, conn, Operation.DESCRIBE, t.topic):
+            visible.append(t)
         elif topics is not None:  # asked for by name: say so; "all topics" just omits it
-            visible.append((name, [(p[0], -1, -1, "", TOPIC_AUTHORIZATION_FAILED) for p in parts]))
+            denied = [
+                PartitionOffset(p.partition, -1, -1, "", TOPIC_AUTHORIZATION_FAILED)
+                for p in t.partitions
+            ]
+            visible.append(TopicOffsets(t.topic, denied))
     return OffsetFetchResult(r.error_code, visible)
 
 
@@ -332,19 +358,19 @@ def offset_fetch(
                     error_code=r.error_code,
                     topics=[
                         OffsetFetchResponseTopics(
-                            name=name,
+                            name=t.topic,
                             partitions=[
                                 OffsetFetchResponsePartitions(
-                                    partition_index=p,
-                                    committed_offset=o,
-                                    committed_leader_epoch=ep,
-                                    metadata=md,
-                                    error_code=e,
+                                    partition_index=p.partition,
+                                    committed_offset=p.offset,
+                                    committed_leader_epoch=p.leader_epoch,
+                                    metadata=p.metadata,
+                                    error_code=p.error_code,
                                 )
-                                for p, o, ep, md, e in parts
+                                for p in t.partitions
                             ],
                         )
-                        for name, parts in r.topics
+                        for t in r.topics
                     ],
                 )
             )
@@ -356,20 +382,20 @@ def offset_fetch(
     fold = version < V.OFFSET_FETCH_TOP_LEVEL_ERROR and r.error_code != 0
     topics = [
         OffsetFetchResponseTopic(
-            name=name,
+            name=t.topic,
             partitions=[
                 # v0-1 have no top-level error: a group error goes into every partition.
                 OffsetFetchResponsePartition(
-                    partition_index=p,
-                    committed_offset=-1 if fold else o,
-                    committed_leader_epoch=ep,
-                    metadata="" if fold else md,
-                    error_code=r.error_code if fold else e,
+                    partition_index=p.partition,
+                    committed_offset=-1 if fold else p.offset,
+                    committed_leader_epoch=p.leader_epoch,
+                    metadata="" if fold else p.metadata,
+                    error_code=r.error_code if fold else p.error_code,
                 )
-                for p, o, ep, md, e in parts
+                for p in t.partitions
             ],
         )
-        for name, parts in r.topics
+        for t in r.topics
     ]
     return Outcome(
         OffsetFetchResponse(
@@ -451,14 +477,15 @@ def delete_groups(
     node: Node, body: DeleteGroupsRequest, version: int, conn: ConnectionContext
 ) -> Outcome[DeleteGroupsResponse]:
     allowed = [g for g in body.groups_names if may_group(node.security, conn, Operation.DELETE, g)]
-    results, effects = node.groups.delete_groups(allowed, node.now_ms())
-    errors = dict(results)
+    token = Pending()
+    effects = node.groups.delete_groups(token, allowed, node.now_ms())
+    result = answer_in(effects, token, DeleteGroupsResult)
+    errors = {e.group_id: e.error_code for e in result.groups}
 
-    def response(store_error: int = ErrorCode.NONE) -> DeleteGroupsResponse:
+    def render(store_error: int = ErrorCode.NONE) -> DeleteGroupsResponse:
         # A deletion that could not be stored is answered with the store's error.
         def code(group_id: str) -> int:
-            error = errors.get(group_id, GROUP_AUTHORIZATION_FAILED)
-            return error or store_error
+            return errors.get(group_id, GROUP_AUTHORIZATION_FAILED) or store_error
 
         return DeleteGroupsResponse(
             results=[
@@ -467,7 +494,7 @@ def delete_groups(
             ]
         )
 
-    return Outcome(response(), effects, failed=response)
+    return call(effects, token, lambda _result: render(), render)
 
 
 def offset_delete(
@@ -478,20 +505,30 @@ def offset_delete(
     wanted = [(t.name, [p.partition_index for p in t.partitions]) for t in body.topics]
     readable = {n for n, _ps in wanted if may_topic(node.security, conn, Operation.READ, n)}
     allowed = [(n, ps) for n, ps in wanted if n in readable]
-    error, parts, effects = node.groups.delete_offsets(body.group_id, allowed, node.now_ms())
-    if not error:
-        parts = list(parts) + [
-            (n, p, TOPIC_AUTHORIZATION_FAILED) for n, ps in wanted if n not in readable for p in ps
-        ]
-    by_topic: dict[str, list[OffsetDeleteResponsePartition]] = {}
-    for topic, partition, e in parts:
-        by_topic.setdefault(topic, []).append(
-            OffsetDeleteResponsePartition(partition_index=partition, error_code=e)
+
+    def render(r: OffsetDeleteResult) -> OffsetDeleteResponse:
+        topics = list(r.topics)
+        if not r.error_code:
+            topics += [
+                TopicErrors(n, [PartitionError(p, TOPIC_AUTHORIZATION_FAILED) for p in ps])
+                for n, ps in wanted
+                if n not in readable
+            ]
+        by_topic: dict[str, list[OffsetDeleteResponsePartition]] = {}
+        for t in topics:
+            by_topic.setdefault(t.topic, []).extend(
+                OffsetDeleteResponsePartition(partition_index=p.partition, error_code=p.error_code)
+                for p in t.partitions
+            )
+        return OffsetDeleteResponse(
+            error_code=r.error_code,
+            topics=[OffsetDeleteResponseTopic(name=n, partitions=p) for n, p in by_topic.items()],
         )
-    response = OffsetDeleteResponse(
-        error_code=error,
-        topics=[OffsetDeleteResponseTopic(name=n, partitions=p) for n, p in by_topic.items()],
-    )
-    return Outcome(
-        response, effects, failed=lambda code: OffsetDeleteResponse(error_code=code, topics=[])
+
+    token = Pending()
+    return call(
+        node.groups.delete_offsets(token, body.group_id, allowed, node.now_ms()),
+        token,
+        render,
+        lambda code: OffsetDeleteResponse(error_code=code, topics=[]),
     )

@@ -99,6 +99,15 @@ class Outcome(Generic[R]):
         self.effects.events.append(event)
 
 
+def answer_in(effects: Effects[Pending], token: Pending, kind: type[T]) -> T:
+    """The result the state machine gave ``token`` in ``effects`` (a call it answers at
+    once, which the runtime still holds back until its records are durable)."""
+    for answered, result in effects.replies:
+        if answered is token and isinstance(result, kind):
+            return result
+    raise LookupError(f"no {kind.__name__} for this token")
+
+
 def call(
     effects: Effects[Pending],
     token: Pending,

@@ -20,6 +20,7 @@ from .config import (
 )
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+_DEFAULTS = SecuritySettings()  # each option's default is the field it fills
 Option = Callable[..., Callable[[Any], Any]]
 
 
@@ -104,20 +105,20 @@ def security_options(option: Option) -> Callable[[_F], _F]:
             option("--ssl-cafile", type=path, help="CA bundle that client certificates chain to"),
             option(
                 "--ssl-client-auth",
-                default="none",
+                default=_DEFAULTS.ssl_client_auth.value,
                 type=click.Choice([c.value for c in ClientAuth]),
                 help="ssl.client.auth: whether TLS clients must present a certificate",
             ),
             option(
                 "--sasl-enabled-mechanisms",
-                default="SCRAM-SHA-256,SCRAM-SHA-512",
+                default=",".join(_DEFAULTS.sasl_enabled_mechanisms),
                 callback=_mechanisms,
                 help="comma list of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512",
             ),
             option(
                 "--acls-enabled/--no-acls-enabled",
                 "--authorizer/--no-authorizer",
-                default=False,
+                default=_DEFAULTS.acls_enabled,
                 help="check ACLs (default deny) on groups and topics",
             ),
             option(
@@ -128,13 +129,13 @@ def security_options(option: Option) -> Callable[[_F], _F]:
             ),
             option(
                 "--failed-authentication-delay-ms",
-                default=100,
+                default=_DEFAULTS.failed_authentication_delay_ms,
                 type=click.IntRange(min=0),
                 help="connection.failed.authentication.delay.ms",
             ),
             option(
                 "--max-failed-authentications",
-                default=5,
+                default=_DEFAULTS.max_failed_authentications,
                 type=click.IntRange(min=1),
                 help="failed logins per client address and user per minute before that user's"
                 " logins from that address are refused (ten times this per address)",

@@ -19,6 +19,7 @@ from coordinator.group.deadlines import heartbeat_key
 from coordinator.server import Server
 from protocol.apis.delete_groups import DeleteGroupsRequest, DeleteGroupsResponse
 from protocol.apis.metadata import MetadataRequest, MetadataResponse
+from protocol.errors import ErrorCode
 from tests.wire import commit, describe, fetch, heartbeat, join_static_leader
 
 StartServer = Callable[..., Awaitable[Server]]
@@ -143,7 +144,10 @@ async def test_deleted_offsets_stay_deleted(start_server: StartServer) -> None:
         0,
         OffsetDeleteResponse,
     )
-    assert resp.error_code == 0 and resp.topics[0].partitions[0].error_code == 0
+    assert (
+        resp.error_code == ErrorCode.NONE
+        and resp.topics[0].partitions[0].error_code == ErrorCode.NONE
+    )
     c.close()
 
     srv = await start_server()
@@ -173,7 +177,7 @@ async def test_created_topics_survive_a_restart(start_server: StartServer) -> No
         7,
         CreateTopicsResponse,
     )
-    assert created.topics[0].error_code == 0
+    assert created.topics[0].error_code == ErrorCode.NONE
     c.close()
 
     srv = await start_server()

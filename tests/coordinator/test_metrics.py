@@ -22,6 +22,7 @@ from protocol.apis.offset_commit import (
     OffsetCommitResponsePartition,
     OffsetCommitResponseTopic,
 )
+from protocol.errors import ErrorCode
 from protocol.frames import decode_request, encode_request
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
@@ -155,7 +156,9 @@ def test_errors_are_counted_per_partition_in_nested_results() -> None:
                 name="t",
                 partitions=[
                     OffsetCommitResponsePartition(partition_index=p, error_code=code)
-                    for p, code in enumerate((0, 25, 25))
+                    for p, code in enumerate(
+                        (ErrorCode.NONE, ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.UNKNOWN_MEMBER_ID)
+                    )
                 ],
             )
         ]
@@ -198,7 +201,7 @@ async def test_every_kind_of_limit_hit_is_counted(tmp_path: Path) -> None:
             protocol_type="consumer",
             protocols=[JoinGroupRequestProtocol(name="range", metadata=b"x" * 11)],
         )
-        assert (await c.request(join, 5)).error_code == 42  # INVALID_REQUEST
+        assert (await c.request(join, 5)).error_code == ErrorCode.INVALID_REQUEST
         # A catalog limit: one topic already, max_topics=1.
         create = CreateTopicsRequest(
             topics=[
@@ -208,7 +211,7 @@ async def test_every_kind_of_limit_hit_is_counted(tmp_path: Path) -> None:
             ],
             timeout_ms=1000,
         )
-        assert (await c.request(create, 7)).topics[0].error_code == 44  # POLICY_VIOLATION
+        assert (await c.request(create, 7)).topics[0].error_code == ErrorCode.POLICY_VIOLATION
         # Connection limits: a frame over socket_request_max_bytes, one connection too many.
         _r, w = await asyncio.open_connection("127.0.0.1", srv.port)
         w.write((1 << 20).to_bytes(4, "big"))

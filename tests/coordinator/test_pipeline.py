@@ -68,7 +68,10 @@ def plain(user: str, password: str) -> SaslAuthenticateRequest:
 
 
 def login(p: Pipeline, conn: ConnectionProtocol, user: str, password: str) -> Answer:
-    assert answered(p.send(conn, SaslHandshakeRequest(mechanism="PLAIN"), 1)).body.error_code == 0
+    assert (
+        answered(p.send(conn, SaslHandshakeRequest(mechanism="PLAIN"), 1)).body.error_code
+        == ErrorCode.NONE
+    )
     return answered(p.send(conn, plain(user, password), 2))
 
 
@@ -76,7 +79,7 @@ def test_only_api_versions_and_sasl_pass_before_authentication() -> None:
     p = secured()
     conn = p.connect(SASL)
     versions = answered(p.send(conn, ApiVersionsRequest(), 2)).body
-    assert isinstance(versions, ApiVersionsResponse) and versions.error_code == 0
+    assert isinstance(versions, ApiVersionsResponse) and versions.error_code == ErrorCode.NONE
     assert p.send(conn, MetadataRequest(topics=None), 12) == "Metadata before SASL authentication"
 
 
@@ -129,7 +132,10 @@ def test_after_too_many_failures_even_the_right_password_waits_out_the_window() 
 def test_after_a_v0_handshake_frames_are_bare_tokens() -> None:
     p = secured()
     conn = p.connect(SASL)
-    assert answered(p.send(conn, SaslHandshakeRequest(mechanism="PLAIN"), 0)).body.error_code == 0
+    assert (
+        answered(p.send(conn, SaslHandshakeRequest(mechanism="PLAIN"), 0)).body.error_code
+        == ErrorCode.NONE
+    )
     token = conn.receive(b"\0alice\0alice-secret")
     assert isinstance(token, RawSaslToken)
     assert p.carry_out(sasl.raw_token(p.node, conn.conn, token.token)).body == b""

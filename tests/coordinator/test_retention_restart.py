@@ -7,6 +7,7 @@ from pathlib import Path
 
 from coordinator.group import GroupConfig, GroupCoordinator
 from coordinator.group.records import Record
+from coordinator.group.states import GroupState
 from coordinator.store import SqliteStore, Write
 from tests.coordinator.group.harness import Harness
 from tests.coordinator.group.test_offsets import DAY, consumer_group, subscription
@@ -48,16 +49,16 @@ async def test_empty_group_expires_from_when_it_became_empty_and_active_group_ke
 
     # A day after the idle group became Empty, minus a millisecond: nothing expires yet.
     co = await _reload(tmp_path, became_empty + DAY - 1)
-    assert co.groups["idle"].state.value == "Empty"
+    assert co.groups["idle"].state == GroupState.EMPTY
     assert co.expire_offsets(became_empty + DAY - 1, DAY).records == []
 
     # At a day: the Empty group's offsets go, and then the group; the active one stays.
     co = await _reload(tmp_path, became_empty + DAY)
-    assert co.groups["group"].state.value == "Stable"
+    assert co.groups["group"].state == GroupState.STABLE
     sweep = co.expire_offsets(became_empty + DAY, DAY)
     assert "idle" not in co.groups
     await _persist(tmp_path, sweep.records)
 
     co = await _reload(tmp_path, became_empty + DAY)
     assert "idle" not in co.groups
-    assert co.fetch_offsets("group", None, became_empty + DAY).topics[0][1][0][1] == 11
+    assert co.fetch_offsets("group", None, became_empty + DAY).topics[0].partitions[0].offset == 11

@@ -53,7 +53,7 @@ async def test_api_versions_advertises_exactly_what_is_served(server: Server) ->
         3,
         ApiVersionsResponse,
     )
-    assert resp.error_code == 0
+    assert resp.error_code == ErrorCode.NONE
     advertised = {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys}
     served = set(ApiKey) - {ApiKey.CONSUMER_GROUP_HEARTBEAT, ApiKey.CONSUMER_GROUP_DESCRIBE}
     assert set(advertised) == served  # KIP-848 is not served yet: not advertised
@@ -112,7 +112,7 @@ async def test_bad_requests_close_only_that_connection(server: Server, frame: by
     healthy = await client(server)
     assert await _raw(server, frame) is None
     resp = await healthy.request(ApiVersionsRequest(), 0)
-    assert resp.error_code == 0
+    assert resp.error_code == ErrorCode.NONE
     healthy.close()
 
 
@@ -128,7 +128,7 @@ async def test_metadata_lists_virtual_topics_led_by_this_node(server: Server) ->
     resp = await c.request(MetadataRequest(topics=None), 12)
     assert [(b.node_id, b.host, b.port) for b in resp.brokers] == [(0, "127.0.0.1", server.port)]
     [topic] = resp.topics
-    assert topic.name == "orders" and topic.error_code == 0
+    assert topic.name == "orders" and topic.error_code == ErrorCode.NONE
     assert [(p.partition_index, p.leader_id) for p in topic.partitions] == [(0, 0), (1, 0), (2, 0)]
     missing = await c.request(MetadataRequest(topics=[MetadataRequestTopic(name="nope")]), 12)
     assert missing.topics[0].error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
@@ -160,7 +160,7 @@ async def test_metadata_by_topic_id_is_invalid_before_v12_and_unknown_ids_say_so
 async def test_find_coordinator_answers_this_node_for_groups_only(server: Server) -> None:
     c = await client(server)
     old = await c.request(FindCoordinatorRequest(key="g", key_type=0), 3)
-    assert (old.error_code, old.node_id, old.port) == (0, 0, server.port)
+    assert (old.error_code, old.node_id, old.port) == (ErrorCode.NONE, 0, server.port)
     batched = await c.request(FindCoordinatorRequest(key_type=0, coordinator_keys=["a", "b"]), 4)
     assert [(x.key, x.node_id, x.error_code) for x in batched.coordinators] == [
         ("a", 0, 0),
@@ -240,7 +240,7 @@ async def test_fetch_long_polls_and_later_responses_wait_their_turn(server: Serv
     assert loop.time() - start >= 0.25  # it waited out (most of) its max wait
     assert done_order == ["fetch", "versions"]  # strictly in request order
     part = resp.responses[0].partitions[0]
-    assert (part.error_code, part.high_watermark, part.records) == (0, 0, b"")
+    assert (part.error_code, part.high_watermark, part.records) == (ErrorCode.NONE, 0, b"")
     c.close()
 
 

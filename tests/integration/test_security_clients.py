@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from coordinator.client.connection import KafkaConnectionClient
+from protocol.errors import ErrorCode
 from tests import wire
 from tests.pki import Pki, make_pki
 
@@ -104,7 +105,9 @@ class SecureDaemon:
                 KafkaConnectionClient, "127.0.0.1", self.sasl_ssl_port, ssl=tls,
                 server_hostname="127.0.0.1",
             )  # fmt: skip
-            assert (await wire.sasl_login(c, "admin", PASSWORDS["admin"])).error_code == 0
+            assert (
+                await wire.sasl_login(c, "admin", PASSWORDS["admin"])
+            ).error_code == ErrorCode.NONE
             try:
                 return await action(c)
             finally:
@@ -194,7 +197,7 @@ def test_no_secret_in_the_daemon_log_or_journal(secure: SecureDaemon) -> None:
             server_hostname="127.0.0.1",
         )  # fmt: skip
         failed = await wire.sasl_login(other, "bob", "not-the-password")
-        assert failed.error_code == 58  # SASL_AUTHENTICATION_FAILED
+        assert failed.error_code == ErrorCode.SASL_AUTHENTICATION_FAILED
         await wire.commit(c, "admin-journaled", {(TOPIC, 0): (1, "meta")})  # a journal entry
 
     secure.as_admin(wrong_then_right)  # the admin's own login succeeded

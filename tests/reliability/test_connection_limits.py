@@ -17,6 +17,7 @@ from coordinator.limits import ConnectionLimits
 from coordinator.server import Server
 from protocol.apis.api_versions import ApiVersionsRequest
 from protocol.apis.metadata import MetadataRequest
+from protocol.errors import ErrorCode
 from protocol.frames import encode_request
 
 LIMITS = ConnectionLimits(
@@ -59,7 +60,7 @@ async def _closed_within(reader: asyncio.StreamReader, seconds: float) -> float 
 
 async def _alive(c: KafkaConnectionClient) -> bool:
     resp = await asyncio.wait_for(c.request(ApiVersionsRequest(), 0), 2)
-    return bool(resp.error_code == 0)
+    return bool(resp.error_code == ErrorCode.NONE)
 
 
 async def test_connections_over_the_per_ip_limit_are_closed_at_once(server: Server) -> None:
@@ -178,8 +179,8 @@ async def test_create_topics_beyond_the_catalog_limits_is_a_policy_violation(
         )
         return int(resp.topics[0].error_code)
 
-    assert await create("big", 8) == 44  # POLICY_VIOLATION: 3 + 8 > 10
-    assert await create("fits", 7) == 0
-    assert await create("one-more", 1) == 44
+    assert await create("big", 8) == ErrorCode.POLICY_VIOLATION  # 3 + 8 > 10
+    assert await create("fits", 7) == ErrorCode.NONE
+    assert await create("one-more", 1) == ErrorCode.POLICY_VIOLATION
     c.close()
     await srv.stop()

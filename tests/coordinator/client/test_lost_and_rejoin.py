@@ -27,6 +27,7 @@ from protocol.apis.leave_group import (
     LeaveGroupRequestMemberIdentity,
     LeaveGroupResponse,
 )
+from protocol.errors import ErrorCode
 
 from .test_group_member import partitions, settle
 
@@ -159,7 +160,9 @@ async def test_removed_by_an_admin_batch_leave_loses_partitions_then_rejoins(
         5,
     )
     assert isinstance(resp, LeaveGroupResponse)
-    assert resp.error_code == 0 and [m.error_code for m in resp.members] == [0]
+    assert resp.error_code == ErrorCode.NONE and [m.error_code for m in resp.members] == [
+        ErrorCode.NONE
+    ]
 
     await wait_for(lambda: b.member_id not in ("", old_id) and b._stable.is_set())
     await settle(a, b, after=1)

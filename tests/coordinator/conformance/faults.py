@@ -17,7 +17,7 @@ from coordinator.group.context import Context
 from coordinator.group.events import RemovalCause
 from coordinator.group.group import ClassicGroup
 from coordinator.group.member import Member
-from coordinator.group.results import OffsetFetchResult, SyncGroupResult
+from coordinator.group.results import OffsetFetchResult, SyncGroupResult, TopicOffsets
 from coordinator.group.states import COMPLETING_REBALANCE
 from protocol.errors import ErrorCode
 
@@ -191,7 +191,7 @@ def sync_answers_without_waiting(mp: pytest.MonkeyPatch) -> None:
             and req.member_id in g.members
             and not g.is_leader(req.member_id)
         ):
-            ctx.reply(token, SyncGroupResult(0, g.protocol_type, g.protocol_name, b""))
+            ctx.reply(token, SyncGroupResult(ErrorCode.NONE, g.protocol_type, g.protocol_name, b""))
             return
         original(ctx, token, req)
 
@@ -388,8 +388,10 @@ def no_max_size(mp: pytest.MonkeyPatch) -> None:
 def fetch_unknown_as_zero(mp: pytest.MonkeyPatch) -> None:
     def zero(_args: Any, result: OffsetFetchResult) -> OffsetFetchResult:
         topics = [
-            (t, [(p, max(o, 0), e, m, err) for p, o, e, m, err in rows])
-            for t, rows in result.topics
+            TopicOffsets(
+                t.topic, [dataclasses.replace(p, offset=max(p.offset, 0)) for p in t.partitions]
+            )
+            for t in result.topics
         ]
         return OffsetFetchResult(result.error_code, topics)
 

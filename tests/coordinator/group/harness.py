@@ -13,15 +13,22 @@ from coordinator.group.requests import (
     HeartbeatInput,
     JoinGroupInput,
     LeaveGroupInput,
+    LeavingMember,
     OffsetCommitInput,
+    PartitionCommit,
     SyncGroupInput,
+    TopicCommit,
 )
 from coordinator.group.results import (
+    DeleteGroupsResult,
+    GroupError,
     JoinGroupResult,
     LeaveGroupResult,
     OffsetCommitResult,
+    OffsetDeleteResult,
     SyncGroupResult,
 )
+from coordinator.group.states import GroupState
 
 GROUP = "group"
 PROTOCOLS = [("range", b"range-metadata"), ("roundrobin", b"roundrobin-metadata")]
@@ -166,11 +173,33 @@ class Harness:
 
     def leave(self, *members: tuple[str, str | None] | str, group: str = GROUP) -> LeaveGroupResult:
         token = self._token()
-        identities = [(m, None, None) if isinstance(m, str) else (*m, None) for m in members]
+        identities = [
+            LeavingMember(m) if isinstance(m, str) else LeavingMember(*m) for m in members
+        ]
         self.apply(self.co.leave_group(token, LeaveGroupInput(group, identities), self.now))
         result = self.replies[token]
         assert isinstance(result, LeaveGroupResult)
         return result
+
+    def delete_groups(self, *group_ids: str) -> tuple[list[GroupError], Effects[object]]:
+        token = self._token()
+        effects = self.co.delete_groups(token, list(group_ids), self.now)
+        self.apply(effects)
+        result = self.replies[token]
+        assert isinstance(result, DeleteGroupsResult)
+        return result.groups, effects
+
+    def delete_offsets(
+        self, topics: list[tuple[str, list[int]]], group: str = GROUP
+    ) -> tuple[int, dict[tuple[str, int], int], Effects[object]]:
+        """OffsetDelete: (top-level error, error per (topic, partition), effects)."""
+        token = self._token()
+        effects = self.co.delete_offsets(token, group, topics, self.now)
+        self.apply(effects)
+        result = self.replies[token]
+        assert isinstance(result, OffsetDeleteResult)
+        errors = {(t.topic, p.partition): p.error_code for t in result.topics for p in t.partitions}
+        return result.error_code, errors, effects
 
     def commit(
         self,
@@ -185,17 +214,16 @@ class Harness:
         version: int = 8,
     ) -> dict[tuple[str, int], int]:
         """OffsetCommit; returns the error per (topic, partition)."""
-        by_topic: dict[str, list[tuple[int, int, int, str | None]]] = {}
+        by_topic: dict[str, list[PartitionCommit]] = {}
         for (topic, partition), offset in offsets.items():
-            by_topic.setdefault(topic, []).append((partition, offset, -1, metadata))
+            by_topic.setdefault(topic, []).append(PartitionCommit(partition, offset, -1, metadata))
         token = self._token()
-        req = OffsetCommitInput(
-            group, generation, member_id, instance, retention, list(by_topic.items()), version
-        )
+        topics = [TopicCommit(t, parts) for t, parts in by_topic.items()]
+        req = OffsetCommitInput(group, generation, member_id, instance, retention, topics, version)
         self.apply(self.co.commit_offsets(token, req, self.now))
         result = self.replies[token]
         assert isinstance(result, OffsetCommitResult)
-        return {(t, p): int(e) for t, parts in result.topics for p, e in parts}
+        return {(t.topic, p.partition): p.error_code for t in result.topics for p in t.partitions}
 
     # -- scenarios --------------------------------------------------------------------------
 
@@ -222,5 +250,5 @@ class Harness:
             zip(ids, instances, strict=True), key=lambda p: p[0] != leader
         ):
             self.sync(member_id, generation, instance, assignments if member_id == leader else [])
-        assert self.group().state.value == "Stable"
+        assert self.group().state == GroupState.STABLE
         return sorted(ids, key=lambda m: m != leader), generation

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from coordinator.group import Cancel, GroupConfig, GroupCoordinator
+from coordinator.group.deadlines import heartbeat_key, join_key
 from coordinator.group.records import (
     GroupDeletedRecord,
     GroupMetadataRecord,
@@ -10,8 +11,16 @@ from coordinator.group.records import (
     OffsetCommitRecord,
     OffsetDeleteRecord,
 )
-from coordinator.group.results import DescribedGroup, DescribedMember, JoinGroupResult
-from coordinator.group.states import DEAD
+from coordinator.group.results import (
+    DescribedGroup,
+    DescribedMember,
+    GroupError,
+    JoinGroupResult,
+    PartitionOffset,
+    TopicOffsets,
+)
+from coordinator.group.states import DEAD, GroupState
+from protocol.errors import ErrorCode
 
 from .harness import GROUP, PROTOCOLS, Harness
 
@@ -107,29 +116,30 @@ def test_list_groups_includes_every_state_and_filters_case_insensitively():
 def test_delete_empty_group_deletes_it_and_its_offsets():
     h = Harness()
     h.commit({("t", 0): 1})
-    results, effects = h.co.delete_groups([GROUP], h.now)
-    h.apply(effects)
-    assert results == [(GROUP, 0)]
+    results, effects = h.delete_groups(GROUP)
+    assert results == [GroupError(GROUP, ErrorCode.NONE)]
     assert effects.records == [GroupDeletedRecord(GROUP)]
     assert GROUP not in h.co.groups
-    assert h.co.fetch_offsets(GROUP, [("t", [0])], 0).topics == [("t", [(0, -1, -1, "", 0)])]
+    assert h.co.fetch_offsets(GROUP, [("t", [0])], 0).topics == [
+        TopicOffsets("t", [PartitionOffset(0, -1, -1, "")])
+    ]
 
 
 def test_delete_non_empty_group_is_refused():
     h = Harness()
     h.stable_group(1)
-    assert h.co.delete_groups([GROUP], h.now)[0] == [(GROUP, 68)]
+    assert h.delete_groups(GROUP)[0] == [GroupError(GROUP, ErrorCode.NON_EMPTY_GROUP)]
 
 
 def test_delete_group_is_refused_while_it_rebalances():
     # Kafka: testValidateDeleteGroup (Stable: test_delete_non_empty_group_is_refused)
     h = Harness()
     h.join()
-    assert h.group().state.value == "PreparingRebalance"
-    assert h.co.delete_groups([GROUP], h.now)[0] == [(GROUP, 68)]
+    assert h.group().state == GroupState.PREPARING_REBALANCE
+    assert h.delete_groups(GROUP)[0] == [GroupError(GROUP, ErrorCode.NON_EMPTY_GROUP)]
     h.advance(3000)
-    assert h.group().state.value == "CompletingRebalance"
-    assert h.co.delete_groups([GROUP], h.now)[0] == [(GROUP, 68)]
+    assert h.group().state == GroupState.COMPLETING_REBALANCE
+    assert h.delete_groups(GROUP)[0] == [GroupError(GROUP, ErrorCode.NON_EMPTY_GROUP)]
     assert GROUP in h.co.groups
 
 
@@ -137,7 +147,12 @@ def test_delete_unknown_dead_or_unnamed_group_is_group_id_not_found():
     h = Harness()
     h.commit({("t", 0): 1}, group="dead")
     h.group("dead").transition(DEAD, 0)
-    assert h.co.delete_groups(["nope", "", "dead"], 0)[0] == [("nope", 69), ("", 69), ("dead", 69)]
+    not_found = ErrorCode.GROUP_ID_NOT_FOUND
+    assert h.delete_groups("nope", "", "dead")[0] == [
+        GroupError("nope", not_found),
+        GroupError("", not_found),
+        GroupError("dead", not_found),
+    ]
 
 
 def test_deleted_group_restarts_at_generation_one():
@@ -145,7 +160,7 @@ def test_deleted_group_restarts_at_generation_one():
     (leader,), _ = h.stable_group(1)
     h.leave(leader)
     assert h.group().generation_id == 2
-    h.apply(h.co.delete_groups([GROUP], h.now)[1])
+    h.delete_groups(GROUP)
     token = h.join()
     h.advance(3000)
     assert h.join_result(token).generation_id == 1
@@ -183,15 +198,15 @@ def test_load_restores_stable_group_with_remaining_sessions():
     )
     h.apply(h.co.load([snapshot], h.now))
     g = h.group()
-    assert (g.state.value, g.generation_id, g.leader_id, g.protocol_name) == (
-        "Stable",
+    assert (g.state, g.generation_id, g.leader_id, g.protocol_name) == (
+        GroupState.STABLE,
         4,
         "m2",
         "range",
     )
-    assert h.co.timer_deadline(f"heartbeat/{GROUP}/m1") == 105000
-    assert h.co.timer_deadline(f"heartbeat/{GROUP}/m2") == 109000
-    assert h.heartbeat("m1", 4) == 0
+    assert h.co.timer_deadline(heartbeat_key(GROUP, "m1")) == 105000
+    assert h.co.timer_deadline(heartbeat_key(GROUP, "m2")) == 109000
+    assert h.heartbeat("m1", 4) == ErrorCode.NONE
     sync = h.sync_result(h.sync("m2", 4))
     assert sync.assignment == b"assigned"
 
@@ -202,7 +217,7 @@ def test_load_with_a_heartbeat_from_the_future_grants_a_full_session():
         GROUP, "Stable", 0, "consumer", "range", 1, "m1", [member_record("m1", 50000)]
     )
     h.apply(h.co.load([snapshot], h.now))
-    assert h.co.timer_deadline(f"heartbeat/{GROUP}/m1") == 11000
+    assert h.co.timer_deadline(heartbeat_key(GROUP, "m1")) == 11000
 
 
 def test_load_of_a_group_saved_mid_rebalance_rebalances_it():
@@ -211,8 +226,8 @@ def test_load_of_a_group_saved_mid_rebalance_rebalances_it():
         GROUP, "CompletingRebalance", 0, "consumer", "range", 3, "m1", [member_record("m1", 0)]
     )
     h.apply(h.co.load([snapshot], 0))
-    assert h.group().state.value == "PreparingRebalance"
-    assert h.heartbeat("m1", 3) == 27
+    assert h.group().state == GroupState.PREPARING_REBALANCE
+    assert h.heartbeat("m1", 3) == ErrorCode.REBALANCE_IN_PROGRESS
     r = h.join_result(h.join("m1"))
     assert r.generation_id == 4
 
@@ -230,7 +245,7 @@ def test_load_over_max_size_rebalances():
         [member_record("m0", 0), member_record("m1", 0)],
     )
     h.apply(h.co.load([snapshot], 0))
-    assert (h.group().state.value, len(h.group().members)) == ("PreparingRebalance", 2)
+    assert (h.group().state, len(h.group().members)) == (GroupState.PREPARING_REBALANCE, 2)
 
 
 def test_load_replays_offsets_deletions_and_group_tombstones():
@@ -247,11 +262,13 @@ def test_load_replays_offsets_deletions_and_group_tombstones():
     ]
     h.apply(h.co.load(records, 100))
     assert set(h.co.groups) == {"a", "empty"}
-    assert h.co.fetch_offsets("a", None, 0).topics == [("t", [(0, 7, 3, "md", 0)])]
-    assert (h.group("a").state.value, h.group("a").protocol_type) == ("Empty", None)
+    assert h.co.fetch_offsets("a", None, 0).topics == [
+        TopicOffsets("t", [PartitionOffset(0, 7, 3, "md", ErrorCode.NONE)])
+    ]
+    assert (h.group("a").state, h.group("a").protocol_type) == (GroupState.EMPTY, None)
     e = h.group("empty")
-    assert (e.state.value, e.generation_id, e.protocol_type, e.state_timestamp_ms) == (
-        "Empty",
+    assert (e.state, e.generation_id, e.protocol_type, e.state_timestamp_ms) == (
+        GroupState.EMPTY,
         5,
         "consumer",
         77,
@@ -288,18 +305,18 @@ def test_shutdown_answers_parked_requests_not_coordinator_and_kills_groups():
     other.advance(6000)
     follower_sync = other.sync(other.join_result(b).member_id, 1)
     effects = h.apply(h.co.shutdown())
-    assert h.join_result(join) == JoinGroupResult(16, member_id=leader)
+    assert h.join_result(join) == JoinGroupResult(ErrorCode.NOT_COORDINATOR, member_id=leader)
     assert h.group().state is DEAD
     assert all(isinstance(t, Cancel) for t in effects.timers) and not h.timers
     other.apply(other.co.shutdown())
-    assert other.sync_result(follower_sync).error_code == 16
+    assert other.sync_result(follower_sync).error_code == ErrorCode.NOT_COORDINATOR
 
 
 # -- timers ----------------------------------------------------------------------------------
 
 
 def test_unknown_timer_key_is_ignored():
-    assert GroupCoordinator(GroupConfig()).fire_timer("join/nope", 10**9).replies == []
+    assert GroupCoordinator(GroupConfig()).fire_timer(join_key("nope"), 10**9).replies == []
 
 
 def test_join_timer_fired_after_the_phase_completed_is_ignored():
@@ -307,14 +324,14 @@ def test_join_timer_fired_after_the_phase_completed_is_ignored():
     token = h.join()
     h.advance(3000)
     assert h.result(token) is not None
-    effects = h.co.fire_timer(f"join/{GROUP}", h.now + 10**6)
+    effects = h.co.fire_timer(join_key(GROUP), h.now + 10**6)
     assert effects.replies == effects.events == effects.timers == []
 
 
 def test_join_timer_fired_early_is_ignored():
     h = Harness()
     token = h.join()
-    assert h.co.fire_timer(f"join/{GROUP}", 2999).replies == []
+    assert h.co.fire_timer(join_key(GROUP), 2999).replies == []
     assert h.result(token) is None
     h.advance(3000)
     assert h.result(token) is not None

@@ -11,7 +11,7 @@ from coordinator.group.events import (
     RemovalCause,
     SyncCompleted,
 )
-from coordinator.group.requests import LeaveGroupInput
+from coordinator.group.requests import LeaveGroupInput, LeavingMember
 
 from .harness import Harness
 
@@ -41,7 +41,11 @@ def test_leave_carries_the_client_reason_and_triggers_member_left():
     h = Harness()
     (_leader, follower), _ = h.stable_group(2)
     token = h._token()
-    h.apply(h.co.leave_group(token, LeaveGroupInput("group", [(follower, None, "bye")]), h.now))
+    h.apply(
+        h.co.leave_group(
+            token, LeaveGroupInput("group", [LeavingMember(follower, None, "bye")]), h.now
+        )
+    )
     (removed,) = _of(h, MemberRemoved)
     assert (removed.member_id, removed.cause, removed.client_reason) == (
         follower,

@@ -5,9 +5,12 @@ from __future__ import annotations
 import pytest
 
 from coordinator.group import GroupConfig
+from coordinator.group.deadlines import join_key
 from coordinator.group.events import MemberRemoved
 from coordinator.group.records import GroupMetadataRecord, MemberRecord
-from coordinator.group.states import DEAD
+from coordinator.group.results import MemberMetadata
+from coordinator.group.states import DEAD, GroupState
+from protocol.errors import ErrorCode
 
 from .harness import GROUP, PROTOCOLS, Harness
 
@@ -18,21 +21,31 @@ def test_join_unknown_member_creates_group_and_completes_after_initial_delay():
     h = Harness()
     token = h.join()
     assert h.result(token) is None
-    assert h.group().state.value == "PreparingRebalance"
+    assert h.group().state == GroupState.PREPARING_REBALANCE
     h.advance(2999)
     assert h.result(token) is None
     h.advance(1)
     r = h.join_result(token)
-    assert (r.error_code, r.generation_id, r.member_id, r.leader) == (0, 1, "client-1", "client-1")
+    assert (r.error_code, r.generation_id, r.member_id, r.leader) == (
+        ErrorCode.NONE,
+        1,
+        "client-1",
+        "client-1",
+    )
     assert (r.protocol_type, r.protocol_name, r.skip_assignment) == ("consumer", "range", False)
-    assert r.members == [("client-1", None, b"range-metadata")]
-    assert h.group().state.value == "CompletingRebalance"
+    assert r.members == [MemberMetadata("client-1", None, b"range-metadata")]
+    assert h.group().state == GroupState.COMPLETING_REBALANCE
 
 
 def test_join_with_member_id_into_unknown_group_is_unknown_member_and_creates_nothing():
     h = Harness()
     r = h.join_result(h.join("someone"))
-    assert (r.error_code, r.member_id, r.generation_id, r.leader) == (25, "someone", -1, "")
+    assert (r.error_code, r.member_id, r.generation_id, r.leader) == (
+        ErrorCode.UNKNOWN_MEMBER_ID,
+        "someone",
+        -1,
+        "",
+    )
     assert GROUP not in h.co.groups
 
 
@@ -40,7 +53,7 @@ def test_join_with_unknown_member_id_into_existing_group_is_unknown_member():
     h = Harness()
     h.stable_group(1)
     r = h.join_result(h.join("someone"))
-    assert (r.error_code, r.member_id) == (25, "someone")
+    assert (r.error_code, r.member_id) == (ErrorCode.UNKNOWN_MEMBER_ID, "someone")
 
 
 def test_new_member_joining_dead_group_gets_coordinator_not_available():
@@ -48,7 +61,7 @@ def test_new_member_joining_dead_group_gets_coordinator_not_available():
     h.join()
     h.group().transition(DEAD, 0)
     r = h.join_result(h.join())
-    assert (r.error_code, r.member_id) == (15, "")
+    assert (r.error_code, r.member_id) == (ErrorCode.COORDINATOR_NOT_AVAILABLE, "")
 
 
 def test_existing_member_joining_dead_group_gets_coordinator_not_available():
@@ -56,7 +69,7 @@ def test_existing_member_joining_dead_group_gets_coordinator_not_available():
     (member_id,), _ = h.stable_group(1)
     h.group().transition(DEAD, 0)
     r = h.join_result(h.join(member_id))
-    assert (r.error_code, r.member_id) == (15, member_id)
+    assert (r.error_code, r.member_id) == (ErrorCode.COORDINATOR_NOT_AVAILABLE, member_id)
 
 
 @pytest.mark.parametrize(
@@ -74,39 +87,49 @@ def test_session_timeout_bounds(session, code):
 
 def test_empty_group_id_is_invalid():
     h = Harness()
-    assert h.join_result(h.join(group="")).error_code == 24
+    assert h.join_result(h.join(group="")).error_code == ErrorCode.INVALID_GROUP_ID
 
 
 def test_join_with_another_protocol_type_is_inconsistent():
     h = Harness()
     h.stable_group(1)
     r = h.join_result(h.join(protocol_type="connect"))
-    assert (r.error_code, r.member_id, r.protocol_type, r.protocol_name) == (23, "", None, None)
+    assert (r.error_code, r.member_id, r.protocol_type, r.protocol_name) == (
+        ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
+        "",
+        None,
+        None,
+    )
 
 
 def test_join_with_empty_protocol_type_is_inconsistent():
     h = Harness()
-    assert h.join_result(h.join(protocol_type="")).error_code == 23
+    assert (
+        h.join_result(h.join(protocol_type="")).error_code == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+    )
 
 
 def test_join_with_no_protocols_is_inconsistent():
     h = Harness()
-    assert h.join_result(h.join(protocols=[])).error_code == 23
+    assert h.join_result(h.join(protocols=[])).error_code == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
 
 
 def test_join_with_no_protocol_in_common_is_inconsistent():
     h = Harness()
     h.join(protocols=[("range", b"")])
-    assert h.join_result(h.join(protocols=[("roundrobin", b"")])).error_code == 23
+    assert (
+        h.join_result(h.join(protocols=[("roundrobin", b"")])).error_code
+        == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+    )
 
 
 def test_second_join_of_a_member_with_an_unsupported_protocol_is_inconsistent():
     h = Harness()
     first = h.join_result(h.join(version=5))
-    assert first.error_code == 79
+    assert first.error_code == ErrorCode.MEMBER_ID_REQUIRED
     h.join(first.member_id, protocols=[("range", b"")], version=5)
     r = h.join_result(h.join(first.member_id, protocols=[("roundrobin", b"")], version=5))
-    assert (r.error_code, r.member_id) == (23, first.member_id)
+    assert (r.error_code, r.member_id) == (ErrorCode.INCONSISTENT_GROUP_PROTOCOL, first.member_id)
 
 
 def test_join_errors_carry_no_protocol_type_or_name():
@@ -114,7 +137,11 @@ def test_join_errors_carry_no_protocol_type_or_name():
     h = Harness()
     h.stable_group(1)
     r = h.join_result(h.join("stranger"))
-    assert (r.error_code, r.protocol_type, r.protocol_name) == (25, None, None)
+    assert (r.error_code, r.protocol_type, r.protocol_name) == (
+        ErrorCode.UNKNOWN_MEMBER_ID,
+        None,
+        None,
+    )
 
 
 def test_leader_and_follower_are_both_told_the_protocol_type():
@@ -124,13 +151,17 @@ def test_leader_and_follower_are_both_told_the_protocol_type():
     h.advance(6000)
     for token in (leader, follower):
         r = h.join_result(token)
-        assert (r.error_code, r.protocol_type, r.protocol_name) == (0, "consumer", "range")
+        assert (r.error_code, r.protocol_type, r.protocol_name) == (
+            ErrorCode.NONE,
+            "consumer",
+            "range",
+        )
 
 
 def test_failed_join_still_creates_the_empty_group():
     h = Harness()
     h.join(protocols=[])
-    assert h.group().state.value == "Empty"
+    assert h.group().state == GroupState.EMPTY
     assert isinstance(h.records[-1], GroupMetadataRecord)
 
 
@@ -138,9 +169,9 @@ def test_rejoining_an_empty_group_with_an_old_member_id_is_unknown_member():
     h = Harness()
     (member_id,), _generation = h.stable_group(1)
     h.leave(member_id)
-    assert h.group().state.value == "Empty"
+    assert h.group().state == GroupState.EMPTY
     r = h.join_result(h.join(member_id))
-    assert (r.error_code, r.member_id) == (25, member_id)
+    assert (r.error_code, r.member_id) == (ErrorCode.UNKNOWN_MEMBER_ID, member_id)
 
 
 def test_member_id_is_the_client_id_and_a_unique_suffix():
@@ -157,9 +188,9 @@ def test_join_over_max_size_during_initial_rebalance_is_rejected():
     h = Harness(GroupConfig(max_size=2))
     a, b = h.join(), h.join()
     r = h.join_result(h.join())
-    assert (r.error_code, r.member_id) == (81, "")
+    assert (r.error_code, r.member_id) == (ErrorCode.GROUP_MAX_SIZE_REACHED, "")
     h.advance(6000)
-    assert h.join_result(a).error_code == h.join_result(b).error_code == 0
+    assert h.join_result(a).error_code == h.join_result(b).error_code == ErrorCode.NONE
     assert len(h.group().members) == 2
 
 
@@ -168,7 +199,7 @@ def test_dynamic_members_with_required_known_member_id_over_max_size():
     ids = [h.join_result(h.join(version=5)).member_id for _ in range(3)]
     assert len(h.group().pending_join_members) == 3  # pending ids do not count
     tokens = [h.join(m, version=5) for m in ids]
-    assert h.join_result(tokens[2]).error_code == 81
+    assert h.join_result(tokens[2]).error_code == ErrorCode.GROUP_MAX_SIZE_REACHED
     assert ids[2] not in h.group().pending_join_members
     assert len(h.group().members) == 2
 
@@ -177,20 +208,20 @@ def test_accepted_members_rejoining_a_full_group_are_answered_at_once_with_their
     # Kafka: testDynamicMembersJoinGroupWithMaxSizeAndNotRequiredKnownMember
     h = Harness(GroupConfig(max_size=2, initial_rebalance_delay_ms=50))
     tokens = [h.join() for _ in range(3)]  # v3: no MEMBER_ID_REQUIRED round trip
-    assert h.join_result(tokens[2]).error_code == 81
+    assert h.join_result(tokens[2]).error_code == ErrorCode.GROUP_MAX_SIZE_REACHED
     h.advance(50)  # the second member bought one more delay
     assert h.result(tokens[0]) is None
     h.advance(50)
     accepted = [h.join_result(t) for t in tokens[:2]]
-    assert [r.error_code for r in accepted] == [0, 0]
+    assert [r.error_code for r in accepted] == [ErrorCode.NONE, ErrorCode.NONE]
     again = [h.join_result(h.join(r.member_id)) for r in accepted]  # unchanged protocols
-    assert [(r.error_code, r.generation_id) for r in again] == [(0, 1), (0, 1)]
-    assert h.join_result(h.join()).error_code == 81
+    assert [(r.error_code, r.generation_id) for r in again] == [(ErrorCode.NONE, 1)] * 2
+    assert h.join_result(h.join()).error_code == ErrorCode.GROUP_MAX_SIZE_REACHED
     g = h.group()
-    assert (len(g.members), g.num_members_awaiting_join, g.state.value) == (
+    assert (len(g.members), g.num_members_awaiting_join, g.state) == (
         2,
         0,
-        "CompletingRebalance",
+        GroupState.COMPLETING_REBALANCE,
     )
 
 
@@ -198,7 +229,7 @@ def test_static_members_over_max_size_are_rejected():
     h = Harness(GroupConfig(max_size=2))
     h.join(instance="a")
     h.join(instance="b")
-    assert h.join_result(h.join(instance="c")).error_code == 81
+    assert h.join_result(h.join(instance="c")).error_code == ErrorCode.GROUP_MAX_SIZE_REACHED
     assert set(h.group().static_members) == {"a", "b"}
 
 
@@ -208,18 +239,22 @@ def test_members_can_rejoin_a_full_group_while_rebalancing():
     for m in ids:
         h.join(m, version=5)
     again = [h.join(m, version=5) for m in ids]  # rejoins while parked are accepted
-    assert h.join_result(again[2]).error_code == 81
+    assert h.join_result(again[2]).error_code == ErrorCode.GROUP_MAX_SIZE_REACHED
     h.advance(50)
     h.advance(50)
-    assert [h.join_result(t).error_code for t in again] == [0, 0, 81]
-    assert h.group().state.value == "CompletingRebalance"
+    assert [h.join_result(t).error_code for t in again] == [
+        ErrorCode.NONE,
+        ErrorCode.NONE,
+        ErrorCode.GROUP_MAX_SIZE_REACHED,
+    ]
+    assert h.group().state == GroupState.COMPLETING_REBALANCE
 
 
 def test_join_into_full_stable_group_is_rejected_but_members_may_rejoin():
     h = Harness(GroupConfig(max_size=2))
     (leader, _follower), _ = h.stable_group(2)
-    assert h.join_result(h.join()).error_code == 81
-    assert h.group().state.value == "Stable"
+    assert h.join_result(h.join()).error_code == ErrorCode.GROUP_MAX_SIZE_REACHED
+    assert h.group().state == GroupState.STABLE
     assert h.result(h.join(leader)) is None  # the leader's join starts a rebalance
 
 
@@ -245,7 +280,7 @@ def snapshot(count: int, state: str = "Stable", **member_fields: int) -> GroupMe
 def test_last_members_rejoining_a_group_over_max_size_are_kicked_out():
     h = Harness(GroupConfig(max_size=3))
     h.apply(h.co.load([snapshot(5)], 0))
-    assert h.group().state.value == "PreparingRebalance"  # loaded over capacity
+    assert h.group().state == GroupState.PREPARING_REBALANCE  # loaded over capacity
     tokens = [h.join(f"member-{i}", rebalance=10000) for i in range(5)]
     assert [h.join_result(t).error_code for t in tokens[3:]] == [81, 81]
     assert len(h.group().members) == 3
@@ -267,7 +302,7 @@ def test_second_member_during_initial_delay_extends_it_by_one_delay():
     h.advance(3000)  # t = 5999
     assert h.result(first) is None and h.result(second) is None
     h.advance(1)  # t = 6000
-    assert h.join_result(first).error_code == h.join_result(second).error_code == 0
+    assert h.join_result(first).error_code == h.join_result(second).error_code == ErrorCode.NONE
 
 
 def test_initial_delay_is_capped_by_the_rebalance_timeout():
@@ -278,14 +313,16 @@ def test_initial_delay_is_capped_by_the_rebalance_timeout():
     h.advance(2998)  # t = 5999
     assert h.result(first) is None
     h.advance(1)  # t = 6000: the rebalance timeout, even though a member just arrived
-    assert all(h.join_result(t).error_code == 0 for t in (first, second, third))
+    assert all(h.join_result(t).error_code == ErrorCode.NONE for t in (first, second, third))
 
 
 def test_initial_rebalance_waits_for_its_timer_even_when_everyone_joined():
     h = Harness()
     first = h.join()
     again = h.join("client-1")  # the same member again: everyone has joined
-    assert h.join_result(first).error_code == 27  # superseded, answered so it cannot hang
+    assert (
+        h.join_result(first).error_code == ErrorCode.REBALANCE_IN_PROGRESS
+    )  # superseded, answered so it cannot hang
     h.advance(2999)
     assert h.result(again) is None
     h.advance(1)
@@ -303,7 +340,7 @@ def test_join_completion_removes_dynamic_members_that_did_not_rejoin():
     assert (r.error_code, r.generation_id, r.members) == (
         0,
         generation + 1,
-        [(leader, None, b"range-metadata")],
+        [MemberMetadata(leader, None, b"range-metadata")],
     )
     assert follower not in h.group().members
     assert any(isinstance(e, MemberRemoved) and e.member_id == follower for e in h.events)
@@ -332,13 +369,13 @@ def test_no_rejoined_static_members_keep_extending_the_join_phase():
     # A dynamic member joins and leaves again: a rebalance no static member rejoins.
     newcomer = h.join(rebalance=10000)
     h.leave("client-3")
-    assert h.join_result(newcomer).error_code == 25
+    assert h.join_result(newcomer).error_code == ErrorCode.UNKNOWN_MEMBER_ID
     start = h.now
     h.advance(10000)
-    assert h.group().state.value == "PreparingRebalance"
-    assert h.co.timer_deadline(f"join/{GROUP}") == start + 20000
+    assert h.group().state == GroupState.PREPARING_REBALANCE
+    assert h.co.timer_deadline(join_key(GROUP)) == start + 20000
     h.advance(10000)
-    assert h.co.timer_deadline(f"join/{GROUP}") == start + 30000
+    assert h.co.timer_deadline(join_key(GROUP)) == start + 30000
     assert len(h.group().members) == 2 and h.group().generation_id == 2
     first_again = h.join(first_id, "first", rebalance=10000)
     assert h.result(first_again) is None
@@ -383,8 +420,13 @@ def test_join_from_unchanged_follower_does_not_rebalance():
     h = Harness()
     (leader, follower), generation = h.stable_group(2)
     r = h.join_result(h.join(follower))
-    assert (r.error_code, r.generation_id, r.leader, r.members) == (0, generation, leader, [])
-    assert h.group().state.value == "Stable"
+    assert (r.error_code, r.generation_id, r.leader, r.members) == (
+        ErrorCode.NONE,
+        generation,
+        leader,
+        [],
+    )
+    assert h.group().state == GroupState.STABLE
 
 
 def test_join_from_unchanged_leader_rebalances():
@@ -392,7 +434,7 @@ def test_join_from_unchanged_leader_rebalances():
     (leader, follower), generation = h.stable_group(2)
     token = h.join(leader)
     assert h.result(token) is None
-    assert h.group().state.value == "PreparingRebalance"
+    assert h.group().state == GroupState.PREPARING_REBALANCE
     h.join(follower)
     assert h.join_result(token).generation_id == generation + 1
 
@@ -402,7 +444,7 @@ def test_join_with_changed_metadata_in_stable_rebalances():
     (_leader, follower), _ = h.stable_group(2)
     token = h.join(follower, protocols=[("range", b"new")])
     assert h.result(token) is None
-    assert h.group().state.value == "PreparingRebalance"
+    assert h.group().state == GroupState.PREPARING_REBALANCE
 
 
 def test_join_with_changed_metadata_in_completing_rebalance_rebalances():
@@ -415,8 +457,8 @@ def test_join_with_changed_metadata_in_completing_rebalance_rebalances():
     assert h.result(parked_sync) is None
     token = h.join(follower, protocols=[("range", b"changed")])
     assert h.result(token) is None
-    assert h.sync_result(parked_sync).error_code == 27
-    assert h.group().state.value == "PreparingRebalance"
+    assert h.sync_result(parked_sync).error_code == ErrorCode.REBALANCE_IN_PROGRESS
+    assert h.group().state == GroupState.PREPARING_REBALANCE
 
 
 def test_only_member_rejoining_with_new_protocols_while_completing_gets_a_new_generation():
@@ -427,8 +469,8 @@ def test_only_member_rejoining_with_new_protocols_while_completing_gets_a_new_ge
     member_id = h.join_result(token).member_id
     protocols = [("range", b"r"), ("roundrobin", b"rr")]
     r = h.join_result(h.join(member_id, protocols=protocols))  # everyone rejoined: at once
-    assert (r.error_code, r.generation_id, r.member_id) == (0, 2, member_id)
-    assert h.group().state.value == "CompletingRebalance"
+    assert (r.error_code, r.generation_id, r.member_id) == (ErrorCode.NONE, 2, member_id)
+    assert h.group().state == GroupState.COMPLETING_REBALANCE
     assert h.group().members[member_id].protocols == protocols
 
 
@@ -439,9 +481,9 @@ def test_join_with_same_metadata_in_completing_rebalance_repeats_the_generation(
     leader, follower = h.join_result(a).member_id, h.join_result(b).member_id
     again = h.join_result(h.join(leader))
     assert (again.generation_id, again.leader) == (1, leader)
-    assert {m for m, _, _ in again.members} == {leader, follower}  # the leader gets the list
+    assert {m.member_id for m in again.members} == {leader, follower}  # the leader gets the list
     assert h.join_result(h.join(follower)).members == []
-    assert h.group().state.value == "CompletingRebalance"
+    assert h.group().state == GroupState.COMPLETING_REBALANCE
 
 
 def test_rejoin_in_preparing_rebalance_updates_the_members_protocols():

@@ -17,7 +17,7 @@ def limit_hits(h: Harness) -> list[LimitReached]:
 def test_a_new_group_beyond_max_groups_is_refused_with_a_retriable_error() -> None:
     h = Harness(GroupConfig(initial_rebalance_delay_ms=0, max_groups=2))
     h.join(group="a")
-    assert h.commit({("t", 0): 1}, group="b") == {("t", 0): 0}
+    assert h.commit({("t", 0): 1}, group="b") == {("t", 0): ErrorCode.NONE}
     token = h.join(group="c")
     assert h.join_result(token).error_code == ErrorCode.COORDINATOR_NOT_AVAILABLE
     assert h.commit({("t", 0): 1}, group="d") == {("t", 0): ErrorCode.COORDINATOR_NOT_AVAILABLE}
@@ -27,7 +27,7 @@ def test_a_new_group_beyond_max_groups_is_refused_with_a_retriable_error() -> No
         LimitReached("d", "max_groups", 2, "COORDINATOR_NOT_AVAILABLE"),
     ]
     # Existing groups go on as before.
-    assert h.commit({("t", 0): 2}, group="b") == {("t", 0): 0}
+    assert h.commit({("t", 0): 2}, group="b") == {("t", 0): ErrorCode.NONE}
     # Once a group is gone, a new one fits.
     h.apply(h.co.expire_offsets(h.now + DAY, DAY))
     assert "b" not in h.co.groups
@@ -58,7 +58,7 @@ def test_oversized_member_metadata_is_an_invalid_request() -> None:
         LimitReached("group", "group_max_member_metadata_bytes", 100, "INVALID_REQUEST")
     ]
     token = h.join(protocols=[("range", b"x" * 100)])
-    assert h.result(token) is None or h.join_result(token).error_code == 0
+    assert h.result(token) is None or h.join_result(token).error_code == ErrorCode.NONE
 
 
 def test_joining_a_full_group_is_reported_as_a_limit_hit() -> None:

@@ -8,9 +8,10 @@ import pytest
 
 from coordinator.group import GroupConfig
 from coordinator.group.records import GroupDeletedRecord, OffsetCommitRecord, OffsetDeleteRecord
-from coordinator.group.states import DEAD
+from coordinator.group.results import PartitionOffset, TopicOffsets
+from coordinator.group.states import DEAD, GroupState
 from protocol.consumer import subscription_topics
-from protocol.errors import DecodeError
+from protocol.errors import DecodeError, ErrorCode
 
 from .harness import GROUP, Harness
 
@@ -35,7 +36,9 @@ def consumer_group(h: Harness, *topics: str) -> tuple[str, int]:
 # -- OffsetCommit -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("version", "code"), [(8, 22), (9, 69)])
+@pytest.mark.parametrize(
+    ("version", "code"), [(8, ErrorCode.ILLEGAL_GENERATION), (9, ErrorCode.GROUP_ID_NOT_FOUND)]
+)
 def test_commit_with_generation_to_unknown_group(version, code):
     h = Harness()
     assert h.commit({("t", 0): 1}, member_id="m", generation=1, version=version) == {("t", 0): code}
@@ -44,12 +47,15 @@ def test_commit_with_generation_to_unknown_group(version, code):
 
 def test_commit_without_generation_to_unknown_group_creates_a_simple_group():
     h = Harness()
-    assert h.commit({("t", 0): 5, ("t", 1): 6}) == {("t", 0): 0, ("t", 1): 0}
+    assert h.commit({("t", 0): 5, ("t", 1): 6}) == {
+        ("t", 0): ErrorCode.NONE,
+        ("t", 1): ErrorCode.NONE,
+    }
     g = h.group()
-    assert (g.state.value, g.protocol_type) == ("Empty", None)
+    assert (g.state, g.protocol_type) == (GroupState.EMPTY, None)
     assert h.co.list_groups([], [])[0].protocol_type == ""
     assert h.co.fetch_offsets(GROUP, [("t", [0, 1])], h.now).topics == [
-        ("t", [(0, 5, -1, "", 0), (1, 6, -1, "", 0)])
+        TopicOffsets("t", [PartitionOffset(0, 5, -1, "", 0), PartitionOffset(1, 6, -1, "", 0)])
     ]
 
 
@@ -57,26 +63,33 @@ def test_commit_to_dead_group_is_coordinator_not_available():
     h = Harness()
     h.commit({("t", 0): 1})
     h.group().transition(DEAD, 0)
-    assert h.commit({("t", 0): 1, ("u", 3): 1}) == {("t", 0): 15, ("u", 3): 15}
+    assert h.commit({("t", 0): 1, ("u", 3): 1}) == {
+        ("t", 0): ErrorCode.COORDINATOR_NOT_AVAILABLE,
+        ("u", 3): ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    }
 
 
 def test_commit_from_unknown_member_is_unknown_member():
     h = Harness()
     h.stable_group(1)
-    assert h.commit({("t", 0): 1}, member_id="stranger", generation=1) == {("t", 0): 25}
+    assert h.commit({("t", 0): 1}, member_id="stranger", generation=1) == {
+        ("t", 0): ErrorCode.UNKNOWN_MEMBER_ID
+    }
 
 
 def test_commit_with_illegal_generation():
     h = Harness()
     (leader,), generation = h.stable_group(1)
-    assert h.commit({("t", 0): 1}, member_id=leader, generation=generation + 1) == {("t", 0): 22}
+    assert h.commit({("t", 0): 1}, member_id=leader, generation=generation + 1) == {
+        ("t", 0): ErrorCode.ILLEGAL_GENERATION
+    }
 
 
 def test_commit_with_unknown_instance_id_is_unknown_member():
     h = Harness()
     (a,), generation = h.stable_group(1, static=True)
     assert h.commit({("t", 0): 1}, member_id=a, generation=generation, instance="x") == {
-        ("t", 0): 25
+        ("t", 0): ErrorCode.UNKNOWN_MEMBER_ID
     }
 
 
@@ -94,20 +107,24 @@ def test_commit_while_completing_rebalance_is_rebalance_in_progress():
     token = h.join()
     h.advance(3000)
     member_id = h.join_result(token).member_id
-    assert h.commit({("t", 0): 1}, member_id=member_id, generation=1) == {("t", 0): 27}
+    assert h.commit({("t", 0): 1}, member_id=member_id, generation=1) == {
+        ("t", 0): ErrorCode.REBALANCE_IN_PROGRESS
+    }
 
 
 def test_commit_during_preparing_rebalance_with_current_generation_is_accepted():
     h = Harness()
     (leader, follower), generation = h.stable_group(2)
     h.join(leader)
-    assert h.commit({("t", 0): 1}, member_id=follower, generation=generation) == {("t", 0): 0}
+    assert h.commit({("t", 0): 1}, member_id=follower, generation=generation) == {
+        ("t", 0): ErrorCode.NONE
+    }
 
 
 def test_commit_without_member_and_generation_to_a_non_empty_group_is_unknown_member():
     h = Harness()
     h.stable_group(1)
-    assert h.commit({("t", 0): 1}) == {("t", 0): 25}
+    assert h.commit({("t", 0): 1}) == {("t", 0): ErrorCode.UNKNOWN_MEMBER_ID}
 
 
 def test_commit_with_retention_time_sets_an_expire_timestamp():
@@ -121,13 +138,15 @@ def test_manual_commit_to_an_empty_group_does_not_validate_member_or_instance():
     h = Harness()
     (leader,), _ = h.stable_group(1)
     h.leave(leader)
-    assert h.commit({("t", 0): 1}, member_id="whoever", instance="any") == {("t", 0): 0}
+    assert h.commit({("t", 0): 1}, member_id="whoever", instance="any") == {
+        ("t", 0): ErrorCode.NONE
+    }
 
 
 def test_simple_group_commit_with_instance_id_is_accepted():
     h = Harness()
     h.commit({("t", 0): 1})
-    assert h.commit({("t", 0): 2}, member_id="m", instance="i") == {("t", 0): 0}
+    assert h.commit({("t", 0): 2}, member_id="m", instance="i") == {("t", 0): ErrorCode.NONE}
 
 
 def test_commit_and_fetch_offsets_of_an_empty_group():
@@ -135,18 +154,30 @@ def test_commit_and_fetch_offsets_of_an_empty_group():
     (leader,), generation = h.stable_group(1)
     h.commit({("t", 0): 7}, member_id=leader, generation=generation, metadata="md")
     h.leave(leader)
-    assert h.commit({("t", 1): 8}) == {("t", 1): 0}
+    assert h.commit({("t", 1): 8}) == {("t", 1): ErrorCode.NONE}
     fetched = h.co.fetch_offsets(GROUP, None, h.now)
-    assert fetched.topics == [("t", [(0, 7, -1, "md", 0), (1, 8, -1, "", 0)])]
+    assert fetched.topics == [
+        TopicOffsets(
+            "t",
+            [
+                PartitionOffset(0, 7, -1, "md", ErrorCode.NONE),
+                PartitionOffset(1, 8, -1, "", ErrorCode.NONE),
+            ],
+        )
+    ]
 
 
 def test_metadata_over_the_limit_is_rejected_per_partition():
     h = Harness(GroupConfig(offset_metadata_max_bytes=4))
-    assert h.commit({("t", 0): 1}, metadata="12345") == {("t", 0): 12}
-    assert h.commit({("t", 0): 1}, metadata="1234") == {("t", 0): 0}
+    assert h.commit({("t", 0): 1}, metadata="12345") == {
+        ("t", 0): ErrorCode.OFFSET_METADATA_TOO_LARGE
+    }
+    assert h.commit({("t", 0): 1}, metadata="1234") == {("t", 0): ErrorCode.NONE}
     # Java's String.length(): a non-BMP character counts twice.
-    assert h.commit({("t", 0): 1}, metadata="12\U0001f600") == {("t", 0): 0}
-    assert h.commit({("t", 0): 1}, metadata="123\U0001f600") == {("t", 0): 12}
+    assert h.commit({("t", 0): 1}, metadata="12\U0001f600") == {("t", 0): ErrorCode.NONE}
+    assert h.commit({("t", 0): 1}, metadata="123\U0001f600") == {
+        ("t", 0): ErrorCode.OFFSET_METADATA_TOO_LARGE
+    }
 
 
 # -- OffsetFetch -------------------------------------------------------------------------------
@@ -155,7 +186,18 @@ def test_metadata_over_the_limit_is_rejected_per_partition():
 def test_fetch_from_unknown_group_reads_no_offsets():
     h = Harness()
     r = h.co.fetch_offsets("nope", [("t", [0, 1])], 0)
-    assert (r.error_code, r.topics) == (0, [("t", [(0, -1, -1, "", 0), (1, -1, -1, "", 0)])])
+    assert (r.error_code, r.topics) == (
+        0,
+        [
+            TopicOffsets(
+                "t",
+                [
+                    PartitionOffset(0, -1, -1, "", ErrorCode.NONE),
+                    PartitionOffset(1, -1, -1, "", ErrorCode.NONE),
+                ],
+            )
+        ],
+    )
 
 
 def test_fetch_all_from_unknown_group_is_empty():
@@ -166,14 +208,16 @@ def test_fetch_from_dead_group_reads_no_offsets():
     h = Harness()
     h.commit({("t", 0): 1})
     h.group().transition(DEAD, 0)
-    assert h.co.fetch_offsets(GROUP, [("t", [0])], 0).topics == [("t", [(0, -1, -1, "", 0)])]
+    assert h.co.fetch_offsets(GROUP, [("t", [0])], 0).topics == [
+        TopicOffsets("t", [PartitionOffset(0, -1, -1, "", ErrorCode.NONE)])
+    ]
 
 
 def test_fetch_of_an_unknown_partition_reads_no_offset():
     h = Harness()
     h.commit({("t", 0): 1})
     assert h.co.fetch_offsets(GROUP, [("t", [0, 9])], 0).topics == [
-        ("t", [(0, 1, -1, "", 0), (9, -1, -1, "", 0)])
+        TopicOffsets("t", [PartitionOffset(0, 1, -1, "", 0), PartitionOffset(9, -1, -1, "", 0)])
     ]
 
 
@@ -182,10 +226,11 @@ def test_fetch_of_an_unknown_partition_reads_no_offset():
 
 def test_offset_delete_of_unknown_or_dead_group_is_group_id_not_found():
     h = Harness()
-    assert h.co.delete_offsets("nope", [("t", [0])], 0)[:2] == (69, [])
+    not_found = ErrorCode.GROUP_ID_NOT_FOUND
+    assert h.delete_offsets([("t", [0])], group="nope")[:2] == (not_found, {})
     h.commit({("t", 0): 1})
     h.group().transition(DEAD, 0)
-    assert h.co.delete_offsets(GROUP, [("t", [0])], 0)[:2] == (69, [])
+    assert h.delete_offsets([("t", [0])])[:2] == (not_found, {})
 
 
 def test_offset_delete_of_a_non_empty_non_consumer_group_is_non_empty_group():
@@ -193,17 +238,26 @@ def test_offset_delete_of_a_non_empty_non_consumer_group_is_non_empty_group():
     token = h.join(protocol_type="connect")
     h.advance(3000)
     assert h.result(token) is not None
-    assert h.co.delete_offsets(GROUP, [("t", [0])], 0)[:2] == (68, [])
+    assert h.delete_offsets([("t", [0])])[:2] == (ErrorCode.NON_EMPTY_GROUP, {})
 
 
 def test_offset_delete_of_a_subscribed_topic_is_refused():
     h = Harness()
     member_id, generation = consumer_group(h, "t")
     h.commit({("t", 0): 1, ("u", 0): 1}, member_id=member_id, generation=generation)
-    error, parts, effects = h.co.delete_offsets(GROUP, [("t", [0]), ("u", [0, 1])], h.now)
-    assert (error, parts) == (0, [("t", 0, 86), ("u", 0, 0), ("u", 1, 0)])
+    error, parts, effects = h.delete_offsets([("t", [0]), ("u", [0, 1])])
+    assert (error, parts) == (
+        ErrorCode.NONE,
+        {
+            ("t", 0): ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC,
+            ("u", 0): ErrorCode.NONE,
+            ("u", 1): ErrorCode.NONE,
+        },
+    )
     assert effects.records == [OffsetDeleteRecord(GROUP, "u", 0)]
-    assert h.co.fetch_offsets(GROUP, [("u", [0])], 0).topics == [("u", [(0, -1, -1, "", 0)])]
+    assert h.co.fetch_offsets(GROUP, [("u", [0])], 0).topics == [
+        TopicOffsets("u", [PartitionOffset(0, -1, -1, "", ErrorCode.NONE)])
+    ]
 
 
 def test_offset_delete_of_a_consumer_group_with_unparsable_metadata_refuses_every_topic():
@@ -212,16 +266,19 @@ def test_offset_delete_of_a_consumer_group_with_unparsable_metadata_refuses_ever
     h.advance(3000)
     member_id = h.join_result(token).member_id
     h.sync(member_id, 1, None, [])
-    assert h.co.delete_offsets(GROUP, [("t", [0])], 0)[:2] == (0, [("t", 0, 86)])
+    assert h.delete_offsets([("t", [0])])[:2] == (
+        ErrorCode.NONE,
+        {("t", 0): ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC},
+    )
 
 
 def test_offset_delete_of_an_empty_group():
     h = Harness()
     h.commit({("t", 0): 1})
-    error, parts, effects = h.co.delete_offsets(GROUP, [("t", [0])], 0)
+    error, parts, effects = h.delete_offsets([("t", [0])])
     assert (error, parts, effects.records) == (
-        0,
-        [("t", 0, 0)],
+        ErrorCode.NONE,
+        {("t", 0): ErrorCode.NONE},
         [OffsetDeleteRecord(GROUP, "t", 0)],
     )
 
@@ -309,7 +366,8 @@ def test_loaded_empty_consumer_group_is_subscribed_to_nothing():
     h.leave(leader)
     fresh = Harness()
     fresh.apply(fresh.co.load(h.records, h.now))
-    assert fresh.co.delete_offsets(GROUP, [("t", [0])], h.now)[:2] == (0, [("t", 0, 0)])
+    fresh.now = h.now
+    assert fresh.delete_offsets([("t", [0])])[:2] == (ErrorCode.NONE, {("t", 0): ErrorCode.NONE})
 
 
 @pytest.mark.parametrize("protocol_type", ["consumer", "My Protocol"])
@@ -323,12 +381,18 @@ def test_offset_delete_of_a_group_its_members_left_deletes_only_the_named_partit
     member_id = h.join_result(token).member_id
     h.sync(member_id, 1, None, [], protocol_type=protocol_type)
     offsets = {("foo", 0): 37, ("bar", 0): 37}
-    assert h.commit(offsets, member_id=member_id, generation=1) == {("foo", 0): 0, ("bar", 0): 0}
+    assert h.commit(offsets, member_id=member_id, generation=1) == {
+        ("foo", 0): ErrorCode.NONE,
+        ("bar", 0): ErrorCode.NONE,
+    }
     h.leave(member_id)
-    assert h.group().state.value == "Empty"
-    assert h.co.delete_offsets(GROUP, [("foo", [0])], h.now)[:2] == (0, [("foo", 0, 0)])
+    assert h.group().state == GroupState.EMPTY
+    assert h.delete_offsets([("foo", [0])])[:2] == (ErrorCode.NONE, {("foo", 0): ErrorCode.NONE})
     fetched = h.co.fetch_offsets(GROUP, [("foo", [0]), ("bar", [0])], h.now).topics
-    assert fetched == [("foo", [(0, -1, -1, "", 0)]), ("bar", [(0, 37, -1, "", 0)])]
+    assert fetched == [
+        TopicOffsets("foo", [PartitionOffset(0, -1, -1, "")]),
+        TopicOffsets("bar", [PartitionOffset(0, 37, -1, "")]),
+    ]
 
 
 def test_the_sweep_deletes_only_empty_groups():
@@ -349,7 +413,7 @@ def test_offsets_of_a_non_consumer_group_expire_only_once_it_is_empty():
     h.advance(3000)
     member_id = h.join_result(token).member_id
     h.sync(member_id, 1, None, [], protocol_type="connect")
-    assert h.commit({("u", 0): 1}, member_id=member_id, generation=1) == {("u", 0): 0}
+    assert h.commit({("u", 0): 1}, member_id=member_id, generation=1) == {("u", 0): ErrorCode.NONE}
     assert h.co.expire_offsets(h.now + 10 * DAY, DAY).records == []  # Stable: kept
     h.leave(member_id)
     became_empty = h.now

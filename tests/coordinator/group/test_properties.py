@@ -16,15 +16,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from coordinator.group import GroupConfig
+from coordinator.group.deadlines import heartbeat_key, join_key, sync_key
 from coordinator.group.requests import (
     HeartbeatInput,
     JoinGroupInput,
     LeaveGroupInput,
+    LeavingMember,
     OffsetCommitInput,
+    PartitionCommit,
     SyncGroupInput,
+    TopicCommit,
 )
-from coordinator.group.results import JoinGroupResult, SyncGroupResult
+from coordinator.group.results import JoinGroupResult, MemberMetadata, SyncGroupResult
 from coordinator.group.states import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE
+from protocol.errors import ErrorCode
 
 from .harness import Harness
 
@@ -43,7 +48,7 @@ class Client:
     instance: str | None
     member_id: str = ""
     generation: int = -1
-    leader_members: list[tuple[str, str | None, bytes]] | None = None
+    leader_members: list[MemberMetadata] | None = None
     synced: bool = False  # got its assignment for `generation`
     rejoin: bool = True  # told to (re)join
     waiting: int = 0  # parked requests
@@ -98,26 +103,31 @@ class Run:
                 c.waiting -= 1
             if kind == "join":
                 self.on_join(i, result)
-            elif kind == "sync" and result.error_code == 0:
+            elif kind == "sync" and result.error_code == ErrorCode.NONE:
                 assert isinstance(result, SyncGroupResult)
                 assert result.protocol_name is not None
                 assert result.assignment == expected_assignment(generation, member_id, instance)
                 c.synced = generation == c.generation
-            elif kind in ("sync", "heartbeat") and result.error_code in (22, 25, 27, 82):
+            elif kind in ("sync", "heartbeat") and result.error_code in (
+                ErrorCode.ILLEGAL_GENERATION,
+                ErrorCode.UNKNOWN_MEMBER_ID,
+                ErrorCode.REBALANCE_IN_PROGRESS,
+                ErrorCode.FENCED_INSTANCE_ID,
+            ):
                 c.rejoin = True
-                if result.error_code in (25, 82):
+                if result.error_code in (ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.FENCED_INSTANCE_ID):
                     c.member_id = ""
 
     def on_join(self, i: int, r: JoinGroupResult) -> None:
         c = self.clients[i]
-        if r.error_code in (0, 79):
+        if r.error_code in (ErrorCode.NONE, ErrorCode.MEMBER_ID_REQUIRED):
             assert self.owner.setdefault(r.member_id, i) == i, "member id handed out twice"
             c.member_id = r.member_id
-        if r.error_code == 0:
+        if r.error_code == ErrorCode.NONE:
             c.generation = r.generation_id
             c.leader_members = r.members if r.leader == r.member_id and r.members else None
             c.synced, c.rejoin = False, False
-        elif r.error_code in (25, 82):
+        elif r.error_code in (ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.FENCED_INSTANCE_ID):
             c.member_id, c.generation, c.leader_members = "", -1, None
 
     def step(self, op: tuple[object, ...]) -> None:
@@ -130,7 +140,7 @@ class Run:
         if kind == "stale":
             # A key fired before its deadline (or not armed at all) must be a no-op.
             keys = [k for k, (deadline, _) in sorted(h.timers.items()) if deadline > h.now]
-            keys += ["join/nope", "heartbeat/g/nobody"]
+            keys += [join_key("nope"), heartbeat_key("g", "nobody")]
             key = keys[int(op[1]) % len(keys)]  # type: ignore[call-overload]
             effects = co.fire_timer(key, h.now)
             assert effects.replies == effects.timers == effects.records == effects.events == []
@@ -164,8 +174,8 @@ class Run:
             self.send("join", i, lambda t: co.join_group(t, req, h.now))
         elif kind == "sync":
             assignments = [
-                (m, expected_assignment(c.generation, m, inst))
-                for m, inst, _ in (c.leader_members or [])
+                (m.member_id, expected_assignment(c.generation, m.member_id, m.group_instance_id))
+                for m in (c.leader_members or [])
             ]
             sreq = SyncGroupInput(
                 GROUP, c.generation, c.member_id, c.instance, None, None, assignments, 3
@@ -175,11 +185,17 @@ class Run:
             hreq = HeartbeatInput(GROUP, c.generation, c.member_id, c.instance)
             self.send("heartbeat", i, lambda t: co.heartbeat(t, hreq, h.now))
         elif kind == "leave":
-            lreq = LeaveGroupInput(GROUP, [(c.member_id, c.instance, None)])
+            lreq = LeaveGroupInput(GROUP, [LeavingMember(c.member_id, c.instance)])
             self.send("leave", i, lambda t: co.leave_group(t, lreq, h.now))
         else:
             creq = OffsetCommitInput(
-                GROUP, c.generation, c.member_id, c.instance, -1, [("t", [(i, 1, -1, None)])], 8
+                GROUP,
+                c.generation,
+                c.member_id,
+                c.instance,
+                -1,
+                [TopicCommit("t", [PartitionCommit(i, 1)])],
+                8,
             )
             self.send("commit", i, lambda t: co.commit_offsets(t, creq, h.now))
 
@@ -212,13 +228,13 @@ class Run:
             if g.state is EMPTY:
                 assert not members
             if g.state is PREPARING_REBALANCE:
-                assert co.timer_deadline(f"join/{GROUP}") is not None
+                assert co.timer_deadline(join_key(GROUP)) is not None
                 assert all(m.sync_token is None for m in members.values())
             if g.state in (COMPLETING_REBALANCE, STABLE):
                 assert g.protocol_name is not None
                 assert all(m.join_token is None for m in members.values())
             if g.state is COMPLETING_REBALANCE or g.pending_sync_members:
-                assert co.timer_deadline(f"sync/{GROUP}") is not None
+                assert co.timer_deadline(sync_key(GROUP)) is not None
             if g.state is STABLE:
                 assert all(m.sync_token is None for m in members.values())
 

@@ -17,6 +17,7 @@ from coordinator.group.states import (
     IllegalStateTransition,
     parse_state,
 )
+from protocol.errors import ErrorCode
 
 E, PR, CR, S, D = EMPTY, PREPARING_REBALANCE, COMPLETING_REBALANCE, STABLE, DEAD
 
@@ -221,11 +222,11 @@ def test_elect_fails_and_keeps_the_leader_when_nobody_rejoined():
 def test_validate_member_codes():
     g = ClassicGroup("g")
     g.add(member("m1", ["range"], instance="i"))
-    assert g.validate_member("m1", "i") == 0
-    assert g.validate_member("m1", None) == 0
-    assert g.validate_member("other", "i") == 82
-    assert g.validate_member("m1", "unknown-instance") == 25
-    assert g.validate_member("other", None) == 25
+    assert g.validate_member("m1", "i") == ErrorCode.NONE
+    assert g.validate_member("m1", None) == ErrorCode.NONE
+    assert g.validate_member("other", "i") == ErrorCode.FENCED_INSTANCE_ID
+    assert g.validate_member("m1", "unknown-instance") == ErrorCode.UNKNOWN_MEMBER_ID
+    assert g.validate_member("other", None) == ErrorCode.UNKNOWN_MEMBER_ID
 
 
 def test_awaiting_join_counter_follows_parking_and_removal():

@@ -167,7 +167,7 @@ async def connect(
 async def as_user(srv: Server, pki: Pki, user: str) -> KafkaConnectionClient:
     c = await connect(srv, P.SASL_SSL, pki)
     resp = await wire.sasl_login(c, user, PASSWORDS[user])
-    assert resp.error_code == 0, resp
+    assert resp.error_code == ErrorCode.NONE, resp
     return c
 
 
@@ -199,13 +199,13 @@ async def test_each_listener_advertises_its_own_address(server: Server, pki: Pki
     sasl = await connect(server, P.SASL_PLAINTEXT, pki)
     assert (
         await wire.sasl_login(sasl, "alice", PASSWORDS["alice"], "SCRAM-SHA-256")
-    ).error_code == 0
+    ).error_code == ErrorCode.NONE
     meta = await sasl.request(MetadataRequest(topics=None), 12, MetadataResponse)
     assert [(b.host, b.port) for b in meta.brokers] == [("sasl.example", 19094)]
     found = await sasl.request(
         FindCoordinatorRequest(key="alice-app", key_type=0), 3, FindCoordinatorResponse
     )
-    assert (found.error_code, found.host, found.port) == (0, "sasl.example", 19094)
+    assert (found.error_code, found.host, found.port) == (ErrorCode.NONE, "sasl.example", 19094)
 
 
 async def test_only_sasl_requests_before_authentication(server: Server, pki: Pki) -> None:
@@ -251,13 +251,15 @@ async def test_wrong_password_fails_closes_and_is_rate_limited_without_logging_s
         bob = await as_user(server, pki, "bob")
         bob.close()
         c = await connect(server, P.SASL_SSL, pki)
-        assert (await wire.sasl_login(c, "bob", PASSWORDS["bob"], "PLAIN")).error_code == 0
+        assert (
+            await wire.sasl_login(c, "bob", PASSWORDS["bob"], "PLAIN")
+        ).error_code == ErrorCode.NONE
         c.close()
         assert server.runtime is not None
         server.runtime.security.limiter = FailedLoginLimiter(3, 60_000)  # a new minute
         c = await as_user(server, pki, "alice")
         ok = await c.request(ApiVersionsRequest(), 0, ApiVersionsResponse)
-        assert ok.error_code == 0
+        assert ok.error_code == ErrorCode.NONE
     logged = repr(events)
     assert "authentication failed" in logged and "authenticated" in logged
     for secret in ("not-her-password", PASSWORDS["alice"], "p="):
@@ -278,7 +280,7 @@ async def test_plain_mechanism_and_legacy_v0_handshake_with_raw_tokens(
 
     writer.write(encode_request(SaslHandshakeRequest(mechanism="PLAIN"), 0, 1, "legacy"))
     _, hs = decode_response(BY_KEY[17], 0, await frame())
-    assert hs.error_code == 0
+    assert hs.error_code == ErrorCode.NONE
     token = f"\0bob\0{PASSWORDS['bob']}".encode()
     writer.write(struct.pack(">i", len(token)) + token)
     assert await frame() == b""  # PLAIN's (empty) server token, bare
@@ -359,7 +361,10 @@ async def test_ssl_principal_is_the_certificate_subject(server: Server, pki: Pki
     await wire.join_static_leader(alice, "alice-app", "a-1", b"\x00")
     carol = await connect(server, P.SSL, pki, cert=pki.client("carol"))
     described = await wire.describe(carol, "alice-app")
-    assert described.groups[0].error_code == 0 and described.groups[0].group_state == "Stable"
+    assert (
+        described.groups[0].error_code == ErrorCode.NONE
+        and described.groups[0].group_state == "Stable"
+    )
     assert await commit(carol, "alice-app", "orders", 1) == [GAF]  # DESCRIBE, not READ
     ops = await carol.request(
         DescribeGroupsRequest(groups=["alice-app"], include_authorized_operations=True),
@@ -438,7 +443,7 @@ async def test_topic_apis_need_topic_acls(server: Server, pki: Pki) -> None:
         7,
         CreateTopicsResponse,
     )
-    assert created.topics[0].error_code == 0
+    assert created.topics[0].error_code == ErrorCode.NONE
 
 
 async def test_required_client_certificates_apply_to_ssl_not_sasl_ssl(
@@ -447,7 +452,7 @@ async def test_required_client_certificates_apply_to_ssl_not_sasl_ssl(
     srv = await start_server(tmp_path, pki, monkeypatch, ClientAuth.REQUIRED)
     try:
         carol = await connect(srv, P.SSL, pki, cert=pki.client("carol"))
-        assert (await wire.describe(carol, "alice-app")).groups[0].error_code == 0
+        assert (await wire.describe(carol, "alice-app")).groups[0].error_code == ErrorCode.NONE
         with pytest.raises((ConnectionError, ssl.SSLError)):
             anonymous = await connect(srv, P.SSL, pki)
             await anonymous.request(ApiVersionsRequest(), 0)  # TLS 1.3: refused after
@@ -459,7 +464,7 @@ async def test_required_client_certificates_apply_to_ssl_not_sasl_ssl(
 
 async def test_plain_over_sasl_authenticate(server: Server, pki: Pki) -> None:
     c = await connect(server, P.SASL_SSL, pki)
-    assert (await wire.sasl_login(c, "bob", PASSWORDS["bob"], "PLAIN")).error_code == 0
+    assert (await wire.sasl_login(c, "bob", PASSWORDS["bob"], "PLAIN")).error_code == ErrorCode.NONE
     assert await commit(c, "bob-plain", "orders", 3) == [0]
     for user, password in (("bob", "wrong"), ("nobody", PASSWORDS["bob"])):
         c = await connect(server, P.SASL_SSL, pki)
