@@ -159,6 +159,7 @@ class Metrics:
                 events.StaticMemberReplaced()
                 | events.StateChanged()
                 | events.GroupLoaded()
+                | events.GroupReverted()
                 | events.GroupDeleted()
                 | events.OffsetsExpired()
             ):

@@ -269,7 +269,7 @@ class Runtime:
             return None
         write = Write(records if self.store.persistent else [], topics)
         durable = self.store.write(write)
-        durable.add_done_callback(lambda fut: self._after_write(fut, replies))
+        durable.add_done_callback(lambda fut: self._after_write(fut, records, replies))
         return durable
 
     def _on_timer(self, key: str) -> None:
@@ -331,9 +331,17 @@ class Runtime:
         await self.store.close()
 
     def _after_write(
-        self, fut: asyncio.Future[None], replies: list[tuple[Pending, object]]
+        self,
+        fut: asyncio.Future[None],
+        records: list[Record],
+        replies: list[tuple[Pending, object]],
     ) -> None:
         exc = None if fut.cancelled() else fut.exception()
+        if records:
+            # The state machine learns what is stored: it releases answers that waited for
+            # it, or rolls the groups back (group/durability.py).
+            stored = exc is None and not fut.cancelled()
+            self.apply(self.groups.written(records, stored, self.now_ms()))
         if exc is None:
             if self._store_failing:
                 self._store_failing = False

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from protocol.errors import ErrorCode
 
-from .context import Context
+from .context import Context, Shard
 from .group import ClassicGroup
 from .offsets import delete_group
 from .results import DescribedGroup, DescribedMember, GroupError, ListedGroup
@@ -14,13 +14,19 @@ from .states import DEAD, EMPTY, STABLE
 CLASSIC = "classic"
 
 
-def describe_group(groups: dict[str, ClassicGroup], group_id: str) -> DescribedGroup:
-    g = groups.get(group_id)
+def describe_group(shard: Shard, group_id: str) -> DescribedGroup:
+    g = shard.groups.get(group_id)
     if g is None:
         # DescribeGroups v6+ turns this into GROUP_ID_NOT_FOUND at the API layer.
         return DescribedGroup(0, group_id, DEAD.value, "", "", [])
     stable = g.state is STABLE
     protocol = g.protocol_name
+    assignments = {m.member_id: m.assignment for m in g.members.values()}
+    if group_id in shard.unstored:
+        # An assignment is shown once stored (durability.py): until then, the stored one.
+        stored = shard.durable.get(group_id)
+        kept = {m.member_id: m.assignment for m in stored.members} if stored else {}
+        assignments = {member_id: kept.get(member_id, b"") for member_id in assignments}
     return DescribedGroup(
         error_code=0,
         group_id=group_id,
@@ -35,7 +41,7 @@ def describe_group(groups: dict[str, ClassicGroup], group_id: str) -> DescribedG
                 client_id=m.client_id,
                 client_host=m.client_host,
                 member_metadata=m.metadata_for(protocol) if stable else b"",
-                member_assignment=m.assignment,
+                member_assignment=assignments[m.member_id],
             )
             for m in g.members.values()
         ],

@@ -21,7 +21,7 @@ from .effects import Effects
 from .events import GroupEvent
 from .group import ClassicGroup
 from .member import Member
-from .records import GroupMetadataRecord, MemberRecord
+from .records import GroupDeletedRecord, GroupMetadataRecord, MemberRecord
 from .states import GroupState
 
 
@@ -40,10 +40,17 @@ class Shard:
     deadlines: Deadlines = field(default_factory=Deadlines)
     #: Members' last heartbeats as last persisted (snapshot or checkpoint).
     checkpointed: dict[tuple[str, str], int] = field(default_factory=dict)
+    # What is durable (durability.py): each group's last stored snapshot, its snapshots
+    # still in flight (oldest first), replies held until those are stored, and deleted
+    # groups whose tombstone is in flight (with their offsets, should it fail).
+    durable: dict[str, GroupMetadataRecord] = field(default_factory=dict)
+    unstored: dict[str, list[GroupMetadataRecord]] = field(default_factory=dict)
+    held: dict[str, list[Any]] = field(default_factory=dict)
+    deleting: dict[str, tuple[GroupDeletedRecord, ClassicGroup]] = field(default_factory=dict)
 
 
 class Context:
-    __slots__ = ("config", "deadlines", "groups", "now", "out", "shard")
+    __slots__ = ("after_call", "config", "deadlines", "groups", "now", "out", "shard")
 
     def __init__(self, shard: Shard, now_ms: int) -> None:
         self.shard = shard
@@ -52,9 +59,16 @@ class Context:
         self.deadlines = shard.deadlines
         self.now = now_ms
         self.out: Effects[Any] = Effects()
+        #: Replies to give when the call ends, once it is known what they wait for.
+        self.after_call: list[tuple[str, object, Any]] = []
 
     def reply(self, token: object, result: object) -> None:
         self.out.replies.append((token, result))
+
+    def reply_when_stored(self, g: ClassicGroup, token: object, result: Any) -> None:
+        """An answer showing the group's generation, leader or assignment: given once
+        every snapshot of the group so far (this call's too) is stored (durability.py)."""
+        self.after_call.append((g.group_id, token, result))
 
     def event(self, event: GroupEvent) -> None:
         self.out.events.append(event)
@@ -94,30 +108,31 @@ class Context:
     # -- persistence ------------------------------------------------------------------------
 
     def persist(self, g: ClassicGroup) -> None:
-        """Snapshot the group's metadata (spec 4.12: what a reload rebuilds from)."""
-        self.out.records.append(
-            GroupMetadataRecord(
-                group_id=g.group_id,
-                state=g.state.value,
-                state_timestamp_ms=g.state_timestamp_ms,
-                protocol_type=g.protocol_type,
-                protocol_name=g.protocol_name,
-                generation_id=g.generation_id,
-                leader_id=g.leader_id,
-                members=[
-                    MemberRecord(
-                        member_id=m.member_id,
-                        group_instance_id=m.group_instance_id,
-                        client_id=m.client_id,
-                        client_host=m.client_host,
-                        rebalance_timeout_ms=m.rebalance_timeout_ms,
-                        session_timeout_ms=m.session_timeout_ms,
-                        protocol_type=m.protocol_type,
-                        protocols=list(m.protocols),
-                        assignment=m.assignment,
-                        last_heartbeat_ms=m.last_heartbeat_ms,
-                    )
-                    for m in g.members.values()
-                ],
-            )
+        """Snapshot the group's metadata (spec 4.12: what a reload rebuilds from). It is in
+        flight until the driver reports it written (durability.py)."""
+        record = GroupMetadataRecord(
+            group_id=g.group_id,
+            state=g.state.value,
+            state_timestamp_ms=g.state_timestamp_ms,
+            protocol_type=g.protocol_type,
+            protocol_name=g.protocol_name,
+            generation_id=g.generation_id,
+            leader_id=g.leader_id,
+            members=[
+                MemberRecord(
+                    member_id=m.member_id,
+                    group_instance_id=m.group_instance_id,
+                    client_id=m.client_id,
+                    client_host=m.client_host,
+                    rebalance_timeout_ms=m.rebalance_timeout_ms,
+                    session_timeout_ms=m.session_timeout_ms,
+                    protocol_type=m.protocol_type,
+                    protocols=list(m.protocols),
+                    assignment=m.assignment,
+                    last_heartbeat_ms=m.last_heartbeat_ms,
+                )
+                for m in g.members.values()
+            ],
         )
+        self.out.records.append(record)
+        self.shard.unstored.setdefault(g.group_id, []).append(record)

@@ -11,7 +11,10 @@ timer the driver fires with ``fire_timer``. Every token is answered exactly once
 
 The driver must apply an ``Effects`` in this order: write ``records``, then send
 ``replies`` (a leader's SyncGroup and an OffsetCommit are acknowledged only once
-persisted), and apply ``timers`` in list order (a later change to a key wins).
+persisted), and apply ``timers`` in list order (a later change to a key wins). When a
+write completes it calls ``written(records, ok)``, in write order: answers that show a
+generation, leader or assignment are held until the group's snapshot is stored, commits
+become fetchable once stored, and a failed write rolls its group back (``durability.py``).
 
 Timer keys are described in ``deadlines.py``. A firing is ignored unless the key is still
 armed and due, and the handler re-checks the group's state and generation.
@@ -25,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Generic, TypeVar
 
-from . import admin, join, lifecycle, membership, offsets, sync
+from . import admin, durability, join, lifecycle, membership, offsets, sync
 from .config import GroupConfig
 from .context import Context, Shard, default_member_id
 from .deadlines import TimerKind
@@ -78,42 +81,54 @@ class GroupCoordinator(Generic[T]):
     def _context(self, now_ms: int) -> Context:
         return Context(self._shard, now_ms)
 
+    @staticmethod
+    def _done(ctx: Context) -> Effects[T]:
+        if ctx.after_call:
+            durability.settle_call(ctx)
+        return ctx.out
+
     # -- requests that may park ---------------------------------------------------------------
 
     def join_group(self, token: T, req: JoinGroupInput, now_ms: int) -> Effects[T]:
         ctx = self._context(now_ms)
         join.join_group(ctx, token, req)
-        return ctx.out
+        return self._done(ctx)
 
     def sync_group(self, token: T, req: SyncGroupInput, now_ms: int) -> Effects[T]:
         ctx = self._context(now_ms)
         sync.sync_group(ctx, token, req)
-        return ctx.out
+        return self._done(ctx)
 
     # -- requests answered at once ------------------------------------------------------------
 
     def heartbeat(self, token: T, req: HeartbeatInput, now_ms: int) -> Effects[T]:
         ctx = self._context(now_ms)
         membership.heartbeat(ctx, token, req)
-        return ctx.out
+        return self._done(ctx)
 
     def leave_group(self, token: T, req: LeaveGroupInput, now_ms: int) -> Effects[T]:
         ctx = self._context(now_ms)
         membership.leave_group(ctx, token, req)
-        return ctx.out
+        return self._done(ctx)
 
     def commit_offsets(self, token: T, req: OffsetCommitInput, now_ms: int) -> Effects[T]:
         ctx = self._context(now_ms)
         offsets.commit_offsets(ctx, token, req)
-        return ctx.out
+        return self._done(ctx)
 
     def fetch_offsets(
-        self, group_id: str, topics: list[tuple[str, list[int]]] | None, now_ms: int
+        self,
+        group_id: str,
+        topics: list[tuple[str, list[int]]] | None,
+        now_ms: int,
+        require_stable: bool = False,
     ) -> OffsetFetchResult:
-        return offsets.fetch_offsets(self._shard.groups, group_id, topics)
+        """Stored offsets only; ``require_stable``: partitions with a commit in flight are
+        UNSTABLE_OFFSET_COMMIT."""
+        return offsets.fetch_offsets(self._shard.groups, group_id, topics, require_stable)
 
     def describe_groups(self, group_ids: list[str]) -> list[DescribedGroup]:
-        return [admin.describe_group(self._shard.groups, group_id) for group_id in group_ids]
+        return [admin.describe_group(self._shard, group_id) for group_id in group_ids]
 
     def list_groups(self, states_filter: list[str], types_filter: list[str]) -> list[ListedGroup]:
         return admin.list_groups(self._shard.groups, states_filter, types_filter)
@@ -122,7 +137,7 @@ class GroupCoordinator(Generic[T]):
         """Answers ``token`` with a ``DeleteGroupsResult``."""
         ctx = self._context(now_ms)
         ctx.reply(token, DeleteGroupsResult(admin.delete_groups(ctx, group_ids)))
-        return ctx.out
+        return self._done(ctx)
 
     def delete_offsets(
         self, token: T, group_id: str, topics: list[tuple[str, list[int]]], now_ms: int
@@ -131,7 +146,7 @@ class GroupCoordinator(Generic[T]):
         ctx = self._context(now_ms)
         error, partitions = offsets.delete_offsets(ctx, group_id, topics)
         ctx.reply(token, OffsetDeleteResult(error, partitions))
-        return ctx.out
+        return self._done(ctx)
 
     # -- time -------------------------------------------------------------------------------
 
@@ -142,19 +157,28 @@ class GroupCoordinator(Generic[T]):
             return ctx.out  # cancelled, rescheduled later, or not due yet
         g = self._shard.groups.get(armed.group_id)
         if g is None:
-            return ctx.out
+            return self._done(ctx)
         if armed.kind is TimerKind.HEARTBEAT:
             membership.heartbeat_timer_fired(ctx, g, armed.member_id)
         elif armed.kind is TimerKind.JOIN:
             join_timer_fired(ctx, g)
         else:
             sync_timer_fired(ctx, g, armed.generation_id)
-        return ctx.out
+        return self._done(ctx)
 
     def expire_offsets(self, now_ms: int, retention_ms: int) -> Effects[T]:
         ctx = self._context(now_ms)
         offsets.expire_offsets(ctx, retention_ms)
-        return ctx.out
+        return self._done(ctx)
+
+    # -- the store -------------------------------------------------------------------------
+
+    def written(self, records: Iterable[Record], ok: bool, now_ms: int) -> Effects[T]:
+        """The driver stored ``records`` (one call's, or several calls' written together),
+        or failed to. Call it in write order, for every write of records."""
+        ctx = self._context(now_ms)
+        durability.written(ctx, records, ok)
+        return self._done(ctx)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -162,14 +186,14 @@ class GroupCoordinator(Generic[T]):
         """Rebuild groups and offsets from persisted records; call once, before any request."""
         ctx = self._context(now_ms)
         lifecycle.load(ctx, records)
-        return ctx.out
+        return self._done(ctx)
 
     def checkpoint(self, now_ms: int) -> Effects[T]:
         """Records of the members' last heartbeats that moved since the last checkpoint, so
         a member restored after a crash keeps only what was left of its session."""
         ctx = self._context(now_ms)
         lifecycle.checkpoint(ctx)
-        return ctx.out
+        return self._done(ctx)
 
     def stats(self) -> GroupStats:
         return lifecycle.stats(self._shard.groups.values())
@@ -177,5 +201,6 @@ class GroupCoordinator(Generic[T]):
     def shutdown(self) -> Effects[T]:
         # No clock reading is passed to shutdown; state timestamps of Dead groups are moot.
         ctx = self._context(0)
+        durability.fail_all_held(ctx)
         lifecycle.shutdown(ctx)
-        return ctx.out
+        return self._done(ctx)

@@ -16,6 +16,7 @@ class RebalanceTrigger(StrEnum):
     MEMBER_EXPIRED = "member_expired"  # its session ran out
     SYNC_TIMEOUT = "sync_timeout"  # members sent no SyncGroup within the rebalance timeout
     LOADED = "loaded"  # reloaded mid-rebalance (or over group.max.size) after a restart
+    WRITE_FAILED = "write_failed"  # rolled back to a snapshot taken mid-rebalance
 
 
 class RemovalCause(StrEnum):
@@ -106,6 +107,16 @@ class GroupLoaded:
 
 
 @dataclass(frozen=True, slots=True)
+class GroupReverted:
+    """A write of the group failed: it is back as last stored (None: it never was)."""
+
+    group_id: str
+    generation_id: int | None
+    state: str | None
+    members: int
+
+
+@dataclass(frozen=True, slots=True)
 class GroupDeleted:
     group_id: str
     reason: str
@@ -144,6 +155,7 @@ GroupEvent = (
     | SyncCompleted
     | StateChanged
     | GroupLoaded
+    | GroupReverted
     | GroupDeleted
     | OffsetsCommitted
     | OffsetsExpired

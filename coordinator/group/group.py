@@ -46,8 +46,10 @@ class ClassicGroup:
     # Topics the consumer members subscribe to, computed at each new generation; None when
     # unknown (not a consumer group, or unparsable metadata).
     subscribed_topics: frozenset[str] | None = None
-    #: The committed offsets, by topic and partition: the records as persisted.
+    #: The committed offsets, by topic and partition: the records as stored.
     offsets: dict[str, dict[int, OffsetCommitRecord]] = field(default_factory=dict)
+    #: Commits accepted but not yet stored, oldest first (durability.py): not fetched.
+    pending_offsets: dict[tuple[str, int], list[OffsetCommitRecord]] = field(default_factory=dict)
 
     # -- state ---------------------------------------------------------------------------
 

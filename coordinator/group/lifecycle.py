@@ -61,6 +61,7 @@ def load(ctx: Context, records: Iterable[Record]) -> None:
                 offsets.pop(record.group_id, None)
             case _:
                 assert_never(record)
+    ctx.shard.durable = dict(snapshots)
     for group_id in {**snapshots, **offsets}:
         g = ClassicGroup(group_id)
         g.offsets = {t: parts for t, parts in offsets.get(group_id, {}).items() if parts}
@@ -70,20 +71,42 @@ def load(ctx: Context, records: Iterable[Record]) -> None:
         ctx.groups[group_id] = g
         offset_count = sum(len(parts) for parts in g.offsets.values())
         ctx.event(events.GroupLoaded(group_id, g.state.value, len(g.members), offset_count))
-        if not g.members:
-            continue
-        assert snapshot is not None
-        if snapshot.state != STABLE.value:
-            prepare_rebalance(ctx, g, f"loaded in {snapshot.state}", RebalanceTrigger.LOADED)
-        elif len(g.members) > ctx.config.max_size:
-            # testOnLoadedExceedGroupMaxSizeTriggersRebalance: the limit may have shrunk.
-            prepare_rebalance(ctx, g, "loaded over group.max.size", RebalanceTrigger.LOADED)
+        if snapshot is not None:
+            _rebalance_if_needed(ctx, g, snapshot, "loaded", RebalanceTrigger.LOADED)
     # What was loaded is what is persisted: the first checkpoint writes only what moves.
     ctx.shard.checkpointed = {
         (g.group_id, m.member_id): m.last_heartbeat_ms
         for g in ctx.groups.values()
         for m in g.members.values()
     }
+
+
+def restore(
+    ctx: Context,
+    g: ClassicGroup,
+    snapshot: GroupMetadataRecord,
+    heartbeats: dict[tuple[str, str], int],
+) -> None:
+    """Rebuild ``g`` as ``snapshot`` stored it after a failed write (durability.py): a
+    snapshot taken mid-rebalance starts a rebalance, as a load does."""
+    _restore(ctx, g, snapshot, heartbeats)
+    _rebalance_if_needed(ctx, g, snapshot, "rolled back", RebalanceTrigger.WRITE_FAILED)
+
+
+def _rebalance_if_needed(
+    ctx: Context,
+    g: ClassicGroup,
+    snapshot: GroupMetadataRecord,
+    how: str,
+    trigger: RebalanceTrigger,
+) -> None:
+    if not g.members:
+        return
+    if snapshot.state != STABLE.value:
+        prepare_rebalance(ctx, g, f"{how} in {snapshot.state}", trigger)
+    elif len(g.members) > ctx.config.max_size:
+        # testOnLoadedExceedGroupMaxSizeTriggersRebalance: the limit may have shrunk.
+        prepare_rebalance(ctx, g, f"{how} over group.max.size", trigger)
 
 
 def _restore(

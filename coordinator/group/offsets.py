@@ -1,7 +1,9 @@
 """Committed offsets (spec 4.4 OffsetCommit, 4.12): commit, fetch, delete and expiry.
 
 Offsets live on their group, so deleting a group deletes them; a "simple" group (no
-protocol type, created by a commit with generation -1) exists only to hold them.
+protocol type, created by a commit with generation -1) exists only to hold them. A commit
+is pending until the driver reports it stored (durability.py); only stored offsets are
+fetched, expired or reported.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ def commit_offsets(ctx: Context, token: object, req: OffsetCommitInput) -> None:
             record = OffsetCommitRecord(
                 req.group_id, t.topic, p.partition, p.offset, p.leader_epoch, text, ctx.now, expire
             )
-            g.offsets.setdefault(t.topic, {})[p.partition] = record
+            g.pending_offsets.setdefault((t.topic, p.partition), []).append(record)
             ctx.out.records.append(record)
             stored += 1
             answers.append(PartitionError(p.partition, ErrorCode.NONE))
@@ -113,27 +115,41 @@ def _validate_commit(ctx: Context, req: OffsetCommitInput) -> int:
 
 
 def fetch_offsets(
-    groups: dict[str, ClassicGroup], group_id: str, topics: list[tuple[str, list[int]]] | None
+    groups: dict[str, ClassicGroup],
+    group_id: str,
+    topics: list[tuple[str, list[int]]] | None,
+    require_stable: bool = False,
 ) -> OffsetFetchResult:
-    """State independent; unknown groups and partitions read as offset -1 (spec 4.12)."""
+    """Stored offsets, state independent; unknown groups and partitions read as offset -1
+    (spec 4.12). With ``require_stable`` (OffsetFetch v7+), a partition with a commit not
+    yet stored is UNSTABLE_OFFSET_COMMIT: the client retries until it is settled."""
     g = groups.get(group_id)
-    offsets = g.offsets if g is not None and g.state is not DEAD else {}
+    live = g is not None and g.state is not DEAD
+    offsets = g.offsets if g is not None and live else {}
+    pending = g.pending_offsets if g is not None and live and require_stable else {}
     if topics is None:
-        return OffsetFetchResult(
-            0,
-            [
-                TopicOffsets(topic, [_fetched(p, e) for p, e in parts.items()])
-                for topic, parts in offsets.items()
-            ],
-        )
-    result: list[TopicOffsets] = []
+        result = [
+            TopicOffsets(topic, [_fetched(topic, p, e, pending) for p, e in parts.items()])
+            for topic, parts in offsets.items()
+        ]
+        return OffsetFetchResult(0, result)
+    result = []
     for topic, partitions in topics:
         known = offsets.get(topic, {})
-        result.append(TopicOffsets(topic, [_fetched(p, known.get(p)) for p in partitions]))
+        result.append(
+            TopicOffsets(topic, [_fetched(topic, p, known.get(p), pending) for p in partitions])
+        )
     return OffsetFetchResult(0, result)
 
 
-def _fetched(partition: int, committed: OffsetCommitRecord | None) -> PartitionOffset:
+def _fetched(
+    topic: str,
+    partition: int,
+    committed: OffsetCommitRecord | None,
+    pending: dict[tuple[str, int], list[OffsetCommitRecord]],
+) -> PartitionOffset:
+    if pending and (topic, partition) in pending:
+        return PartitionOffset(partition, -1, -1, "", ErrorCode.UNSTABLE_OFFSET_COMMIT)
     if committed is None:
         return PartitionOffset(partition, -1, -1, "")
     return PartitionOffset(partition, committed.offset, committed.leader_epoch, committed.metadata)
@@ -156,7 +172,10 @@ def delete_offsets(
             continue
         known = g.offsets.get(topic)
         for p in partitions:
-            if known is not None and known.pop(p, None) is not None:
+            # A commit still in flight is deleted too: it is written before the deletion.
+            in_flight = g.pending_offsets.pop((topic, p), None)
+            stored = known.pop(p, None) if known is not None else None
+            if stored is not None or in_flight:
                 ctx.out.records.append(OffsetDeleteRecord(group_id, topic, p))
         results.append(TopicErrors(topic, [PartitionError(p, ErrorCode.NONE) for p in partitions]))
         if known is not None and not known:
@@ -169,9 +188,14 @@ def delete_group(ctx: Context, g: ClassicGroup, reason: str) -> None:
     for member_id in g.pending_join_members:
         ctx.cancel(heartbeat_key(g.group_id, member_id))
     ctx.transition(g, DEAD)
+    # Should the tombstone not be stored, the group comes back as stored, with its offsets.
+    kept = ClassicGroup(g.group_id, offsets=dict(g.offsets))
     g.offsets.clear()
+    g.pending_offsets.clear()
     del ctx.groups[g.group_id]
-    ctx.out.records.append(GroupDeletedRecord(g.group_id))
+    record = GroupDeletedRecord(g.group_id)
+    ctx.out.records.append(record)
+    ctx.shard.deleting[g.group_id] = (record, kept)
     ctx.event(events.GroupDeleted(g.group_id, reason))
 
 
@@ -191,7 +215,7 @@ def expire_offsets(ctx: Context, retention_ms: int) -> None:
 def _expire_group_offsets(ctx: Context, g: ClassicGroup, retention_ms: int) -> tuple[int, bool]:
     """(offsets expired, whether none are left)."""
     if not g.offsets:
-        return 0, True
+        return 0, not g.pending_offsets
     if g.protocol_type is None:
         base_of_group = None  # simple group: each offset from its own commit
     elif g.state is EMPTY:
@@ -210,6 +234,8 @@ def _expire_group_offsets(ctx: Context, g: ClassicGroup, retention_ms: int) -> t
             continue
         parts = g.offsets[topic]
         for p, e in list(parts.items()):
+            if (topic, p) in g.pending_offsets:
+                continue  # a newer commit is being stored; it would outlive the deletion
             if e.expire_timestamp_ms is not None:
                 due = ctx.now >= e.expire_timestamp_ms  # explicit v2-4 retention
             else:
@@ -221,4 +247,4 @@ def _expire_group_offsets(ctx: Context, g: ClassicGroup, retention_ms: int) -> t
                 expired += 1
         if not parts:
             del g.offsets[topic]
-    return expired, not g.offsets
+    return expired, not g.offsets and not g.pending_offsets

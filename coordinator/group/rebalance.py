@@ -157,7 +157,8 @@ def complete_join(ctx: Context, g: ClassicGroup) -> None:
         token = g.take_join(m)
         if token is not None:
             is_leader = g.is_leader(m.member_id)
-            ctx.reply(
+            ctx.reply_when_stored(
+                g,
                 token,
                 JoinGroupResult(
                     error_code=0,
@@ -189,7 +190,11 @@ def propagate_assignment(ctx: Context, g: ClassicGroup, error: int) -> None:
         token = m.sync_token
         if token is not None:
             m.sync_token = None
-            ctx.reply(token, SyncGroupResult(error, protocol_type, protocol_name, m.assignment))
+            result = SyncGroupResult(error, protocol_type, protocol_name, m.assignment)
+            if error:
+                ctx.reply(token, result)
+            else:
+                ctx.reply_when_stored(g, token, result)
             # Its session expiry was ignored while it waited; give it a fresh session.
             ctx.restart_session(g, m)
 

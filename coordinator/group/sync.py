@@ -42,7 +42,8 @@ def sync_group(ctx: Context, token: object, req: SyncGroupInput) -> None:
             _store_assignment(ctx, g, req.assignments)
     else:  # Stable: the assignment is known
         _remove_pending_sync_member(ctx, g, req.member_id)
-        ctx.reply(token, SyncGroupResult(0, g.protocol_type, g.protocol_name, member.assignment))
+        result = SyncGroupResult(0, g.protocol_type, g.protocol_name, member.assignment)
+        ctx.reply_when_stored(g, token, result)
 
 
 def _validate(ctx: Context, req: SyncGroupInput) -> int:

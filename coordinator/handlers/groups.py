@@ -321,6 +321,7 @@ def _fetch_group(
     group_id: str,
     topics: list[tuple[str, list[int]]] | None,
     version: int,
+    require_stable: bool,
 ) -> OffsetFetchResult:
     if not may_group(node.security, conn, Operation.DESCRIBE, group_id):
         # v0-1 carry the error in every requested partition; later versions at the top.
@@ -330,7 +331,7 @@ def _fetch_group(
         return OffsetFetchResult(
             GROUP_AUTHORIZATION_FAILED, folded if version < V.OFFSET_FETCH_TOP_LEVEL_ERROR else []
         )
-    r = node.groups.fetch_offsets(group_id, topics, node.now_ms())
+    r = node.groups.fetch_offsets(group_id, topics, node.now_ms(), require_stable)
     visible = []
     for t in r.topics:
         if may_topic(node.security, conn, Operation.DESCRIBE, t.topic):
@@ -351,7 +352,7 @@ def offset_fetch(
         groups = []
         for g in body.groups:
             wanted = None if g.topics is None else [(t.name, t.partition_indexes) for t in g.topics]
-            r = _fetch_group(node, conn, g.group_id, wanted, version)
+            r = _fetch_group(node, conn, g.group_id, wanted, version, body.require_stable)
             groups.append(
                 OffsetFetchResponseGroup(
                     group_id=g.group_id,
@@ -378,7 +379,8 @@ def offset_fetch(
     wanted_topics = (
         None if body.topics is None else [(t.name, t.partition_indexes) for t in body.topics]
     )
-    r = _fetch_group(node, conn, body.group_id, wanted_topics, version)
+    stable = version >= V.OFFSET_FETCH_REQUIRE_STABLE and body.require_stable
+    r = _fetch_group(node, conn, body.group_id, wanted_topics, version, stable)
     fold = version < V.OFFSET_FETCH_TOP_LEVEL_ERROR and r.error_code != 0
     topics = [
         OffsetFetchResponseTopic(

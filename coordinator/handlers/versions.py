@@ -32,6 +32,7 @@ OFFSET_COMMIT_RETENTION = range(2, 5)  # retention_time_ms exists in v2-v4 only
 # OffsetFetch
 OFFSET_FETCH_TOP_LEVEL_ERROR = 2  # v0-1 put a group error in every partition
 OFFSET_FETCH_BATCHED = 8  # several groups per request
+OFFSET_FETCH_REQUIRE_STABLE = 7  # KIP-447: pending commits are UNSTABLE_OFFSET_COMMIT
 
 # DescribeGroups
 DESCRIBE_GROUPS_AUTHORIZED_OPERATIONS = 3

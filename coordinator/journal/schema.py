@@ -108,6 +108,14 @@ def _body(e: events.GroupEvent) -> dict[str, Any] | None:
                 "members": e.members,
                 "offsets": e.offsets,
             }
+        case events.GroupReverted():
+            return {
+                "type": "group_reverted",
+                "group": e.group_id,
+                "generation": e.generation_id,
+                "state": e.state,
+                "members": e.members,
+            }
         case events.LimitReached():
             return None  # a log line and a metric, not a journal entry
         case _:

@@ -33,6 +33,7 @@ JOURNALED: frozenset[type] = frozenset(
         events.StateChanged,
         events.GroupDeleted,
         events.GroupLoaded,
+        events.GroupReverted,
         events.OffsetsCommitted,
         events.OffsetsExpired,
     }

@@ -91,6 +91,8 @@ class Pipeline:
                 self.timers.pop(change.key, None)
         self.events += effects.events
         self.records += effects.records
+        if effects.records:  # stored at once
+            self.apply(self.node.groups.written(effects.records, True, self.clock.now_ms()))
         for token, result in effects.replies:
             assert isinstance(token, Pending)
             token.resolve(result)

@@ -5,35 +5,53 @@ succeed again by themselves when the store does."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 from structlog.testing import capture_logs
 
 from coordinator.config import Settings
 from coordinator.connection_context import ConnectionContext
+from coordinator.group.config import GroupConfig
+from coordinator.group.records import Record
 from coordinator.metrics import Metrics
 from coordinator.runtime import Runtime
 from coordinator.store import MemoryStore, Write
+from coordinator.store.base import LoadedState
 from protocol.apis.delete_groups import DeleteGroupsRequest, DeleteGroupsResponse
+from protocol.apis.join_group import JoinGroupRequest, JoinGroupRequestProtocol, JoinGroupResponse
 from protocol.apis.offset_commit import (
     OffsetCommitRequest,
     OffsetCommitRequestPartition,
     OffsetCommitRequestTopic,
     OffsetCommitResponse,
 )
+from protocol.apis.offset_fetch import (
+    OffsetFetchRequest,
+    OffsetFetchRequestTopic,
+    OffsetFetchResponse,
+)
+from protocol.apis.sync_group import SyncGroupRequest
 from protocol.errors import ErrorCode
 from protocol.frames import decode_request, encode_request
 from protocol.schema import Struct
 
 
 class FailingStore(MemoryStore):
+    """Keeps what it stores, for a restart to load; refuses every write while ``failing``."""
+
     persistent = True
 
     def __init__(self) -> None:
         super().__init__()
         self.failing = False
+        self.records: list[Record] = []
+
+    async def open(self) -> LoadedState:
+        return LoadedState(records=list(self.records), security=await self.read_security())
 
     def write(self, batch: Write) -> asyncio.Future[None]:
         if not self.failing:
+            self.records += batch.records
             return super().write(batch)
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         fut.set_exception(OSError(28, "database or disk is full"))
@@ -98,5 +116,80 @@ async def test_a_group_deletion_that_cannot_be_stored_says_so() -> None:
             ("g", ErrorCode.NOT_COORDINATOR),
             ("unknown", ErrorCode.GROUP_ID_NOT_FOUND),
         ]
+    finally:
+        runtime.shutdown()
+
+
+def join(member_id: str) -> JoinGroupRequest:
+    return JoinGroupRequest(
+        group_id="g",
+        session_timeout_ms=30_000,
+        rebalance_timeout_ms=30_000,
+        member_id=member_id,
+        protocol_type="consumer",
+        protocols=[JoinGroupRequestProtocol(name="range", metadata=b"")],
+    )
+
+
+async def joined(runtime: Runtime, *member_ids: str) -> list[JoinGroupResponse]:
+    """JoinGroup v3 (no member id round trip) for each member, concurrently."""
+    answers = await asyncio.gather(*(ask(runtime, join(m), 3) for m in member_ids))
+    assert all(isinstance(a, JoinGroupResponse) for a in answers)
+    return answers  # type: ignore[return-value]
+
+
+async def test_a_generation_that_cannot_be_stored_is_never_seen_nor_loaded() -> None:
+    """Issue 22's trial: A and B are Stable at generation 1 when the disk fills; C joins,
+    A and B rejoin, and generation 2 cannot be written. Nobody is told generation 2; A and
+    B carry on in generation 1, which is also what a restart loads."""
+    store = FailingStore()
+    settings = Settings(group=GroupConfig(initial_rebalance_delay_ms=50))
+    runtime = Runtime(settings, asyncio.get_running_loop(), store)
+    await runtime.load()
+    seen: list[int] = []
+    try:
+        first = await joined(runtime, "", "")
+        seen += [r.generation_id for r in first if r.error_code == ErrorCode.NONE]
+        a, b = (r.member_id for r in sorted(first, key=lambda r: r.member_id != r.leader))
+        sync = SyncGroupRequest(group_id="g", generation_id=1, member_id=b, assignments=[])
+        lead = dataclasses.replace(sync, member_id=a)
+        await asyncio.gather(ask(runtime, lead, 3), ask(runtime, sync, 3))
+        store.failing = True
+        second = await joined(runtime, "", a, b)
+        assert [r.error_code for r in second] == [ErrorCode.NOT_COORDINATOR] * 3
+        store.failing = False
+        (retry,) = await joined(runtime, b)
+        assert (retry.error_code, retry.generation_id) == (ErrorCode.NONE, 1)
+        seen += [r.generation_id for r in [*second, retry] if r.error_code == ErrorCode.NONE]
+    finally:
+        runtime.shutdown()
+    assert max(seen) == 1
+    restarted = Runtime(settings, asyncio.get_running_loop(), store)
+    await restarted.load()
+    try:
+        assert restarted.groups.groups["g"].generation_id == 1
+    finally:
+        restarted.shutdown()
+
+
+async def test_a_commit_that_was_not_stored_is_never_fetched() -> None:
+    """kafka-python's trial: commit(20) failed, yet ``committed()`` said 20 until a restart
+    said 10. Now it says 10 throughout."""
+    store = FailingStore()
+    runtime = Runtime(Settings(topics=(("orders", 1),)), asyncio.get_running_loop(), store)
+    await runtime.load()
+    try:
+        assert errors(await ask(runtime, commit(10), 8)) == [ErrorCode.NONE]
+        store.failing = True
+        assert errors(await ask(runtime, commit(20), 8)) == [ErrorCode.NOT_COORDINATOR]
+        store.failing = False
+        fetch = OffsetFetchRequest(
+            group_id="g", topics=[OffsetFetchRequestTopic(name="orders", partition_indexes=[0])]
+        )
+        for version, stable in ((1, False), (7, False), (7, True)):
+            asked = dataclasses.replace(fetch, require_stable=stable)
+            answer = await ask(runtime, asked, version)
+            assert isinstance(answer, OffsetFetchResponse)
+            assert answer.topics[0].partitions[0].committed_offset == 10
     finally:
         runtime.shutdown()

@@ -9,6 +9,7 @@ from typing import Any
 
 from coordinator.group import Cancel, Effects, GroupConfig, GroupCoordinator, Schedule
 from coordinator.group.group import ClassicGroup
+from coordinator.group.records import Record
 from coordinator.group.requests import (
     HeartbeatInput,
     JoinGroupInput,
@@ -40,6 +41,9 @@ class Harness:
 
     config: GroupConfig = field(default_factory=GroupConfig)
     now: int = 0
+    #: Whether records are reported stored as soon as a call returns them; if not, they
+    #: wait in ``writes`` for ``store()`` (a slow or failing disk).
+    store_at_once: bool = True
 
     def __post_init__(self) -> None:
         ids = itertools.count(1)
@@ -47,6 +51,7 @@ class Harness:
         self.timers: dict[str, tuple[int, int]] = {}  # key -> (deadline, schedule order)
         self.replies: dict[int, Any] = {}
         self.records: list[object] = []
+        self.writes: list[list[Record]] = []  # written, not yet reported (store_at_once off)
         self.events: list[object] = []
         self._order = itertools.count()
         self._tokens = itertools.count(1)
@@ -65,7 +70,16 @@ class Harness:
                 self.timers.pop(change.key, None)
         self.records += effects.records
         self.events += effects.events
+        if effects.records:
+            if self.store_at_once:
+                self.apply(self.co.written(effects.records, True, self.now))
+            else:
+                self.writes.append(list(effects.records))
         return effects
+
+    def store(self, ok: bool = True) -> Effects:
+        """Report the oldest outstanding write stored (or failed)."""
+        return self.apply(self.co.written(self.writes.pop(0), ok, self.now))
 
     def advance(self, ms: int) -> None:
         """Move the clock; every timer due on the way fires at its deadline, in order."""
