@@ -159,8 +159,14 @@ def main() -> None:
 @option(
     "--store",
     default=_SETTINGS.store,
-    type=click.Choice(["sqlite", "memory"]),
-    help="sqlite: durable state in --data-dir; memory: nothing survives a restart",
+    type=click.Choice(["sqlite", "postgres", "memory"]),
+    help="sqlite: durable state in --data-dir; postgres: in --database-url, shared by the"
+    " nodes of a cluster; memory: nothing survives a restart",
+)
+@option(
+    "--database-url",
+    default=_SETTINGS.database_url,
+    help="PostgreSQL for --store postgres: postgresql://USER[:PASSWORD]@HOST:PORT/DATABASE",
 )
 @option(
     "--heartbeat-checkpoint-interval-ms",
@@ -283,6 +289,7 @@ def settings_from_options(options: dict[str, Any]) -> Settings:
             slow_reader_timeout_ms=options["slow_reader_timeout_ms"],
         ),
         store=options["store"],
+        database_url=options["database_url"],
         heartbeat_checkpoint_interval_ms=options["heartbeat_checkpoint_interval_ms"],
         socket_request_max_bytes=options["socket_request_max_bytes"],
         sasl_server_max_receive_size=options["sasl_server_max_receive_size"],

@@ -48,7 +48,10 @@ class Settings:
     limits: ConnectionLimits = field(default_factory=ConnectionLimits)
     offsets_retention_minutes: int = 10080
     offsets_retention_check_interval_ms: int = 600000
-    store: str = "sqlite"  # "sqlite" (durable, in data_dir) or "memory" (nothing survives)
+    #: "sqlite" (durable, in data_dir), "postgres" (database_url; shared by a cluster) or
+    #: "memory" (nothing survives).
+    store: str = "sqlite"
+    database_url: str | None = None  # postgresql://USER@HOST:PORT/DB (--store postgres)
     heartbeat_checkpoint_interval_ms: int = 1000  # 0: only snapshots carry heartbeats
     socket_request_max_bytes: int = DEFAULT_MAX_FRAME_BYTES
     #: sasl.server.max.receive.size: the frame cap before SASL authentication succeeds.

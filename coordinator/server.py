@@ -24,6 +24,7 @@ from .clock import LoopClock
 from .config import Settings
 from .connection import ConnectionProtocol, RawSaslToken, SendNow
 from .connection_context import ConnectionContext
+from .errors import StartupError
 from .limits import ConnectionGuard
 from .observability import Observability
 from .runtime import Runtime
@@ -463,6 +464,12 @@ class Server:
 def open_store(settings: Settings) -> Store:
     if settings.store == "memory":
         return MemoryStore()
+    if settings.store == "postgres":
+        if not settings.database_url:
+            raise StartupError("--store postgres needs --database-url postgresql://...")
+        from .store.postgres import PostgresStore  # asyncpg only when it is used
+
+        return PostgresStore(settings.database_url)
     return SqliteStore(settings.data_dir)
 
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
+
+from tests.postgres_server import PostgresServer, postgres_server
 
 # CI reruns must see the same examples: a red build is then reproducible, not a dice roll.
 settings.register_profile("ci", derandomize=True, print_blob=True)
@@ -62,3 +65,11 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 
 _TREE = pytest.StashKey[set[str] | None]()
 _CHANGED = pytest.StashKey[list[str]]()
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """One real PostgreSQL server for the session, started on first use (tests that need a
+    database create their own in it)."""
+    with postgres_server() as server:
+        yield server

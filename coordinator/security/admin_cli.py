@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import click
 
-from ..store import SecurityRows, SqliteStore, Write
+from ..store import SecurityRows, SqliteStore, Store, Write
 from .acls import (
     CLUSTER_NAME,
     AclBinding,
@@ -28,7 +28,21 @@ from .credentials import MIN_ITERATIONS, make_credential
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
+def _remember_url(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    ctx.meta["database_url"] = value
+
+
 def _data_dir(fn: _F) -> _F:
+    """Where the daemon's store is: its --data-dir (SQLite) or its --database-url."""
+    fn = click.option(
+        "--database-url",
+        default=None,
+        envvar="GROUP_COORDINATOR_DATABASE_URL",
+        show_envvar=True,
+        expose_value=False,
+        callback=_remember_url,
+        help="the daemon's --database-url (--store postgres); --data-dir is then unused",
+    )(fn)
     return click.option(
         "--data-dir",
         default="data",
@@ -41,8 +55,16 @@ def _data_dir(fn: _F) -> _F:
 
 
 def _in_store(data_dir: Path, write: Write | None) -> SecurityRows:
+    database_url = click.get_current_context().meta.get("database_url")
+
     async def go() -> SecurityRows:
-        store = SqliteStore(data_dir)
+        store: Store
+        if database_url:
+            from ..store.postgres import PostgresStore
+
+            store = PostgresStore(database_url)
+        else:
+            store = SqliteStore(data_dir)
         await store.open()
         try:
             if write:

@@ -1,4 +1,5 @@
-"""The SQLite store: what is written is there after reopening; batches commit together."""
+"""The stores (SQLite, and PostgreSQL on a real server the tests start): what is written is
+there after reopening, and concurrent batches commit together."""
 
 from __future__ import annotations
 
@@ -6,7 +7,10 @@ import asyncio
 import os
 import sqlite3
 import stat
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from coordinator.group.records import (
     GroupDeletedRecord,
@@ -16,8 +20,22 @@ from coordinator.group.records import (
     OffsetCommitRecord,
     OffsetDeleteRecord,
 )
-from coordinator.store import LoadedState, SqliteStore, Write
+from coordinator.store import LoadedState, SqliteStore, Store, Write
+from coordinator.store.postgres import PostgresStore
 from coordinator.store.sqlite import MIGRATIONS
+from tests.postgres_server import PostgresServer
+
+StoreFactory = Callable[[], Store]
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def new_store(request: pytest.FixtureRequest, tmp_path: Path) -> StoreFactory:
+    """Opens the same store again each call: one SQLite file, or one PostgreSQL database."""
+    if request.param == "sqlite":
+        return lambda: SqliteStore(tmp_path)
+    server: PostgresServer = request.getfixturevalue("postgres")
+    url = server.create_database(request.node.name)
+    return lambda: PostgresStore(url)
 
 
 def offset(group: str, topic: str, partition: int, value: int) -> OffsetCommitRecord:
@@ -52,6 +70,14 @@ def snapshot(group: str, generation: int, *members: MemberRecord) -> GroupMetada
     )
 
 
+async def reopened(new_store: StoreFactory) -> LoadedState:
+    store = new_store()
+    try:
+        return await store.open()
+    finally:
+        await store.close()
+
+
 def offsets(state: LoadedState) -> list[OffsetCommitRecord]:
     return [r for r in state.records if isinstance(r, OffsetCommitRecord)]
 
@@ -60,8 +86,8 @@ def snapshots(state: LoadedState) -> list[GroupMetadataRecord]:
     return [r for r in state.records if isinstance(r, GroupMetadataRecord)]
 
 
-async def test_writes_survive_reopening(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path)
+async def test_writes_survive_reopening(new_store: StoreFactory) -> None:
+    store = new_store()
     assert (await store.open()).records == []
     group = snapshot("g", 3, member("m-1", 2000))
     await store.write(
@@ -70,7 +96,7 @@ async def test_writes_survive_reopening(tmp_path: Path) -> None:
     await store.write(Write(records=[offset("g", "t", 0, 9)]))
     await store.close()
 
-    reopened = SqliteStore(tmp_path)
+    reopened = new_store()
     state = await reopened.open()
     assert sorted((o.partition, o.offset, o.metadata) for o in offsets(state)) == [
         (0, 9, "m9"),
@@ -81,8 +107,8 @@ async def test_writes_survive_reopening(tmp_path: Path) -> None:
     await reopened.close()
 
 
-async def test_deleting_a_group_deletes_its_offsets(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path)
+async def test_deleting_a_group_deletes_its_offsets(new_store: StoreFactory) -> None:
+    store = new_store()
     await store.open()
     await store.write(
         Write(
@@ -97,39 +123,39 @@ async def test_deleting_a_group_deletes_its_offsets(tmp_path: Path) -> None:
     )
     await store.write(Write(records=[GroupDeletedRecord("a"), OffsetDeleteRecord("b", "t", 0)]))
     await store.close()
-    state = await SqliteStore(tmp_path).open()
+    state = await reopened(new_store)
     assert offsets(state) == []
     assert [g.group_id for g in snapshots(state)] == ["b"]
     assert not any(isinstance(r, HeartbeatRecord) for r in state.records)
 
 
-async def test_heartbeat_checkpoints_load_until_the_next_snapshot(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path)
+async def test_heartbeat_checkpoints_load_until_the_next_snapshot(new_store: StoreFactory) -> None:
+    store = new_store()
     await store.open()
     await store.write(
         Write(records=[snapshot("g", 1, member("m-1", 1000)), HeartbeatRecord("g", "m-1", 4000)])
     )
     await store.close()
-    state = await SqliteStore(tmp_path).open()
+    state = await reopened(new_store)
     assert [r for r in state.records if isinstance(r, HeartbeatRecord)] == [
         HeartbeatRecord("g", "m-1", 4000)
     ]
-    store = SqliteStore(tmp_path)
+    store = new_store()
     await store.open()
     await store.write(Write(records=[snapshot("g", 2, member("m-1", 5000))]))
     await store.close()
-    state = await SqliteStore(tmp_path).open()
+    state = await reopened(new_store)
     assert not any(isinstance(r, HeartbeatRecord) for r in state.records)
 
 
-async def test_concurrent_batches_share_transactions(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path)
+async def test_concurrent_batches_share_transactions(new_store: StoreFactory) -> None:
+    store = new_store()
     await store.open()
     futures = [store.write(Write(records=[offset("g", "t", p, p)])) for p in range(200)]
     await asyncio.gather(*futures)
     assert store.transactions < 200  # group commit: later batches merged while one ran
     await store.close()
-    assert len(offsets(await SqliteStore(tmp_path).open())) == 200
+    assert len(offsets(await reopened(new_store))) == 200
 
 
 async def test_schema_is_migrated_and_versioned(tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""A daemon process killed with SIGTERM or SIGKILL forgets nothing it acknowledged."""
+"""A daemon process killed with SIGTERM or SIGKILL forgets nothing it acknowledged, whether
+its store is SQLite or PostgreSQL (a real server the tests start)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,15 @@ from .conftest import Daemon
 pytestmark = pytest.mark.integration
 
 GROUPS = ["a", "b", "c"]
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_args(request: pytest.FixtureRequest) -> tuple[str, ...]:
+    """The daemon's store options."""
+    if request.param == "sqlite":
+        return ()
+    url = request.getfixturevalue("postgres").create_database(request.node.name)
+    return ("--store", "postgres", "--database-url", url)
 
 
 def _offsets(seed: int) -> dict[str, Offsets]:
@@ -43,9 +53,9 @@ async def _fetch_all(port: int) -> dict[str, Offsets]:
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "sigkill"])
 def test_offsets_of_three_groups_survive_the_daemon_being_stopped(
-    start_daemon: Callable[..., Daemon], sig: int
+    start_daemon: Callable[..., Daemon], sig: int, store_args: tuple[str, ...]
 ) -> None:
-    daemon = start_daemon("--topic", "t:50")
+    daemon = start_daemon("--topic", "t:50", *store_args)
     wanted = _offsets(1)
     asyncio.run(_commit_all(daemon.port, wanted))
     daemon.stop(sig)  # for SIGKILL: right after the last acknowledgement
@@ -79,10 +89,10 @@ async def _write_until_killed(daemon: Daemon, partitions: int, rng: random.Rando
 
 
 def test_every_acknowledged_commit_survives_sigkill_at_a_random_moment(
-    start_daemon: Callable[..., Daemon],
+    start_daemon: Callable[..., Daemon], store_args: tuple[str, ...]
 ) -> None:
     rng = random.Random(20261122)
-    daemon = start_daemon("--topic", "t:8")
+    daemon = start_daemon("--topic", "t:8", *store_args)
     started = time.monotonic()
     for cycle in range(20):
         acked = asyncio.run(_write_until_killed(daemon, 8, rng))

@@ -1,4 +1,4 @@
-"""``users`` and ``acls`` commands edit the SQLite store; ``serve`` parses listener options."""
+"""``users`` and ``acls`` commands edit the store (SQLite, or PostgreSQL by URL); ``serve`` parses listener options."""
 
 from __future__ import annotations
 
@@ -145,3 +145,21 @@ def test_bad_security_options_are_refused(captured: list[Settings], args: list[s
     result = run("serve", *args)
     assert result.exit_code == 2, result.output
     assert not captured
+
+
+async def test_the_commands_edit_a_postgres_store_given_its_url(postgres: Any) -> None:
+    url = postgres.create_database("admin_cli")
+    added = await asyncio.to_thread(
+        run, "users", "add", "alice", "--password", PASSWORD, "--database-url", url
+    )
+    assert added.exit_code == 0, added.output
+    listed = await asyncio.to_thread(run, "users", "list", "--database-url", url)
+    assert "alice  SCRAM-SHA-256(iterations=4096)" in listed.output
+    from coordinator.store.postgres import PostgresStore
+
+    store = PostgresStore(url)
+    try:
+        rows = (await store.open()).security
+    finally:
+        await store.close()
+    assert {c.username for c in rows.credentials} == {"alice"}
