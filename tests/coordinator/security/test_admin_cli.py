@@ -1,4 +1,4 @@
-"""``users`` and ``acls`` commands edit the store (SQLite, or PostgreSQL by URL); ``serve`` parses listener options."""
+"""``users`` and ``acls`` edit the store (SQLite, or PostgreSQL by URL); ``serve`` options."""
 
 from __future__ import annotations
 
