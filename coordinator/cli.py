@@ -169,6 +169,25 @@ def main() -> None:
     help="PostgreSQL for --store postgres: postgresql://USER[:PASSWORD]@HOST:PORT/DATABASE",
 )
 @option(
+    "--offsets-topic-num-partitions",
+    default=_SETTINGS.offsets_topic_num_partitions,
+    type=click.IntRange(min=1),
+    help="offsets.topic.num.partitions: coordinator partitions groups are placed on"
+    " (--store postgres; fixed once the database holds data)",
+)
+@option(
+    "--lease-timeout-ms",
+    default=_SETTINGS.lease_timeout_ms,
+    type=click.IntRange(min=100),
+    help="a node that has not renewed its lease for this long is dead: its partitions move",
+)
+@option(
+    "--lease-renew-interval-ms",
+    default=_SETTINGS.lease_renew_interval_ms,
+    type=click.IntRange(min=10),
+    help="how often a node renews its lease and rebalances coordinator partitions",
+)
+@option(
     "--heartbeat-checkpoint-interval-ms",
     default=_SETTINGS.heartbeat_checkpoint_interval_ms,
     type=click.IntRange(min=0),
@@ -290,6 +309,9 @@ def settings_from_options(options: dict[str, Any]) -> Settings:
         ),
         store=options["store"],
         database_url=options["database_url"],
+        offsets_topic_num_partitions=options["offsets_topic_num_partitions"],
+        lease_timeout_ms=options["lease_timeout_ms"],
+        lease_renew_interval_ms=options["lease_renew_interval_ms"],
         heartbeat_checkpoint_interval_ms=options["heartbeat_checkpoint_interval_ms"],
         socket_request_max_bytes=options["socket_request_max_bytes"],
         sasl_server_max_receive_size=options["sasl_server_max_receive_size"],

@@ -52,6 +52,10 @@ class Settings:
     #: "memory" (nothing survives).
     store: str = "sqlite"
     database_url: str | None = None  # postgresql://USER@HOST:PORT/DB (--store postgres)
+    # A cluster (--store postgres): offsets.topic.num.partitions, and the node leases.
+    offsets_topic_num_partitions: int = 50
+    lease_timeout_ms: int = 6000
+    lease_renew_interval_ms: int = 1000
     heartbeat_checkpoint_interval_ms: int = 1000  # 0: only snapshots carry heartbeats
     socket_request_max_bytes: int = DEFAULT_MAX_FRAME_BYTES
     #: sasl.server.max.receive.size: the frame cap before SASL authentication succeeds.

@@ -160,6 +160,7 @@ class Metrics:
                 | events.StateChanged()
                 | events.GroupLoaded()
                 | events.GroupReverted()
+                | events.GroupUnloaded()
                 | events.GroupDeleted()
                 | events.OffsetsExpired()
             ):

@@ -15,6 +15,7 @@ from protocol.errors import ErrorCode
 
 from .catalog import Catalog, Topic, valid_topic_name
 from .clock import Clock
+from .cluster.routing import Routing, SingleNode
 from .config import Settings
 from .connection_context import ConnectionContext
 from .group.coordinator import GroupCoordinator
@@ -36,6 +37,8 @@ class Node:
         self.closing = False
         #: What ApiVersions advertises: set by the dispatcher from its routes.
         self.api_versions: list[ApiVersionsResponseApiVersion] = []
+        #: Which node coordinates a group (a cluster node replaces it: cluster/).
+        self.routing: Routing = SingleNode()
 
     def now_ms(self) -> int:
         return self.clock.now_ms()

@@ -21,6 +21,7 @@ from protocol.frames import FrameSplitter, FrameTooLarge, Request
 from protocol.schema import Struct
 
 from .clock import LoopClock
+from .cluster.membership import ClusterMembership
 from .config import Settings
 from .connection import ConnectionProtocol, RawSaslToken, SendNow
 from .connection_context import ConnectionContext
@@ -31,6 +32,7 @@ from .runtime import Runtime
 from .security.config import Listener
 from .security.tls import principal_from_peercert, server_context
 from .store import MemoryStore, SqliteStore, Store
+from .store.postgres import PostgresStore
 
 log = structlog.get_logger("server")
 
@@ -331,6 +333,7 @@ class Server:
         self.listeners: list[Listener] = list(settings.effective_listeners)
         self.stopped = asyncio.Event()
         self._on_empty: asyncio.Future[None] | None = None
+        self.cluster: ClusterMembership | None = None
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
@@ -357,6 +360,13 @@ class Server:
                 advertised_listener=first.advertised_address,
             )
             self.runtime.settings = self.settings
+        if isinstance(self.runtime.store, PostgresStore):
+            # A cluster node: its share of the coordinator partitions is taken and loaded
+            # before the first client is accepted.
+            self.cluster = ClusterMembership(self.runtime, self.runtime.store)
+            await self.cluster.start()
+        for server in self._servers:
+            await server.start_serving()
         self._schedule_sweep()
         for listener in self.listeners:
             log.info(
@@ -386,6 +396,7 @@ class Server:
             reuse_address=True,
             backlog=4096,
             ssl=tls,
+            start_serving=False,  # once the node is ready (a cluster node: its partitions)
             # A TLS handshake is bounded like a request: a stalled one must not hold a socket.
             ssl_handshake_timeout=(
                 self.settings.limits.request_receive_timeout_ms / 1000 if tls else None
@@ -446,6 +457,8 @@ class Server:
             server.close()
         if self._sweeper is not None:
             self._sweeper.cancel()
+        if self.cluster is not None:
+            await self.cluster.stop()  # hand the partitions over before anything else
         if self.runtime is not None:
             self.runtime.shutdown()
         await asyncio.sleep(0)  # let deferred replies run their callbacks and write
@@ -467,9 +480,9 @@ def open_store(settings: Settings) -> Store:
     if settings.store == "postgres":
         if not settings.database_url:
             raise StartupError("--store postgres needs --database-url postgresql://...")
-        from .store.postgres import PostgresStore  # asyncpg only when it is used
-
-        return PostgresStore(settings.database_url)
+        return PostgresStore(
+            settings.database_url, settings.offsets_topic_num_partitions, clustered=True
+        )
     return SqliteStore(settings.data_dir)
 
 

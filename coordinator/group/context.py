@@ -59,8 +59,9 @@ class Context:
         self.deadlines = shard.deadlines
         self.now = now_ms
         self.out: Effects[Any] = Effects()
-        #: Replies to give when the call ends, once it is known what they wait for.
-        self.after_call: list[tuple[str, object, Any]] = []
+        #: Replies to give when the call ends, once it is known what they wait for (made on
+        #: first use: most calls, heartbeats above all, have none).
+        self.after_call: list[tuple[str, object, Any]] | None = None
 
     def reply(self, token: object, result: object) -> None:
         self.out.replies.append((token, result))
@@ -68,6 +69,8 @@ class Context:
     def reply_when_stored(self, g: ClassicGroup, token: object, result: Any) -> None:
         """An answer showing the group's generation, leader or assignment: given once
         every snapshot of the group so far (this call's too) is stored (durability.py)."""
+        if self.after_call is None:
+            self.after_call = []
         self.after_call.append((g.group_id, token, result))
 
     def event(self, event: GroupEvent) -> None:

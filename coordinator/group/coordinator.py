@@ -182,10 +182,23 @@ class GroupCoordinator(Generic[T]):
 
     # -- lifecycle ---------------------------------------------------------------------------
 
-    def load(self, records: Iterable[Record], now_ms: int) -> Effects[T]:
-        """Rebuild groups and offsets from persisted records; call once, before any request."""
+    def load(
+        self, records: Iterable[Record], now_ms: int, fresh_sessions: bool = False
+    ) -> Effects[T]:
+        """Rebuild groups and offsets from stored records: at start, before any request; in
+        a cluster, also for each coordinator partition this node acquires (then with
+        ``fresh_sessions``: members get a whole session, as after a Kafka failover)."""
         ctx = self._context(now_ms)
-        lifecycle.load(ctx, records)
+        lifecycle.load(ctx, records, fresh_sessions)
+        return self._done(ctx)
+
+    def unload(self, belongs: Callable[[str], bool], now_ms: int) -> Effects[T]:
+        """Drop every group for which ``belongs(group_id)``: its coordinator partition moved
+        to another node. Parked requests are answered NOT_COORDINATOR."""
+        shard = self._shard
+        known = {*shard.groups, *shard.unstored, *shard.durable, *shard.held, *shard.deleting}
+        ctx = self._context(now_ms)
+        durability.unload(ctx, sorted(g for g in known if belongs(g)))
         return self._done(ctx)
 
     def checkpoint(self, now_ms: int) -> Effects[T]:

@@ -61,14 +61,14 @@ def settle_call(ctx: Context) -> None:
     """At the end of a call: hold the answers given with ``Context.reply_when_stored``
     while their group has snapshots in flight, and give the others."""
     shard = ctx.shard
-    for group_id, token, result in ctx.after_call:
+    for group_id, token, result in ctx.after_call or ():
         in_flight = shard.unstored.get(group_id)
         if in_flight:
             held = Held(token, result, {id(r) for r in in_flight})
             shard.held.setdefault(group_id, []).append(held)
         else:
             ctx.reply(token, result)
-    ctx.after_call.clear()
+    ctx.after_call = None
 
 
 def failed(result: HeldResult) -> HeldResult:
@@ -111,14 +111,15 @@ def _snapshot_written(ctx: Context, record: GroupMetadataRecord, ok: bool) -> No
         if not in_flight:
             del shard.unstored[group_id]
     if ok:
-        shard.durable[group_id] = record
-        if not current and group_id not in shard.unstored:
-            # It was written after the group was rolled back: store what memory holds.
-            g = ctx.groups.get(group_id)
-            if g is not None:
-                ctx.persist(g)
-            else:
-                ctx.out.records.append(GroupDeletedRecord(group_id))
+        if current:
+            shard.durable[group_id] = record
+        elif group_id in ctx.groups:
+            # It was written after the group was rolled back: what the store holds now...
+            shard.durable[group_id] = record
+            if group_id not in shard.unstored:
+                ctx.persist(ctx.groups[group_id])  # ...is replaced by what memory holds.
+        # Else the group was forgotten (rolled back to nothing, or unloaded: it is another
+        # node's now); a stale snapshot of a group nobody was answered about stays stored.
     elif current:
         revert(ctx, group_id)
 
@@ -210,6 +211,25 @@ def revert(ctx: Context, group_id: str) -> None:
     if snapshot is not None:
         restore(ctx, g, snapshot, heartbeats)
     ctx.event(events.GroupReverted(group_id, g.generation_id, g.state.value, len(g.members)))
+
+
+def unload(ctx: Context, group_ids: Iterable[str]) -> None:
+    """The groups are another node's now (their coordinator partition moved): parked and
+    held requests are answered NOT_COORDINATOR, timers stop, and what is in flight for
+    them is forgotten (their late write results change nothing here)."""
+    shard = ctx.shard
+    for group_id in group_ids:
+        fail_held(ctx, group_id)
+        shard.unstored.pop(group_id, None)
+        shard.durable.pop(group_id, None)
+        shard.deleting.pop(group_id, None)
+        g = ctx.groups.pop(group_id, None)
+        if g is None:
+            continue
+        _unpark(ctx, g)
+        for member_id in g.members:
+            shard.checkpointed.pop((group_id, member_id), None)
+        ctx.event(events.GroupUnloaded(group_id, g.generation_id, len(g.members)))
 
 
 def _unpark(ctx: Context, g: ClassicGroup) -> None:

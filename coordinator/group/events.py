@@ -117,6 +117,15 @@ class GroupReverted:
 
 
 @dataclass(frozen=True, slots=True)
+class GroupUnloaded:
+    """The group's coordinator partition moved to another node (as Kafka unloads it)."""
+
+    group_id: str
+    generation_id: int
+    members: int
+
+
+@dataclass(frozen=True, slots=True)
 class GroupDeleted:
     group_id: str
     reason: str
@@ -156,6 +165,7 @@ GroupEvent = (
     | StateChanged
     | GroupLoaded
     | GroupReverted
+    | GroupUnloaded
     | GroupDeleted
     | OffsetsCommitted
     | OffsetsExpired

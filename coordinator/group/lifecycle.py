@@ -35,7 +35,11 @@ from .states import DEAD, STABLE, GroupState
 from .subscriptions import subscribed_topics
 
 
-def load(ctx: Context, records: Iterable[Record]) -> None:
+def load(ctx: Context, records: Iterable[Record], fresh_sessions: bool = False) -> None:
+    """Add the groups ``records`` describe (at start: all of them; in a cluster: those of
+    a coordinator partition this node acquired). ``fresh_sessions``: every member gets a
+    whole session from now, as Kafka's coordinator grants on load (a failover must not
+    expire members that were heartbeating the previous owner)."""
     snapshots: dict[str, GroupMetadataRecord] = {}
     offsets: dict[str, dict[str, dict[int, OffsetCommitRecord]]] = {}
     heartbeats: dict[tuple[str, str], int] = {}
@@ -61,7 +65,11 @@ def load(ctx: Context, records: Iterable[Record]) -> None:
                 offsets.pop(record.group_id, None)
             case _:
                 assert_never(record)
-    ctx.shard.durable = dict(snapshots)
+    ctx.shard.durable.update(snapshots)
+    if fresh_sessions:
+        heartbeats = {
+            (s.group_id, m.member_id): ctx.now for s in snapshots.values() for m in s.members
+        }
     for group_id in {**snapshots, **offsets}:
         g = ClassicGroup(group_id)
         g.offsets = {t: parts for t, parts in offsets.get(group_id, {}).items() if parts}
@@ -74,11 +82,11 @@ def load(ctx: Context, records: Iterable[Record]) -> None:
         if snapshot is not None:
             _rebalance_if_needed(ctx, g, snapshot, "loaded", RebalanceTrigger.LOADED)
     # What was loaded is what is persisted: the first checkpoint writes only what moves.
-    ctx.shard.checkpointed = {
-        (g.group_id, m.member_id): m.last_heartbeat_ms
-        for g in ctx.groups.values()
-        for m in g.members.values()
-    }
+    ctx.shard.checkpointed.update(
+        ((group_id, m.member_id), m.last_heartbeat_ms)
+        for group_id in {**snapshots, **offsets}
+        for m in ctx.groups[group_id].members.values()
+    )
 
 
 def restore(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from dataclasses import dataclass
 
 from protocol.apis.api_versions import ApiVersionsRequest, ApiVersionsResponse
 from protocol.apis.create_topics import (
@@ -99,11 +100,29 @@ def _topic_metadata(node: Node, topic: Topic) -> MetadataResponseTopic:
     )
 
 
+def _brokers(node: Node, conn: ConnectionContext) -> list[MetadataResponseBroker]:
+    """This node, and in a cluster every live node with a listener of the caller's security
+    protocol (as Kafka lists the brokers of the caller's listener)."""
+    host, port = node.advertised_for(conn)
+    brokers = {
+        node.settings.node_id: MetadataResponseBroker(
+            node_id=node.settings.node_id, host=host, port=port
+        )
+    }
+    protocol = conn.listener.protocol if conn.listener is not None else None
+    for other in node.routing.nodes():
+        address = other.address_for(protocol)
+        if other.node_id not in brokers and address is not None:
+            brokers[other.node_id] = MetadataResponseBroker(
+                node_id=other.node_id, host=address[0], port=address[1]
+            )
+    return [brokers[n] for n in sorted(brokers)]
+
+
 def metadata(
     node: Node, body: MetadataRequest, version: int, conn: ConnectionContext
 ) -> Outcome[MetadataResponse]:
-    host, port = node.advertised_for(conn)
-    brokers = [MetadataResponseBroker(node_id=node.settings.node_id, host=host, port=port)]
+    brokers = _brokers(node, conn)
     # v0: an empty list means every topic; v1+: null means every topic, empty means none.
     all_topics = body.topics is None or (
         version < V.METADATA_NULL_MEANS_ALL_TOPICS and not body.topics
@@ -194,33 +213,63 @@ def _topic_ids_before_v12(body: MetadataRequest) -> list[MetadataResponseTopic] 
     ]
 
 
+@dataclass(frozen=True, slots=True)
+class Located:
+    node_id: int
+    host: str
+    port: int
+
+
+@dataclass(frozen=True, slots=True)
+class NotFound:
+    error: ErrorCode
+    message: str | None = None
+
+
 def _coordinator_for(
     node: Node, conn: ConnectionContext, key_type: int, key: str, version: int
-) -> tuple[ErrorCode, str | None]:
+) -> Located | NotFound:
+    """The key's coordinator as the caller reaches it."""
     if key_type == KEY_TYPE_GROUP:
         if not may_group(node.security, conn, Operation.DESCRIBE, key):
-            return ErrorCode.GROUP_AUTHORIZATION_FAILED, None
-        return ErrorCode.NONE, None
+            return NotFound(ErrorCode.GROUP_AUTHORIZATION_FAILED)
+        return _owner_address(node, conn, key)
     if key_type == KEY_TYPE_SHARE and version < V.FIND_COORDINATOR_SHARE_KEYS:
-        return ErrorCode.INVALID_REQUEST, "Share key type needs FindCoordinator v6"
+        return NotFound(ErrorCode.INVALID_REQUEST, "Share key type needs FindCoordinator v6")
     if key_type in (KEY_TYPE_TRANSACTION, KEY_TYPE_SHARE):
         # This daemon coordinates classic groups only.
-        return ErrorCode.COORDINATOR_NOT_AVAILABLE, "This node coordinates consumer groups only"
-    return ErrorCode.INVALID_REQUEST, f"Unknown coordinator key type {key_type}"
+        return NotFound(
+            ErrorCode.COORDINATOR_NOT_AVAILABLE, "This node coordinates consumer groups only"
+        )
+    return NotFound(ErrorCode.INVALID_REQUEST, f"Unknown coordinator key type {key_type}")
+
+
+def _owner_address(node: Node, conn: ConnectionContext, group_id: str) -> Located | NotFound:
+    """This node, or (in a cluster) the owner of the group's coordinator partition, at the
+    address of the caller's listener protocol."""
+    routing = node.routing
+    owner = routing.coordinator(group_id)
+    if owner is None and routing.clustered:
+        return NotFound(ErrorCode.COORDINATOR_NOT_AVAILABLE, "The group's coordinator is moving")
+    if owner is None or owner == node.settings.node_id:
+        return Located(node.settings.node_id, *node.advertised_for(conn))
+    protocol = conn.listener.protocol if conn.listener is not None else None
+    address = next(n for n in routing.nodes() if n.node_id == owner).address_for(protocol)
+    if address is None:
+        return NotFound(ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator has no such listener")
+    return Located(owner, *address)
 
 
 def find_coordinator(
     node: Node, body: FindCoordinatorRequest, version: int, conn: ConnectionContext
 ) -> Outcome[FindCoordinatorResponse]:
-    host, port = node.advertised_for(conn)
-    node_id = node.settings.node_id
     if version < V.FIND_COORDINATOR_BATCHED:
-        error, message = _coordinator_for(node, conn, body.key_type, body.key, version)
-        if error:
+        found = _coordinator_for(node, conn, body.key_type, body.key, version)
+        if isinstance(found, NotFound):
             return Outcome(
                 FindCoordinatorResponse(
-                    error_code=error,
-                    error_message=message or error.name,
+                    error_code=found.error,
+                    error_message=found.message or found.error.name,
                     node_id=-1,
                     host="",
                     port=-1,
@@ -228,27 +277,36 @@ def find_coordinator(
             )
         return Outcome(
             FindCoordinatorResponse(
-                error_code=0, error_message=None, node_id=node_id, host=host, port=port
+                error_code=0,
+                error_message=None,
+                node_id=found.node_id,
+                host=found.host,
+                port=found.port,
             )
         )
     coordinators = []
     for key in body.coordinator_keys:
-        error, message = _coordinator_for(node, conn, body.key_type, key, version)
-        if error:
+        found = _coordinator_for(node, conn, body.key_type, key, version)
+        if isinstance(found, NotFound):
             coordinators.append(
                 FindCoordinatorResponseCoordinator(
                     key=key,
                     node_id=-1,
                     host="",
                     port=-1,
-                    error_code=error,
-                    error_message=message,
+                    error_code=found.error,
+                    error_message=found.message,
                 )
             )
         else:
             coordinators.append(
                 FindCoordinatorResponseCoordinator(
-                    key=key, node_id=node_id, host=host, port=port, error_code=0, error_message=""
+                    key=key,
+                    node_id=found.node_id,
+                    host=found.host,
+                    port=found.port,
+                    error_code=0,
+                    error_message="",
                 )
             )
     return Outcome(FindCoordinatorResponse(coordinators=coordinators))

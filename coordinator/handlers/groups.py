@@ -64,6 +64,7 @@ from ..group.requests import (
 )
 from ..group.results import (
     DeleteGroupsResult,
+    DescribedGroup,
     HeartbeatResult,
     JoinGroupResult,
     LeaveGroupResult,
@@ -84,6 +85,13 @@ from .outcome import Outcome, Pending, answer_in, call
 
 GROUP_AUTHORIZATION_FAILED = ErrorCode.GROUP_AUTHORIZATION_FAILED
 TOPIC_AUTHORIZATION_FAILED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+
+
+def elsewhere(node: Node, group_id: str) -> ErrorCode | None:
+    """Why this node does not answer for the group (None: it does). In a cluster another
+    node may own its coordinator partition (NOT_COORDINATOR), or it is still loading
+    (COORDINATOR_LOAD_IN_PROGRESS); Kafka checks this after authorization."""
+    return node.routing.refusal(group_id, node.now_ms())
 
 
 def join_group(
@@ -132,6 +140,8 @@ def join_group(
 
     if not may_group(node.security, conn, Operation.READ, body.group_id):
         return Outcome(render(JoinGroupResult(error_code=GROUP_AUTHORIZATION_FAILED)))
+    if (moved := elsewhere(node, body.group_id)) is not None:
+        return Outcome(render(JoinGroupResult(error_code=moved, member_id=body.member_id)))
     token = Pending()
     return call(
         node.groups.join_group(token, inp, node.now_ms()),
@@ -165,6 +175,8 @@ def sync_group(
 
     if not may_group(node.security, conn, Operation.READ, body.group_id):
         return Outcome(render(SyncGroupResult(error_code=GROUP_AUTHORIZATION_FAILED)))
+    if (moved := elsewhere(node, body.group_id)) is not None:
+        return Outcome(render(SyncGroupResult(error_code=moved)))
     token = Pending()
     return call(
         node.groups.sync_group(token, inp, node.now_ms()),
@@ -189,6 +201,8 @@ def heartbeat(
 
     if not may_group(node.security, conn, Operation.READ, body.group_id):
         return Outcome(render(HeartbeatResult(error_code=GROUP_AUTHORIZATION_FAILED)))
+    if (moved := elsewhere(node, body.group_id)) is not None:
+        return Outcome(render(HeartbeatResult(error_code=moved)))
     token = Pending()
     return call(
         node.groups.heartbeat(token, inp, node.now_ms()),
@@ -226,6 +240,8 @@ def leave_group(
 
     if not may_group(node.security, conn, Operation.READ, body.group_id):
         return Outcome(render(LeaveGroupResult(error_code=GROUP_AUTHORIZATION_FAILED)))
+    if (moved := elsewhere(node, body.group_id)) is not None:
+        return Outcome(render(LeaveGroupResult(error_code=moved)))
     token = Pending()
     return call(
         node.groups.leave_group(token, inp, node.now_ms()),
@@ -242,12 +258,15 @@ def offset_commit(
     refused: dict[tuple[str, int], int] = {}
     known: list[TopicCommit] = []
     group_allowed = may_group(node.security, conn, Operation.READ, body.group_id)
+    moved = elsewhere(node, body.group_id) if group_allowed else None
     for t in body.topics:
         parts = []
         topic_allowed = group_allowed and may_topic(node.security, conn, Operation.READ, t.name)
         for p in t.partitions:
             if not group_allowed:
                 refused[(t.name, p.partition_index)] = GROUP_AUTHORIZATION_FAILED
+            elif moved is not None:
+                refused[(t.name, p.partition_index)] = moved
             elif not topic_allowed:
                 refused[(t.name, p.partition_index)] = TOPIC_AUTHORIZATION_FAILED
             elif node.catalog.has_partition(t.name, p.partition_index):
@@ -331,6 +350,11 @@ def _fetch_group(
         return OffsetFetchResult(
             GROUP_AUTHORIZATION_FAILED, folded if version < V.OFFSET_FETCH_TOP_LEVEL_ERROR else []
         )
+    if (moved := elsewhere(node, group_id)) is not None:
+        folded = [
+            TopicOffsets(n, [PartitionOffset(p, -1, -1, "") for p in ps]) for n, ps in topics or []
+        ]
+        return OffsetFetchResult(moved, folded if version < V.OFFSET_FETCH_TOP_LEVEL_ERROR else [])
     r = node.groups.fetch_offsets(group_id, topics, node.now_ms(), require_stable)
     visible = []
     for t in r.topics:
@@ -414,7 +438,11 @@ def describe_groups(
         version >= V.DESCRIBE_GROUPS_AUTHORIZED_OPERATIONS and body.include_authorized_operations
     )
     allowed = [g for g in body.groups if may_group(node.security, conn, Operation.DESCRIBE, g)]
-    described = {g.group_id: g for g in node.groups.describe_groups(allowed)}
+    here = [g for g in allowed if elsewhere(node, g) is None]
+    described = {g.group_id: g for g in node.groups.describe_groups(here)}
+    for group_id in allowed:
+        if (moved := elsewhere(node, group_id)) is not None:
+            described[group_id] = DescribedGroup(moved, group_id, "", "", "", [])
     response = DescribeGroupsResponse(
         groups=[
             DescribeGroupsResponseDescribedGroup(
@@ -479,10 +507,14 @@ def delete_groups(
     node: Node, body: DeleteGroupsRequest, version: int, conn: ConnectionContext
 ) -> Outcome[DeleteGroupsResponse]:
     allowed = [g for g in body.groups_names if may_group(node.security, conn, Operation.DELETE, g)]
+    moved = {g: code for g in allowed if (code := elsewhere(node, g)) is not None}
     token = Pending()
-    effects = node.groups.delete_groups(token, allowed, node.now_ms())
+    effects = node.groups.delete_groups(
+        token, [g for g in allowed if g not in moved], node.now_ms()
+    )
     result = answer_in(effects, token, DeleteGroupsResult)
-    errors = {e.group_id: e.error_code for e in result.groups}
+    errors: dict[str, int] = {e.group_id: e.error_code for e in result.groups}
+    errors.update(moved)
 
     def render(store_error: int = ErrorCode.NONE) -> DeleteGroupsResponse:
         # A deletion that could not be stored is answered with the store's error.
@@ -504,6 +536,8 @@ def offset_delete(
 ) -> Outcome[OffsetDeleteResponse]:
     if not may_group(node.security, conn, Operation.DELETE, body.group_id):
         return Outcome(OffsetDeleteResponse(error_code=GROUP_AUTHORIZATION_FAILED, topics=[]))
+    if (moved := elsewhere(node, body.group_id)) is not None:
+        return Outcome(OffsetDeleteResponse(error_code=moved, topics=[]))
     wanted = [(t.name, [p.partition_index for p in t.partitions]) for t in body.topics]
     readable = {n for n, _ps in wanted if may_topic(node.security, conn, Operation.READ, n)}
     allowed = [(n, ps) for n, ps in wanted if n in readable]

@@ -116,6 +116,13 @@ def _body(e: events.GroupEvent) -> dict[str, Any] | None:
                 "state": e.state,
                 "members": e.members,
             }
+        case events.GroupUnloaded():
+            return {
+                "type": "group_unloaded",
+                "group": e.group_id,
+                "generation": e.generation_id,
+                "members": e.members,
+            }
         case events.LimitReached():
             return None  # a log line and a metric, not a journal entry
         case _:

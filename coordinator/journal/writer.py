@@ -34,6 +34,7 @@ JOURNALED: frozenset[type] = frozenset(
         events.GroupDeleted,
         events.GroupLoaded,
         events.GroupReverted,
+        events.GroupUnloaded,
         events.OffsetsCommitted,
         events.OffsetsExpired,
     }

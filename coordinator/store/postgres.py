@@ -7,18 +7,26 @@ after its COMMIT returned. asyncpg runs on the daemon's own event loop: no threa
 
 The schema is versioned: numbered migrations run at start, under an advisory lock, so
 several nodes starting together migrate once.
+
+In a cluster every row of a group carries its coordinator partition, so a node loads only
+the partitions it acquires, and every write is *fenced*: in the same transaction it checks,
+holding a share lock on the partition rows, that this node still owns each partition it
+writes to with the epoch it acquired it at, and that its lease has not run out. A node that
+lost a partition (paused past its lease, cut off) can never overwrite the new owner's state.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from itertools import groupby
 from typing import Any, assert_never, cast
 
 import asyncpg
 
 from ..accounts import AclBinding, Operation, PatternType, Permission, ResourceType, ScramCredential
+from ..cluster.placement import partition_for
 from ..errors import StartupError
 from ..group.records import (
     GroupDeletedRecord,
@@ -82,6 +90,32 @@ MIGRATIONS: list[str] = [
                      permission, host)
     );
     """,
+    # 2: the cluster: nodes with their leases, coordinator partitions with owner and epoch,
+    # settings every node must agree on; each group's rows carry its partition.
+    """
+    CREATE TABLE cluster_nodes (
+        node_id integer PRIMARY KEY,
+        listeners text NOT NULL,
+        lease_expires_at timestamptz NOT NULL,
+        started_at timestamptz NOT NULL DEFAULT now()
+    );
+    CREATE TABLE coordinator_partitions (
+        partition integer PRIMARY KEY,
+        owner integer,
+        epoch bigint NOT NULL DEFAULT 0,
+        changed_at timestamptz NOT NULL DEFAULT now()
+    );
+    CREATE TABLE cluster_settings (
+        name text PRIMARY KEY,
+        value text NOT NULL
+    );
+    ALTER TABLE groups ADD COLUMN coordinator_partition integer;
+    ALTER TABLE offsets ADD COLUMN coordinator_partition integer;
+    ALTER TABLE member_heartbeats ADD COLUMN coordinator_partition integer;
+    CREATE INDEX groups_by_partition ON groups (coordinator_partition);
+    CREATE INDEX offsets_by_partition ON offsets (coordinator_partition);
+    CREATE INDEX heartbeats_by_partition ON member_heartbeats (coordinator_partition);
+    """,
 ]
 
 #: pg_advisory_xact_lock key for migrations: one node migrates, the others wait and see.
@@ -105,10 +139,35 @@ async def migrate(conn: asyncpg.Connection) -> int:
     return len(MIGRATIONS)
 
 
+class Fenced(Exception):
+    """This node no longer owns (at its epoch) a partition it tried to write to."""
+
+    def __init__(self, partitions: set[int]) -> None:
+        super().__init__(f"fenced: coordinator partitions {sorted(partitions)} are not ours")
+        self.partitions = partitions
+
+
 class PostgresStore(Store):
-    def __init__(self, database_url: str, pool_size: int = 4) -> None:
+    def __init__(
+        self,
+        database_url: str,
+        partitions: int = 50,
+        clustered: bool = False,
+        pool_size: int = 4,
+    ) -> None:
+        """``partitions``: offsets.topic.num.partitions. ``clustered``: groups are loaded per
+        partition as the node acquires them (``load_partitions``), and writes are fenced
+        by ``epochs``."""
         self.database_url = database_url
+        self.partitions = partitions
+        self.clustered = clustered
         self.pool_size = pool_size
+        self.node_id = -1
+        #: Partition -> the epoch this node holds it at (clustered: set by the cluster).
+        self.epochs: dict[int, int] = {}
+        self._partition_of: dict[str, int] = {}
+        #: Told which partitions a write was fenced from (the cluster re-checks at once).
+        self.on_fenced: Callable[[set[int]], None] | None = None
         self._pool: asyncpg.Pool | None = None
         self._queued: list[tuple[Write, asyncio.Future[None]]] = []
         self._writing = False
@@ -125,7 +184,51 @@ class PostgresStore(Store):
             raise StartupError(f"cannot reach the database: {exc}") from None
         async with self._pool.acquire() as conn:
             await migrate(conn)
-            return await _load(conn)
+            await self._agree_on_partitions(conn)
+            return await _load(conn, groups=not self.clustered)
+
+    async def _agree_on_partitions(self, conn: asyncpg.Connection) -> None:
+        """offsets.topic.num.partitions is fixed once data exists, as in Kafka; rows written
+        before the cluster schema get their partition now."""
+        async with conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock($1)", _MIGRATION_LOCK)
+            stored = await conn.fetchval(
+                "SELECT value FROM cluster_settings WHERE name = 'offsets_topic_num_partitions'"
+            )
+            if stored is not None and int(stored) != self.partitions:
+                raise StartupError(
+                    f"the database is laid out for {stored} coordinator partitions, not"
+                    f" {self.partitions}: start with --offsets-topic-num-partitions {stored}"
+                )
+            if stored is None:
+                await conn.execute(
+                    "INSERT INTO cluster_settings VALUES ('offsets_topic_num_partitions', $1)",
+                    str(self.partitions),
+                )
+                await conn.execute(
+                    "INSERT INTO coordinator_partitions (partition)"
+                    " SELECT generate_series(0, $1 - 1) ON CONFLICT DO NOTHING",
+                    self.partitions,
+                )
+            for table in ("groups", "offsets", "member_heartbeats"):
+                unplaced = await conn.fetch(
+                    f"SELECT DISTINCT group_id FROM {table} WHERE coordinator_partition IS NULL"
+                )
+                await conn.executemany(
+                    f"UPDATE {table} SET coordinator_partition = $2 WHERE group_id = $1",
+                    [(r["group_id"], self.partition_of(r["group_id"])) for r in unplaced],
+                )
+
+    def partition_of(self, group_id: str) -> int:
+        partition = self._partition_of.get(group_id)
+        if partition is None:
+            partition = self._partition_of[group_id] = partition_for(group_id, self.partitions)
+        return partition
+
+    async def load_partitions(self, partitions: list[int]) -> list[Record]:
+        """Everything stored for the groups of ``partitions``, for ``GroupCoordinator.load``."""
+        async with self.pool.acquire() as conn:
+            return await _load_records(conn, partitions)
 
     @property
     def pool(self) -> asyncpg.Pool:
@@ -167,10 +270,29 @@ class PostgresStore(Store):
                 self._idle.set_result(None)
 
     async def _commit(self, batches: list[Write]) -> None:
-        async with self.pool.acquire() as conn, conn.transaction():
-            for batch in batches:
-                await _apply(conn, batch)
+        touched = {self.partition_of(r.group_id) for b in batches for r in b.records}
+        try:
+            if self.clustered and touched - self.epochs.keys():
+                raise Fenced(touched - self.epochs.keys())
+            async with self.pool.acquire() as conn, conn.transaction():
+                if self.clustered and touched:
+                    await self._check_fence(conn, touched)
+                for batch in batches:
+                    await _apply(conn, batch, self.partition_of)
+        except Fenced as fenced:
+            if self.on_fenced is not None:
+                self.on_fenced(fenced.partitions)
+            raise
         self.transactions += 1
+
+    async def _check_fence(self, conn: asyncpg.Connection, touched: set[int]) -> None:
+        partitions = sorted(touched)
+        held = await conn.fetch(
+            _FENCE, partitions, [self.epochs[p] for p in partitions], self.node_id
+        )
+        lost = touched - {row["partition"] for row in held}
+        if lost:
+            raise Fenced(lost)
 
     async def close(self) -> None:
         if self._writing:
@@ -181,22 +303,35 @@ class PostgresStore(Store):
             self._pool = None
 
 
-async def _load(conn: asyncpg.Connection) -> LoadedState:
+async def _load(conn: asyncpg.Connection, groups: bool) -> LoadedState:
     state = LoadedState()
-    for row in await conn.fetch("SELECT group_id, data FROM groups"):
-        state.records.append(snapshot_from_json(row["group_id"], json.loads(row["data"])))
-    for row in await conn.fetch(
-        "SELECT group_id, member_id, last_heartbeat_ms FROM member_heartbeats"
-    ):
-        state.records.append(HeartbeatRecord(*row))
-    for row in await conn.fetch(
-        "SELECT group_id, topic, partition, committed_offset, leader_epoch, metadata,"
-        " commit_timestamp_ms, expire_timestamp_ms FROM offsets"
-    ):
-        state.records.append(OffsetCommitRecord(*row))
+    if groups:
+        state.records = await _load_records(conn, None)
     state.topics = [(r["name"], r["partitions"]) for r in await conn.fetch("SELECT * FROM topics")]
     state.security = await _read_security(conn)
     return state
+
+
+async def _load_records(conn: asyncpg.Connection, partitions: list[int] | None) -> list[Record]:
+    """Group snapshots, then the heartbeats checkpointed since, then offsets: of the groups
+    in ``partitions`` (None: of all groups)."""
+    where, args = (
+        ("", []) if partitions is None else (" WHERE coordinator_partition = ANY($1)", [partitions])
+    )
+    records: list[Record] = []
+    for row in await conn.fetch("SELECT group_id, data FROM groups" + where, *args):
+        records.append(snapshot_from_json(row["group_id"], json.loads(row["data"])))
+    for row in await conn.fetch(
+        "SELECT group_id, member_id, last_heartbeat_ms FROM member_heartbeats" + where, *args
+    ):
+        records.append(HeartbeatRecord(*row))
+    for row in await conn.fetch(
+        "SELECT group_id, topic, partition, committed_offset, leader_epoch, metadata,"
+        " commit_timestamp_ms, expire_timestamp_ms FROM offsets" + where,
+        *args,
+    ):
+        records.append(OffsetCommitRecord(*row))
+    return records
 
 
 async def _read_security(conn: asyncpg.Connection) -> SecurityRows:
@@ -272,7 +407,10 @@ async def _apply_security(conn: asyncpg.Connection, batch: Write) -> None:
         )
 
 
-async def _apply(conn: asyncpg.Connection, batch: Write) -> None:
+PartitionOf = Callable[[str], int]
+
+
+async def _apply(conn: asyncpg.Connection, batch: Write, partition_of: PartitionOf) -> None:
     await _apply_security(conn, batch)
     if batch.topics:
         await conn.executemany(
@@ -283,21 +421,28 @@ async def _apply(conn: asyncpg.Connection, batch: Write) -> None:
     # In order; a run of records of one kind is one statement (a commit storm is a run of
     # offsets).
     for _kind, run in groupby(batch.records, type):
-        await _apply_run(conn, list(run))
+        await _apply_run(conn, list(run), partition_of)
 
 
-async def _apply_run(conn: asyncpg.Connection, records: list[Record]) -> None:
+async def _apply_run(
+    conn: asyncpg.Connection, records: list[Record], partition_of: PartitionOf
+) -> None:
     first = records[0]
     match first:
         case OffsetCommitRecord():
             commits = cast(list[OffsetCommitRecord], records)
-            await conn.executemany(_UPSERT_OFFSET, [_offset_row(r) for r in commits])
+            await conn.executemany(
+                _UPSERT_OFFSET, [(*_offset_row(r), partition_of(r.group_id)) for r in commits]
+            )
         case GroupMetadataRecord():
             snapshots = cast(list[GroupMetadataRecord], records)
-            rows = [(r.group_id, json.dumps(snapshot_to_json(r))) for r in snapshots]
+            rows = [
+                (r.group_id, json.dumps(snapshot_to_json(r)), partition_of(r.group_id))
+                for r in snapshots
+            ]
             await conn.executemany(_UPSERT_GROUP, rows)
             # A snapshot carries its members' heartbeats; older checkpoints are moot.
-            await conn.executemany(_DELETE_HEARTBEATS, [(g,) for g, _data in rows])
+            await conn.executemany(_DELETE_HEARTBEATS, [(g,) for g, _data, _p in rows])
         case OffsetDeleteRecord():
             deletes = cast(list[OffsetDeleteRecord], records)
             await conn.executemany(
@@ -312,17 +457,23 @@ async def _apply_run(conn: asyncpg.Connection, records: list[Record]) -> None:
         case HeartbeatRecord():
             beats = cast(list[HeartbeatRecord], records)
             await conn.executemany(
-                "INSERT INTO member_heartbeats VALUES ($1, $2, $3)"
-                " ON CONFLICT (group_id, member_id) DO UPDATE SET"
+                "INSERT INTO member_heartbeats"
+                " (group_id, member_id, last_heartbeat_ms, coordinator_partition)"
+                " VALUES ($1, $2, $3, $4) ON CONFLICT (group_id, member_id) DO UPDATE SET"
                 " last_heartbeat_ms = excluded.last_heartbeat_ms",
-                [(r.group_id, r.member_id, r.last_heartbeat_ms) for r in beats],
+                [
+                    (r.group_id, r.member_id, r.last_heartbeat_ms, partition_of(r.group_id))
+                    for r in beats
+                ],
             )
         case _:
             assert_never(first)
 
 
 _UPSERT_OFFSET = (
-    "INSERT INTO offsets VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
+    "INSERT INTO offsets (group_id, topic, partition, committed_offset, leader_epoch,"
+    " metadata, commit_timestamp_ms, expire_timestamp_ms, coordinator_partition)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
     " ON CONFLICT (group_id, topic, partition) DO UPDATE SET"
     " committed_offset = excluded.committed_offset,"
     " leader_epoch = excluded.leader_epoch, metadata = excluded.metadata,"
@@ -330,9 +481,19 @@ _UPSERT_OFFSET = (
     " expire_timestamp_ms = excluded.expire_timestamp_ms"
 )
 _UPSERT_GROUP = (
-    "INSERT INTO groups (group_id, data) VALUES ($1, $2)"
+    "INSERT INTO groups (group_id, data, coordinator_partition) VALUES ($1, $2, $3)"
     " ON CONFLICT (group_id) DO UPDATE SET data = excluded.data"
 )
+#: The partitions (of $1, at the epochs $2) that node $3 still owns with a live lease; the
+#: share lock makes a concurrent takeover wait for this transaction, and fail it after.
+_FENCE = """
+    SELECT p.partition FROM coordinator_partitions p
+    JOIN unnest($1::integer[], $2::bigint[]) AS want(partition, epoch)
+      ON want.partition = p.partition AND want.epoch = p.epoch
+    JOIN cluster_nodes n ON n.node_id = p.owner
+    WHERE p.owner = $3 AND n.lease_expires_at > now()
+    FOR SHARE OF p
+"""
 _DELETE_HEARTBEATS = "DELETE FROM member_heartbeats WHERE group_id = $1"
 
 

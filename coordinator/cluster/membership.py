@@ -1,0 +1,166 @@
+"""This node's membership in the cluster: it renews its lease, takes and gives back
+coordinator partitions, loads and unloads their groups, and keeps the routing current.
+
+A tick runs every ``--lease-renew-interval-ms``, and at once when another node announces a
+change (PostgreSQL LISTEN/NOTIFY) or a write of this node was fenced. A partition taken
+over is loaded with fresh sessions, so the members of a Stable group go on heartbeating at
+the same generation (failover without rebalance, as Kafka's coordinator). A partition to
+give back is first unloaded (its requests answered NOT_COORDINATOR), then released. On
+SIGTERM the node drains: it gives everything back and ends its lease, so the others take
+over at once rather than after the lease timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from typing import TYPE_CHECKING, Any
+
+import asyncpg
+import structlog
+
+from . import leases
+from .routing import ClusterRouting, PartitionState
+
+if TYPE_CHECKING:
+    from ..runtime import Runtime
+    from ..store.postgres import PostgresStore
+
+log = structlog.get_logger("cluster")
+
+
+class ClusterMembership:
+    def __init__(self, runtime: Runtime, store: PostgresStore) -> None:
+        settings = runtime.settings
+        self.runtime = runtime
+        self.store = store
+        self.node_id = settings.node_id
+        self.partitions = settings.offsets_topic_num_partitions
+        self.lease_timeout_ms = settings.lease_timeout_ms
+        self.renew_interval_s = settings.lease_renew_interval_ms / 1000
+        self.listeners = {
+            listener.protocol.value: listener.advertised_address
+            for listener in settings.effective_listeners
+        }
+        self.routing = ClusterRouting(self.node_id, self.partitions)
+        runtime.node.routing = self.routing
+        #: Partition -> epoch this node holds it at: the store fences writes with it.
+        self.held: dict[int, int] = store.epochs
+        store.node_id = self.node_id
+        store.on_fenced = self._fenced
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._listener: asyncpg.Connection | None = None
+        self._stopping = False
+        self._tick_lock = asyncio.Lock()
+        self.ticks = 0
+        self.loaded_ms: list[float] = []
+
+    async def start(self) -> None:
+        """Join: the first tick takes this node's share (all partitions, for the first node)
+        and loads it before the listener opens."""
+        self._listener = await asyncpg.connect(self.store.database_url)
+        await self._listener.add_listener(leases.CHANNEL, self._notified)
+        await self.tick()
+        self._task = asyncio.get_running_loop().create_task(self._run())
+
+    def _notified(self, *_args: Any) -> None:
+        self._wake.set()
+
+    def _fenced(self, partitions: set[int]) -> None:
+        log.warning("write fenced", partitions=sorted(partitions))
+        self._wake.set()
+
+    async def _run(self) -> None:
+        while not self._stopping:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.renew_interval_s)
+            self._wake.clear()
+            if self._stopping:
+                return
+            try:
+                await self.tick()
+            except Exception as exc:  # the database is away: keep trying; the lease runs out
+                log.warning("lease renewal failed", error=str(exc) or repr(exc))
+
+    async def tick(self, draining: bool = False) -> None:
+        async with self._tick_lock:
+            await self._tick(draining)
+
+    async def _tick(self, draining: bool) -> None:
+        started_ms = self.runtime.now_ms()
+        async with self.store.pool.acquire() as conn:
+            result = await leases.tick(
+                conn,
+                self.node_id,
+                self.listeners,
+                self.lease_timeout_ms,
+                self.partitions,
+                dict(self.held),
+                draining,
+            )
+        self.ticks += 1
+        routing = self.routing
+        # The lease was renewed at the database no earlier than this tick started.
+        routing.lease_valid_until_ms = started_ms + self.lease_timeout_ms
+        routing.live = result.live
+        routing.owners = result.owners
+        if result.lost:
+            log.warning("partitions lost to another owner", partitions=result.lost)
+            self._unload(result.lost)
+        if result.released:
+            self._unload(result.released)  # stop serving them first...
+            async with self.store.pool.acquire() as conn:
+                await leases.release(conn, self.node_id, result.released)  # ...then hand over
+            log.info("partitions released", partitions=result.released)
+        if result.acquired:
+            await self._load(result.acquired)
+
+    def _unload(self, partitions: list[int]) -> None:
+        gone = set(partitions)
+        for p in gone:
+            self.routing.mine.pop(p, None)
+            self.held.pop(p, None)
+        groups = self.runtime.groups
+        of = self.routing.partition_of
+        self.runtime.apply(groups.unload(lambda g: of(g) in gone, self.runtime.now_ms()))
+
+    async def _load(self, acquired: dict[int, int]) -> None:
+        began = time.perf_counter()
+        for p, epoch in acquired.items():
+            self.held[p] = epoch
+            self.routing.mine[p] = PartitionState.LOADING
+        records = await self.store.load_partitions(sorted(acquired))
+        if any(self.routing.mine.get(p) is not PartitionState.LOADING for p in acquired):
+            return  # lost again while loading; the next tick sorts it out
+        now = self.runtime.now_ms()
+        self.runtime.apply(self.runtime.groups.load(records, now, fresh_sessions=True))
+        for p in acquired:
+            self.routing.mine[p] = PartitionState.OWNED
+        took = time.perf_counter() - began
+        self.loaded_ms.append(took * 1000)
+        log.info(
+            "partitions acquired",
+            partitions=sorted(acquired),
+            epochs=sorted(set(acquired.values())),
+            records=len(records),
+            load_ms=round(took * 1000, 1),
+        )
+
+    async def stop(self) -> None:
+        """Drain: give every partition back and end the lease (SIGTERM)."""
+        self._stopping = True
+        self._wake.set()
+        if self._task is not None:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+        try:
+            await self.tick(draining=True)
+            async with self.store.pool.acquire() as conn:
+                await leases.leave(conn, self.node_id)
+        except Exception as exc:
+            log.warning("could not hand over on stop", error=str(exc) or repr(exc))
+        if self._listener is not None:
+            with contextlib.suppress(Exception):
+                await self._listener.close()

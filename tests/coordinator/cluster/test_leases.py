@@ -1,0 +1,134 @@
+"""Leases and fencing against a real PostgreSQL: nodes share the partitions evenly, a dead
+node's partitions are taken over with a new epoch, and a node that lost a partition can
+never write to it again (the database refuses, whatever the node believes)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from typing import Any
+
+import asyncpg
+import pytest
+
+from coordinator.cluster import leases
+from coordinator.cluster.placement import partition_for
+from coordinator.group.records import OffsetCommitRecord
+from coordinator.store import Write
+from coordinator.store.postgres import Fenced, PostgresStore
+
+PARTITIONS = 6
+LISTENERS = {"PLAINTEXT": ("127.0.0.1", 9092)}
+
+
+async def open_store(url: str) -> PostgresStore:
+    store = PostgresStore(url, PARTITIONS, clustered=True)
+    await store.open()
+    return store
+
+
+async def tick(store: PostgresStore, node_id: int, lease_ms: int = 60_000) -> leases.TickResult:
+    """One placement round for ``node_id``, which then holds what it took (as the cluster
+    membership does)."""
+    async with store.pool.acquire() as conn:
+        result = await leases.tick(
+            conn, node_id, LISTENERS, lease_ms, PARTITIONS, dict(store.epochs)
+        )
+        if result.released:
+            await leases.release(conn, node_id, result.released)
+    for p in [*result.lost, *result.released]:
+        store.epochs.pop(p, None)
+    store.epochs.update(result.acquired)
+    store.node_id = node_id
+    return result
+
+
+def commit(group: str, offset: int) -> Write:
+    return Write(records=[OffsetCommitRecord(group, "t", 0, offset, -1, "", 1, None)])
+
+
+def group_on(partition: int) -> str:
+    return next(g for i in range(1000) if partition_for(g := f"group-{i}", PARTITIONS) == partition)
+
+
+@pytest.fixture
+async def two_nodes(postgres: Any) -> Any:
+    url = postgres.create_database("leases")
+    a, b = await open_store(url), await open_store(url)
+    yield url, a, b
+    await a.close()
+    await b.close()
+
+
+async def test_partitions_are_shared_evenly_and_epochs_grow_with_each_owner(two_nodes):
+    _url, a, b = two_nodes
+    first = await tick(a, 1)
+    assert sorted(first.acquired) == list(range(PARTITIONS))  # alone: everything
+    assert set(first.acquired.values()) == {1}
+    await tick(b, 2)  # joins: nothing is free yet
+    released = await tick(a, 1)  # a gives back b's share...
+    assert len(released.released) == PARTITIONS // 2
+    taken = await tick(b, 2)  # ...and b takes it, at epoch 2
+    assert sorted(taken.acquired) == released.released
+    assert set(taken.acquired.values()) == {2}
+    assert Counter(taken.owners.values()) == {1: 3, 2: 3}
+
+
+async def test_a_node_whose_partition_was_taken_over_cannot_write_to_it(two_nodes):
+    url, a, b = two_nodes
+    await tick(a, 1, lease_ms=200)
+    group = group_on(0)
+    await a.write(commit(group, 1))
+    await asyncio.sleep(0.3)  # a's lease runs out (a paused process)...
+    taken = await tick(b, 2)  # ...b finds it dead and takes everything
+    assert 0 in taken.acquired
+    fenced: list[set[int]] = []
+    a.on_fenced = fenced.append
+    with pytest.raises(Fenced):
+        await a.write(commit(group, 666))  # a still believes it holds partition 0
+    assert fenced == [{0}]
+    await b.write(commit(group, 2))
+    conn = await asyncpg.connect(url)
+    try:
+        stored = await conn.fetchval(
+            "SELECT committed_offset FROM offsets WHERE group_id = $1", group
+        )
+    finally:
+        await conn.close()
+    assert stored == 2
+    back = await tick(a, 1)  # a comes back: told what it lost
+    assert sorted(back.lost) == list(range(PARTITIONS))
+
+
+async def test_an_expired_lease_alone_fences_writes(two_nodes):
+    """Nobody took the partition over yet, but a's lease ran out: its write is refused,
+    so a new owner can never find a write it did not see when it loaded."""
+    _url, a, _b = two_nodes
+    await tick(a, 1, lease_ms=100)
+    await asyncio.sleep(0.2)
+    with pytest.raises(Fenced):
+        await a.write(commit(group_on(3), 1))
+    await tick(a, 1)  # renewed: a writes again
+    await a.write(commit(group_on(3), 2))
+
+
+async def test_groups_are_loaded_per_partition(two_nodes):
+    _url, a, _b = two_nodes
+    await tick(a, 1)
+    await a.write(Write(records=[*commit(group_on(1), 5).records, *commit(group_on(2), 6).records]))
+    loaded = await a.load_partitions([1])
+    assert [(r.group_id, r.offset) for r in loaded] == [(group_on(1), 5)]  # type: ignore[union-attr]
+
+
+async def test_a_node_restarted_within_its_lease_takes_its_partitions_back_at_a_new_epoch(
+    two_nodes,
+):
+    _url, a, b = two_nodes
+    await tick(a, 1)
+    await a.write(commit(group_on(0), 1))
+    b.epochs.clear()  # the same node id, restarted: it holds nothing yet
+    again = await tick(b, 1)
+    assert sorted(again.acquired) == list(range(PARTITIONS))
+    assert set(again.acquired.values()) == {2}  # the previous run's writes are fenced
+    with pytest.raises(Fenced):
+        await a.write(commit(group_on(0), 2))

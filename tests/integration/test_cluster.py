@@ -1,0 +1,143 @@
+"""A cluster of daemon processes sharing one real PostgreSQL: every node names the same
+coordinator for a group, a node that does not own a group says NOT_COORDINATOR, and when
+the owner is killed (or stopped) another node serves its groups at the same generation,
+with every acknowledged commit."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from coordinator.client.connection import KafkaConnectionClient, connect
+from protocol.apis.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
+from protocol.apis.metadata import MetadataRequest, MetadataResponse
+from protocol.errors import ErrorCode
+from tests.wire import commit, describe, fetch, heartbeat, join_static_leader
+
+from .conftest import Daemon
+
+pytestmark = pytest.mark.integration
+
+LEASE_MS = 3000
+GROUPS = [f"group-{i}" for i in range(12)]
+
+
+def node_args(url: str, node_id: int) -> tuple[str, ...]:
+    return (
+        "--store", "postgres", "--database-url", url, "--node-id", str(node_id),
+        "--lease-timeout-ms", str(LEASE_MS), "--lease-renew-interval-ms", "300",
+        "--offsets-topic-num-partitions", "10", "--topic", "t:4",
+    )  # fmt: skip
+
+
+async def coordinator_of(c: KafkaConnectionClient, group: str) -> int:
+    """The node id FindCoordinator names (-1: none right now)."""
+    r = await c.request(FindCoordinatorRequest(key=group), 3, FindCoordinatorResponse)
+    return r.node_id if r.error_code == ErrorCode.NONE else -1
+
+
+async def eventually(check: Callable[[], Awaitable[bool]], timeout_s: float) -> float:
+    """Seconds until ``check()`` held; fails after ``timeout_s``."""
+    started = time.monotonic()
+    while time.monotonic() - started < timeout_s:
+        if await check():
+            return time.monotonic() - started
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"not within {timeout_s}s")
+
+
+async def spread(nodes: dict[int, Daemon]) -> dict[str, int]:
+    """Waits until every node names the same coordinator for every group, and the groups
+    are spread over all nodes; returns group -> owner."""
+    conns = {n: await connect("127.0.0.1", d.port) for n, d in nodes.items()}
+    owners: dict[str, int] = {}
+    try:
+
+        async def agreed() -> bool:
+            answers = [{g: await coordinator_of(c, g) for g in GROUPS} for c in conns.values()]
+            owners.update(answers[0])
+            return all(a == answers[0] for a in answers) and set(answers[0].values()) == set(nodes)
+
+        await eventually(agreed, 20)
+        return owners
+    finally:
+        for c in conns.values():
+            c.close()
+
+
+def start_cluster(start_daemon: Callable[..., Daemon], postgres: Any, n: int) -> dict[int, Daemon]:
+    url = postgres.create_database("cluster")
+    return {node_id: start_daemon(*node_args(url, node_id)) for node_id in range(1, n + 1)}
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM], ids=["kill-9", "sigterm"])
+def test_the_groups_of_a_lost_node_carry_on_elsewhere_at_the_same_generation(
+    start_daemon: Callable[..., Daemon], postgres: Any, how: int
+) -> None:
+    nodes = start_cluster(start_daemon, postgres, 2)
+
+    async def scenario() -> float:
+        owners = await spread(nodes)
+        group = next(g for g in GROUPS if owners[g] == 1)
+        owner, other = nodes[1], nodes[2]
+        c = await connect("127.0.0.1", owner.port)
+        await commit(c, group, {("t", 0): (42, "before")})  # while the group is Empty
+        member, generation = await join_static_leader(c, group, "instance-a", b"assigned")
+        assert await heartbeat(c, group, member, generation, "instance-a") == ErrorCode.NONE
+        c.close()
+        elsewhere = await connect("127.0.0.1", other.port)
+        got = await heartbeat(elsewhere, group, member, generation, "instance-a")
+        assert got == ErrorCode.NOT_COORDINATOR
+
+        owner.stop(how)
+        started = time.monotonic()
+
+        async def served_again() -> bool:
+            if await coordinator_of(elsewhere, group) != 2:
+                return False
+            got = await heartbeat(elsewhere, group, member, generation, "instance-a")
+            return got == ErrorCode.NONE  # same member, same generation: no rebalance
+
+        await eventually(served_again, LEASE_MS / 1000 + 5)
+        took = time.monotonic() - started
+        assert await fetch(elsewhere, group) == {("t", 0): (42, "before")}
+        described = (await describe(elsewhere, group)).groups[0]
+        assert described.group_state == "Stable"
+        assert [m.member_assignment for m in described.members] == [b"assigned"]
+        elsewhere.close()
+        return took
+
+    took = asyncio.run(scenario())
+    print(f"{signal.Signals(how).name}: served by the other node after {took:.2f}s")
+    # kill -9: once the lease runs out (+ a renewal); SIGTERM hands over at once.
+    assert took <= (LEASE_MS / 1000 + 2 if how == signal.SIGKILL else 1.5), took
+
+
+def test_metadata_lists_every_live_node_and_a_joining_node_gets_a_share(
+    start_daemon: Callable[..., Daemon], postgres: Any
+) -> None:
+    nodes = start_cluster(start_daemon, postgres, 2)
+
+    async def brokers(port: int) -> set[int]:
+        c = await connect("127.0.0.1", port)
+        try:
+            meta = await c.request(MetadataRequest(topics=[]), 9, MetadataResponse)
+            return {b.node_id for b in meta.brokers}
+        finally:
+            c.close()
+
+    async def scenario() -> None:
+        await spread(nodes)
+        assert await brokers(nodes[1].port) == {1, 2}
+        url = nodes[1].args[nodes[1].args.index("--database-url") + 1]
+        nodes[3] = start_daemon(*node_args(url, 3))
+        owners = await spread(nodes)
+        assert set(owners.values()) == {1, 2, 3}
+        assert await brokers(nodes[2].port) == {1, 2, 3}
+
+    asyncio.run(scenario())
