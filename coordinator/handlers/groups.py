@@ -91,7 +91,8 @@ def elsewhere(node: Node, group_id: str) -> ErrorCode | None:
     """Why this node does not answer for the group (None: it does). In a cluster another
     node may own its coordinator partition (NOT_COORDINATOR), or it is still loading
     (COORDINATOR_LOAD_IN_PROGRESS); Kafka checks this after authorization."""
-    return node.routing.refusal(group_id, node.now_ms())
+    routing = node.routing
+    return routing.refusal(group_id, node.now_ms()) if routing.clustered else None
 
 
 def join_group(
