@@ -18,6 +18,7 @@ import click
 
 from .admin_cli import groups, offsets
 from .analytics.command import analyze
+from .cluster.status import cluster
 from .config import Settings, parse_host_port, parse_topic
 from .conformance.command import conformance
 from .errors import StartupError
@@ -334,6 +335,7 @@ main.add_command(conformance)
 main.add_command(users)
 main.add_command(acls)
 main.add_command(analyze)
+main.add_command(cluster)
 
 if __name__ == "__main__":
     main()

@@ -21,7 +21,7 @@ from dataclasses import dataclass, fields, is_dataclass
 from typing import assert_never
 from wsgiref.simple_server import WSGIServer
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
@@ -30,6 +30,8 @@ from protocol.errors import ErrorCode
 from protocol.frames import Request
 from protocol.schema import Struct
 
+from .cluster import events as cluster
+from .events import NodeEvent
 from .group import events
 from .group.results import GroupStats
 
@@ -124,6 +126,29 @@ class Metrics:
             ["limit"],
             registry=r,
         )
+        self.partitions_owned = Gauge(
+            f"{NS}_partitions_owned",
+            "Coordinator partitions this node owns (a cluster node; Kafka: the partitions of "
+            "__consumer_offsets it leads)",
+            registry=r,
+        )
+        self.partition_moves = Counter(
+            f"{NS}_partition_moves",
+            "Coordinator partitions acquired, released (handed over) or fenced (taken over "
+            "by another node while this one was presumed dead)",
+            ["how"],
+            registry=r,
+        )
+        self.partition_load = Histogram(
+            f"{NS}_partition_load_seconds",
+            "Time to load acquired coordinator partitions (Kafka: group-coordinator-metrics "
+            "partition-load-time-max)",
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.lease_renewals = Counter(
+            f"{NS}_lease_renewals", "Renewals of this node's lease in the database", registry=r
+        )
         self.store_write_failures = Counter(
             f"{NS}_store_write_failures",
             "Store writes that failed (a full or failing disk); their requests are answered "
@@ -134,7 +159,7 @@ class Metrics:
 
     # -- events (on the event loop) ----------------------------------------------------------
 
-    def on_event(self, event: events.GroupEvent) -> None:
+    def on_event(self, event: NodeEvent) -> None:
         match event:
             case events.RebalanceStarted():
                 self.rebalances.labels(event.trigger.value).inc()
@@ -155,6 +180,18 @@ class Metrics:
                 self.offset_commits.inc(event.count)
             case events.LimitReached():
                 self.limit_hit(event.limit)
+            case cluster.PartitionsAcquired():
+                self.partitions_owned.set(event.owned)
+                self.partition_moves.labels("acquired").inc(len(event.partitions))
+                self.partition_load.observe(event.load_ms / 1000)
+            case cluster.PartitionsReleased():
+                self.partitions_owned.set(event.owned)
+                self.partition_moves.labels("released").inc(len(event.partitions))
+            case cluster.PartitionsFenced():
+                self.partitions_owned.set(event.owned)
+                self.partition_moves.labels("fenced").inc(len(event.partitions))
+            case cluster.LeaseRenewed():
+                self.lease_renewals.inc()
             case (
                 events.StaticMemberReplaced()
                 | events.StateChanged()

@@ -23,11 +23,13 @@ from protocol.schema import Struct
 
 from .catalog import Catalog
 from .clock import LoopClock
+from .cluster.events import LeaseRenewed, PartitionsFenced
 from .config import Settings
 from .connection_context import ConnectionContext
+from .events import NodeEvent
 from .group.coordinator import GroupCoordinator
 from .group.effects import Cancel, Effects, Schedule
-from .group.events import GroupEvent, LimitReached
+from .group.events import LimitReached
 from .group.records import OffsetCommitRecord, Record
 from .handlers.dispatcher import Dispatcher
 from .handlers.outcome import Awaiting, Delayed, Offloaded, Outcome, Pending
@@ -65,7 +67,7 @@ class Runtime:
         self.store: Store = store if store is not None else MemoryStore()
         self.timers = KeyedTimers(loop, self._on_timer, self.clock.offset_ms)
         # Where group events go besides the log (the journal, metrics): see observability.py.
-        self.event_sinks: list[Callable[[GroupEvent], None]] = []
+        self.event_sinks: list[Callable[[NodeEvent], None]] = []
         self.metrics: Metrics | None = None
         self._delayed: dict[asyncio.Future[Any], tuple[asyncio.TimerHandle, Any]] = {}
         # The next run of each periodic job, by job: a re-armed job replaces its handle, so
@@ -275,15 +277,17 @@ class Runtime:
     def _on_timer(self, key: str) -> None:
         self.apply(self.groups.fire_timer(key, self.now_ms()))
 
-    def emit(self, event: GroupEvent) -> None:
+    def emit(self, event: NodeEvent) -> None:
         """Log ``event`` and hand it to the journal and metrics, if they are on."""
         self._log_event(event)
         for sink in self.event_sinks:
             sink(event)
 
-    def _log_event(self, event: GroupEvent) -> None:
+    def _log_event(self, event: NodeEvent) -> None:
+        if isinstance(event, LeaseRenewed):
+            return  # once a second: counted in metrics, not logged
         fields = dataclasses.asdict(event)
-        emit = log.warning if isinstance(event, LimitReached) else log.info
+        emit = log.warning if isinstance(event, LimitReached | PartitionsFenced) else log.info
         emit(type(event).__name__, **{k: v for k, v in fields.items() if _loggable(v)})
 
     # -- periodic work --------------------------------------------------------------------

@@ -20,6 +20,7 @@ from protocol.apis.list_offsets import (
     ListOffsetsResponse,
     ListOffsetsTopic,
 )
+from protocol.apis.metadata import MetadataRequest, MetadataResponse
 from protocol.consumer import CONSUMER_PROTOCOL_TYPE
 from protocol.errors import DecodeError, ErrorCode
 
@@ -115,7 +116,28 @@ class GroupAdmin:
         return await self.pool.shared(await self.pool.find_coordinator(group_id, self.bootstrap))
 
     async def list_groups(self, states: Sequence[str] = ()) -> list[GroupListing]:
+        """Every broker's groups, merged: each broker lists only the groups it coordinates
+        (in a cluster, its coordinator partitions), as Kafka's admin client asks them all."""
+        merged: dict[str, GroupListing] = {}
+        for address in await self._brokers():
+            conn = await self.pool.shared(address)
+            for listing in await self._list_groups_at(conn, states):
+                merged.setdefault(listing.group_id, listing)
+        return sorted(merged.values(), key=lambda g: g.group_id)
+
+    async def _brokers(self) -> list[Address]:
+        """The brokers Metadata lists (the bootstrap broker alone if it names none)."""
         conn = await self._broker()
+        version = conn.versions.pick(MetadataRequest)
+        if version < 1:  # v0 cannot ask for no topics
+            return [conn.address]
+        resp = await conn.call(MetadataRequest(topics=[]), version, timeout=self.timeout)
+        assert isinstance(resp, MetadataResponse)
+        return [(b.host, b.port) for b in resp.brokers] or [conn.address]
+
+    async def _list_groups_at(
+        self, conn: BrokerConnection, states: Sequence[str]
+    ) -> list[GroupListing]:
         version = conn.versions.pick(ListGroupsRequest)
         resp = await conn.call(ListGroupsRequest(states_filter=list(states)), version)
         assert isinstance(resp, ListGroupsResponse)

@@ -21,6 +21,7 @@ import asyncpg
 import structlog
 
 from . import leases
+from .events import LeaseRenewed, PartitionsAcquired, PartitionsFenced, PartitionsReleased
 from .routing import ClusterRouting, PartitionState
 
 if TYPE_CHECKING:
@@ -54,8 +55,6 @@ class ClusterMembership:
         self._listener: asyncpg.Connection | None = None
         self._stopping = False
         self._tick_lock = asyncio.Lock()
-        self.ticks = 0
-        self.loaded_ms: list[float] = []
 
     async def start(self) -> None:
         """Join: the first tick takes this node's share (all partitions, for the first node)
@@ -100,20 +99,22 @@ class ClusterMembership:
                 dict(self.held),
                 draining,
             )
-        self.ticks += 1
         routing = self.routing
         # The lease was renewed at the database no earlier than this tick started.
         routing.lease_valid_until_ms = started_ms + self.lease_timeout_ms
         routing.live = result.live
         routing.owners = result.owners
+        emit = self.runtime.emit
+        emit(LeaseRenewed(self.node_id, len(result.live)))
         if result.lost:
-            log.warning("partitions lost to another owner", partitions=result.lost)
             self._unload(result.lost)
+            emit(PartitionsFenced(self.node_id, result.lost, len(self.held)))
         if result.released:
             self._unload(result.released)  # stop serving them first...
             async with self.store.pool.acquire() as conn:
                 await leases.release(conn, self.node_id, result.released)  # ...then hand over
-            log.info("partitions released", partitions=result.released)
+            reason = "stopping" if draining else "another node's share"
+            emit(PartitionsReleased(self.node_id, result.released, reason, len(self.held)))
         if result.acquired:
             await self._load(result.acquired)
 
@@ -138,14 +139,12 @@ class ClusterMembership:
         self.runtime.apply(self.runtime.groups.load(records, now, fresh_sessions=True))
         for p in acquired:
             self.routing.mine[p] = PartitionState.OWNED
-        took = time.perf_counter() - began
-        self.loaded_ms.append(took * 1000)
-        log.info(
-            "partitions acquired",
-            partitions=sorted(acquired),
-            epochs=sorted(set(acquired.values())),
-            records=len(records),
-            load_ms=round(took * 1000, 1),
+        took_ms = round((time.perf_counter() - began) * 1000, 1)
+        partitions = sorted(acquired)
+        groups = len({r.group_id for r in records})
+        epochs = [acquired[p] for p in partitions]
+        self.runtime.emit(
+            PartitionsAcquired(self.node_id, partitions, epochs, groups, took_ms, len(self.held))
         )
 
     async def stop(self) -> None:

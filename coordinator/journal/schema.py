@@ -12,13 +12,15 @@ from typing import Any, assert_never
 from protocol.consumer import CONSUMER_PROTOCOL_TYPE, decode_assignment
 from protocol.errors import DecodeError
 
+from ..cluster import events as cluster
+from ..events import NodeEvent
 from ..group import events
 
 #: Bumped when a field changes meaning or is removed; new fields do not bump it.
 SCHEMA_VERSION = 1
 
 
-def to_entry(event: events.GroupEvent, created_s: float, node_id: int) -> dict[str, Any] | None:
+def to_entry(event: NodeEvent, created_s: float, node_id: int) -> dict[str, Any] | None:
     """The journal line for ``event`` (None: not journaled), stamped ``created_s``."""
     body = _body(event)
     if body is None:
@@ -35,7 +37,7 @@ def to_entry(event: events.GroupEvent, created_s: float, node_id: int) -> dict[s
     return entry
 
 
-def _body(e: events.GroupEvent) -> dict[str, Any] | None:
+def _body(e: NodeEvent) -> dict[str, Any] | None:
     match e:
         case events.MemberJoined():
             return {
@@ -123,7 +125,25 @@ def _body(e: events.GroupEvent) -> dict[str, Any] | None:
                 "generation": e.generation_id,
                 "members": e.members,
             }
-        case events.LimitReached():
+        case cluster.PartitionsAcquired():
+            return {
+                "type": "partitions_acquired",
+                "partitions": e.partitions,
+                "epochs": e.epochs,
+                "groups": e.groups,
+                "load_ms": e.load_ms,
+                "owned": e.owned,
+            }
+        case cluster.PartitionsReleased():
+            return {
+                "type": "partitions_released",
+                "partitions": e.partitions,
+                "reason": e.reason,
+                "owned": e.owned,
+            }
+        case cluster.PartitionsFenced():
+            return {"type": "partitions_fenced", "partitions": e.partitions, "owned": e.owned}
+        case events.LimitReached() | cluster.LeaseRenewed():
             return None  # a log line and a metric, not a journal entry
         case _:
             assert_never(e)

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import cast
 
 from ..clock import Clock
+from ..cluster import events as cluster
+from ..events import NodeEvent
 from ..group import events
 from ..private_files import private_dir, private_file
 from .schema import to_entry
@@ -35,6 +37,9 @@ JOURNALED: frozenset[type] = frozenset(
         events.GroupLoaded,
         events.GroupReverted,
         events.GroupUnloaded,
+        cluster.PartitionsAcquired,
+        cluster.PartitionsReleased,
+        cluster.PartitionsFenced,
         events.OffsetsCommitted,
         events.OffsetsExpired,
     }
@@ -89,7 +94,7 @@ class _EntryFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         # The writer queues only journaled events (``__call__``).
-        entry = to_entry(cast(events.GroupEvent, record.msg), record.created, self.node_id)
+        entry = to_entry(cast(NodeEvent, record.msg), record.created, self.node_id)
         return json.dumps(entry, separators=(",", ":"), ensure_ascii=False)
 
 
@@ -117,7 +122,7 @@ class JournalWriter:
         self._listener.start()
         self._closed = False
 
-    def __call__(self, event: events.GroupEvent) -> None:
+    def __call__(self, event: NodeEvent) -> None:
         if self._closed or type(event) not in JOURNALED:
             return
         record = logging.LogRecord("journal", logging.INFO, "", 0, event, None, None)

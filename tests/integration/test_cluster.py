@@ -6,16 +6,26 @@ with every acknowledged commit."""
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import asyncpg
 import pytest
+from click.testing import CliRunner
 
+from coordinator import cli
 from coordinator.client.connection import KafkaConnectionClient, connect
 from protocol.apis.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
 from protocol.apis.metadata import MetadataRequest, MetadataResponse
+from protocol.apis.offset_commit import (
+    OffsetCommitRequest,
+    OffsetCommitRequestPartition,
+    OffsetCommitRequestTopic,
+    OffsetCommitResponse,
+)
 from protocol.errors import ErrorCode
 from tests.wire import commit, describe, fetch, heartbeat, join_static_leader
 
@@ -141,3 +151,88 @@ def test_metadata_lists_every_live_node_and_a_joining_node_gets_a_share(
         assert await brokers(nodes[2].port) == {1, 2, 3}
 
     asyncio.run(scenario())
+
+
+async def simple_commit(c: KafkaConnectionClient, group: str, offset: int) -> set[int]:
+    """A commit outside group management; the error codes it got."""
+    partition = OffsetCommitRequestPartition(partition_index=0, committed_offset=offset)
+    topic = OffsetCommitRequestTopic(name="t", partitions=[partition])
+    request = OffsetCommitRequest(
+        group_id=group, generation_id_or_member_epoch=-1, member_id="", topics=[topic]
+    )
+    response = await c.request(request, 8, OffsetCommitResponse)
+    return {p.error_code for t in response.topics for p in t.partitions}
+
+
+def test_a_paused_node_never_answers_for_what_it_lost_and_its_late_writes_are_refused(
+    start_daemon: Callable[..., Daemon], postgres: Any
+) -> None:
+    nodes = start_cluster(start_daemon, postgres, 2)
+    url = nodes[1].args[nodes[1].args.index("--database-url") + 1]
+
+    async def scenario() -> None:
+        owners = await spread(nodes)
+        group = next(g for g in GROUPS if owners[g] == 1)
+        paused = await connect("127.0.0.1", nodes[1].port)
+        assert await simple_commit(paused, group, 1) == {ErrorCode.NONE}
+        assert nodes[1].proc is not None
+        nodes[1].proc.send_signal(signal.SIGSTOP)
+        try:
+            other = await connect("127.0.0.1", nodes[2].port)
+
+            async def taken_over() -> bool:
+                return await coordinator_of(other, group) == 2
+
+            await eventually(taken_over, LEASE_MS / 1000 + 5)
+            assert await simple_commit(other, group, 2) == {ErrorCode.NONE}
+        finally:
+            nodes[1].proc.send_signal(signal.SIGCONT)
+        # Its lease ran out while it slept: it refuses at once, before it has even learnt
+        # from the database who owns the partition now.
+        late = await simple_commit(paused, group, 666)
+        assert late <= {ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS}, late
+        assert await fetch(other, group) == {("t", 0): (2, "")}
+        paused.close()
+        other.close()
+        db = await asyncpg.connect(url)
+        try:
+            stored = await db.fetchval(
+                "SELECT committed_offset FROM offsets WHERE group_id = $1", group
+            )
+        finally:
+            await db.close()
+        assert stored == 2
+
+    asyncio.run(scenario())
+
+
+def test_cluster_status_shows_every_node_its_partitions_and_groups(
+    start_daemon: Callable[..., Daemon], postgres: Any
+) -> None:
+    nodes = start_cluster(start_daemon, postgres, 2)
+    url = nodes[1].args[nodes[1].args.index("--database-url") + 1]
+
+    async def scenario() -> None:
+        await spread(nodes)
+        c = await connect("127.0.0.1", nodes[1].port)
+        for group in GROUPS[:4]:
+            found = await coordinator_of(c, group)
+            owner = await connect("127.0.0.1", nodes[found].port)
+            assert await simple_commit(owner, group, 7) == {ErrorCode.NONE}
+            owner.close()
+        c.close()
+
+    asyncio.run(scenario())
+    shown = CliRunner().invoke(cli.main, ["cluster", "status", "--database-url", url, "--json"])
+    assert shown.exit_code == 0, shown.output
+    status = json.loads(shown.output)
+    assert [(n["node_id"], n["live"]) for n in status["nodes"]] == [(1, True), (2, True)]
+    assert sorted(p for n in status["nodes"] for p in n["partitions"]) == list(range(10))
+    assert sum(n["groups"] for n in status["nodes"]) == status["groups"] == 4
+    text = CliRunner().invoke(cli.main, ["cluster", "status", "--database-url", url])
+    assert "2 live node(s), 10 coordinator partitions, 4 group(s)" in text.output
+    # Each node lists only its own groups (as Kafka); the admin CLI asks every node.
+    bootstrap = nodes[1].bootstrap
+    listed = CliRunner().invoke(cli.main, ["groups", "list", "--bootstrap", bootstrap, "--json"])
+    assert listed.exit_code == 0, listed.output
+    assert sorted(g["group"] for g in json.loads(listed.output)) == sorted(GROUPS[:4])
