@@ -50,7 +50,7 @@ MIGRATIONS: list[str] = [
         partition integer NOT NULL,
         committed_offset bigint NOT NULL,
         leader_epoch integer NOT NULL,
-        metadata text NOT NULL,
+        metadata bytea NOT NULL,  -- UTF-8: a Kafka string may hold U+0000, text cannot
         commit_timestamp_ms bigint NOT NULL,
         expire_timestamp_ms bigint,
         PRIMARY KEY (group_id, topic, partition)
@@ -330,7 +330,12 @@ async def _load_records(conn: asyncpg.Connection, partitions: list[int] | None) 
         " commit_timestamp_ms, expire_timestamp_ms FROM offsets" + where,
         *args,
     ):
-        records.append(OffsetCommitRecord(*row))
+        group_id, topic, partition, offset, epoch, metadata, committed, expires = row
+        records.append(
+            OffsetCommitRecord(
+                group_id, topic, partition, offset, epoch, _text(metadata), committed, expires
+            )
+        )
     return records
 
 
@@ -504,7 +509,11 @@ def _offset_row(r: OffsetCommitRecord) -> tuple[Any, ...]:
         r.partition,
         r.offset,
         r.leader_epoch,
-        r.metadata,
+        r.metadata.encode("utf-8", "surrogatepass"),
         r.commit_timestamp_ms,
         r.expire_timestamp_ms,
     )
+
+
+def _text(data: bytes) -> str:
+    return bytes(data).decode("utf-8", "surrogatepass")

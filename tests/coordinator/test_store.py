@@ -187,3 +187,13 @@ async def test_data_directory_and_store_files_are_private_to_the_daemons_user(
     files = list(data.iterdir())
     assert files
     assert {f.name: stat.S_IMODE(f.stat().st_mode) for f in files} == {f.name: 0o600 for f in files}
+
+
+async def test_offset_metadata_keeps_any_string_kafka_can_send(new_store: StoreFactory) -> None:
+    # librdkafka's metadata can end in U+0000, which PostgreSQL's text type refuses.
+    odd = "meta\x00 \u00e9\U0001f600"
+    store = new_store()
+    await store.open()
+    await store.write(Write(records=[OffsetCommitRecord("g", "t", 0, 1, -1, odd, 5, None)]))
+    await store.close()
+    assert [o.metadata for o in offsets(await reopened(new_store))] == [odd]

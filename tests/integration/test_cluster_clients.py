@@ -1,0 +1,88 @@
+"""Unmodified kafka-python, aiokafka and confluent-kafka consumers against a cluster of three
+nodes: when the node coordinating their group is killed, they carry on with the new
+coordinator without a rebalance (same assignment, no assignment callback), and no
+acknowledged commit is lost."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from coordinator.client.connection import connect
+
+from .clients import LIBRARIES, Member
+from .conftest import Daemon, wait_until
+from .test_cluster import LEASE_MS, coordinator_of, start_cluster
+
+pytestmark = pytest.mark.integration
+
+PARTITIONS = {("t", p) for p in range(4)}
+
+
+@pytest.fixture(params=sorted(LIBRARIES))
+def lib(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def balanced(members: list[Member]) -> bool:
+    owned = [m.assigned for m in members]
+    return all(len(o) == 2 for o in owned) and set().union(*owned) == PARTITIONS
+
+
+def commit_when_served(
+    member: Member, offsets: dict[tuple[str, int], int], timeout_s: float
+) -> float:
+    """Commits (retrying while the coordinator moves); seconds it took."""
+    started = time.monotonic()
+    while True:
+        try:
+            member.commit(offsets)
+            return time.monotonic() - started
+        except Exception:
+            if time.monotonic() - started > timeout_s:
+                raise
+            time.sleep(0.2)
+
+
+def test_consumers_keep_their_assignment_when_their_coordinator_is_killed(
+    lib: str, start_daemon: Callable[..., Daemon], postgres: Any
+) -> None:
+    nodes = start_cluster(start_daemon, postgres, 3)
+    bootstrap = ",".join(d.bootstrap for d in nodes.values())
+    group = f"cluster-{lib}"
+    cls = LIBRARIES[lib]
+    members = [
+        cls(bootstrap, group, "t", client_id=f"{lib}-{i}", session_timeout_ms=10000)  # type: ignore[arg-type]
+        for i in range(2)
+    ]
+    try:
+        assert wait_until(lambda: balanced(members), 30), [m.assigned for m in members]
+        owned = [m.assigned for m in members]
+        callbacks = [m.rebalances for m in members]
+        mine = sorted(members[0].assigned)
+        commit_when_served(members[0], dict.fromkeys(mine, 5), 10)
+
+        async def owner() -> int:
+            c = await connect("127.0.0.1", nodes[1].port)
+            try:
+                return await coordinator_of(c, group)
+            finally:
+                c.close()
+
+        coordinator = asyncio.run(owner())
+        assert coordinator in nodes
+        nodes[coordinator].stop(signal.SIGKILL)
+        took = commit_when_served(members[0], dict.fromkeys(mine, 9), LEASE_MS / 1000 + 10)
+        print(f"{lib}: committing again {took:.2f}s after its coordinator was killed")
+        assert all(members[0].committed(tp) == 9 for tp in mine)
+        time.sleep(1)  # a rebalance would show within a heartbeat or two
+        assert [m.assigned for m in members] == owned
+        assert [m.rebalances for m in members] == callbacks, "the group rebalanced"
+    finally:
+        for m in members:
+            m.close()
