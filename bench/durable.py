@@ -1,5 +1,6 @@
 """Durable commits: what acknowledging only after fsync costs, against the same daemon with
-an in-memory store, measured in the same run.
+an in-memory store, and the same on PostgreSQL (a server the benchmark starts, fenced writes
+as a cluster node makes them), measured in the same run.
 
     python -m bench.durable [--quick] [--seconds S] [--runs R]
 
@@ -28,11 +29,12 @@ from protocol.apis.offset_commit import (
     OffsetCommitRequestTopic,
     OffsetCommitResponse,
 )
+from tests.postgres_server import postgres_server
 
 from .servers import ServerProcess, start_daemon
 
 RESULTS = Path(__file__).parent / "results"
-STORES = ("sqlite", "memory")
+STORES = ("sqlite", "memory", "postgres")
 
 
 @dataclass
@@ -47,8 +49,11 @@ class Run:
     p99_ms: float
 
 
-def start_store_daemon(store: str, data_dir: Path) -> ServerProcess:
-    args = ("--data-dir", str(data_dir), "--store", store, "--topic", "bench:1000")
+def start_store_daemon(store: str, data_dir: Path, database_url: str | None) -> ServerProcess:
+    args: tuple[str, ...] = ("--data-dir", str(data_dir), "--store", store, "--topic", "bench:1000")
+    if store == "postgres":
+        assert database_url is not None
+        args += ("--database-url", database_url)
     return start_daemon(name=store, args=(*args, "--log-level", "WARNING"))
 
 
@@ -112,8 +117,9 @@ async def _load(port: int, committers: int, partitions: int, seconds: float) -> 
 
 def measure(committer_counts: list[int], partitions: int, seconds: float, runs: int) -> list[Run]:
     results: list[Run] = []
-    with tempfile.TemporaryDirectory() as tmp:
-        daemons = {store: start_store_daemon(store, Path(tmp) / store) for store in STORES}
+    with tempfile.TemporaryDirectory() as tmp, postgres_server() as pg:
+        url = pg.create_database("durable")
+        daemons = {store: start_store_daemon(store, Path(tmp) / store, url) for store in STORES}
         try:
             for committers in committer_counts:
                 for _ in range(runs):
@@ -141,6 +147,9 @@ def summarise(results: list[Run]) -> list[dict[str, float | int | str]]:
         row["durable_over_memory"] = float(row["sqlite_partitions_per_s"]) / float(
             row["memory_partitions_per_s"]
         )
+        row["postgres_over_sqlite"] = float(row["postgres_partitions_per_s"]) / float(
+            row["sqlite_partitions_per_s"]
+        )
         rows.append(row)
     return rows
 
@@ -152,20 +161,23 @@ def write_report(rows: list[dict[str, float | int | str]], results: list[Run], a
         json.dumps({"meta": meta, "summary": rows, "runs": [asdict(r) for r in results]}, indent=2)
     )
     lines = [
-        "# Durable commits: SQLite (fsync before ack) vs in-memory store",
+        "# Durable commits: SQLite (fsync before ack) and PostgreSQL vs in-memory store",
         "",
         f"Medians of alternating runs; {args}.",
         "",
         "| committers | sqlite partitions/s | p50 ms | p99 ms "
-        "| memory partitions/s | p50 ms | p99 ms | sqlite/memory |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| memory partitions/s | p50 ms | p99 ms | sqlite/memory "
+        "| postgres partitions/s | p50 ms | p99 ms | postgres/sqlite |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         lines.append(
             f"| {r['committers']} | {float(r['sqlite_partitions_per_s']):,.0f} "
             f"| {float(r['sqlite_p50_ms']):.2f} | {float(r['sqlite_p99_ms']):.2f} "
             f"| {float(r['memory_partitions_per_s']):,.0f} | {float(r['memory_p50_ms']):.2f} "
-            f"| {float(r['memory_p99_ms']):.2f} | {float(r['durable_over_memory']):.2f} |"
+            f"| {float(r['memory_p99_ms']):.2f} | {float(r['durable_over_memory']):.2f} "
+            f"| {float(r['postgres_partitions_per_s']):,.0f} | {float(r['postgres_p50_ms']):.2f} "
+            f"| {float(r['postgres_p99_ms']):.2f} | {float(r['postgres_over_sqlite']):.2f} |"
         )
     (RESULTS / "durable.md").write_text("\n".join(lines) + "\n")
 
@@ -194,7 +206,9 @@ def main(argv: list[str] | None = None) -> list[dict[str, float | int | str]]:
             f" p/s (p99 {float(r['sqlite_p99_ms']):.1f} ms), memory"
             f" {float(r['memory_partitions_per_s']):>9,.0f} p/s"
             f" (p99 {float(r['memory_p99_ms']):.1f} ms), ratio"
-            f" {float(r['durable_over_memory']):.2f}"
+            f" {float(r['durable_over_memory']):.2f}; postgres"
+            f" {float(r['postgres_partitions_per_s']):>9,.0f} p/s"
+            f" (p99 {float(r['postgres_p99_ms']):.1f} ms)"
         )
     return rows
 

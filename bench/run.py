@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from . import (
+    cluster,
     codec,
     durable,
     heartbeat,
@@ -189,7 +190,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--no-tansu", action="store_true", help="leave Tansu out")
     parser.add_argument(
         "--only",
-        default="heartbeat,rebalance,scale,codec,durable,time_to_stable,slow_clients",
+        default="heartbeat,rebalance,scale,codec,durable,time_to_stable,slow_clients,cluster",
         help="comma-separated parts to run",
     )
     args = parser.parse_args(argv)
@@ -241,6 +242,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         result["time_to_stable"] = time_to_stable.main(quick)
     if "slow_clients" in parts:
         result["slow_clients"] = slow_clients.main(quick)
+    if "cluster" in parts:
+        result["cluster"] = cluster.main(quick + (["--no-write"] if args.quick else []))
     result["meta"]["wall_s"] = time.monotonic() - started
     if out is not None:
         report.write(result, out)

@@ -14,6 +14,7 @@ import os
 import pwd
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -54,6 +55,9 @@ class PostgresServer:
     process: subprocess.Popen[bytes]
     data_dir: Path
     run_as: str | None
+    command: list[str]
+    env: dict[str, str]
+    log: Path
     databases: int = 0
 
     def url(self, database: str = "postgres") -> str:
@@ -72,6 +76,23 @@ class PostgresServer:
             timeout=30,
         )
         return self.url(name)
+
+    def restart(self, down_s: float = 0.0) -> None:
+        """A fast shutdown (clients are disconnected, as when the database fails over),
+        ``down_s`` of nothing, and the same server back on the same port."""
+        self.process.send_signal(signal.SIGINT)
+        self.process.wait(timeout=30)
+        time.sleep(down_s)
+        with open(self.log, "ab") as log:
+            self.process = subprocess.Popen(
+                self.command,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+                user=self.run_as,
+                env=self.env,
+                cwd=self.data_dir.parent,
+            )
+        _wait_until_ready(self, self.log)
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -113,7 +134,9 @@ def postgres_server() -> Iterator[PostgresServer]:
         process = subprocess.Popen(
             command, stdout=subprocess.DEVNULL, stderr=log, user=run_as, env=env, cwd=root
         )
-    server = PostgresServer(port, user, process, data_dir, run_as)
+    server = PostgresServer(
+        port, user, process, data_dir, run_as, command, env, root / "postgres.log"
+    )
     try:
         _wait_until_ready(server, root / "postgres.log")
         yield server

@@ -59,10 +59,17 @@ class ClusterMembership:
     async def start(self) -> None:
         """Join: the first tick takes this node's share (all partitions, for the first node)
         and loads it before the listener opens."""
-        self._listener = await asyncpg.connect(self.store.database_url)
-        await self._listener.add_listener(leases.CHANNEL, self._notified)
+        await self._listen()
         await self.tick()
         self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def _listen(self) -> None:
+        """(Re)open the LISTEN connection: after a database restart it is gone, and without
+        it hand-overs wait for the next timed tick."""
+        if self._listener is not None and not self._listener.is_closed():
+            return
+        self._listener = await asyncpg.connect(self.store.database_url)
+        await self._listener.add_listener(leases.CHANNEL, self._notified)
 
     def _notified(self, *_args: Any) -> None:
         self._wake.set()
@@ -79,6 +86,7 @@ class ClusterMembership:
             if self._stopping:
                 return
             try:
+                await self._listen()
                 await self.tick()
             except Exception as exc:  # the database is away: keep trying; the lease runs out
                 log.warning("lease renewal failed", error=str(exc) or repr(exc))

@@ -27,6 +27,7 @@ from protocol.apis.offset_commit import (
     OffsetCommitResponse,
 )
 from protocol.errors import ErrorCode
+from tests.postgres_server import postgres_server
 from tests.wire import commit, describe, fetch, heartbeat, join_static_leader
 
 from .conftest import Daemon
@@ -236,3 +237,101 @@ def test_cluster_status_shows_every_node_its_partitions_and_groups(
     listed = CliRunner().invoke(cli.main, ["groups", "list", "--bootstrap", bootstrap, "--json"])
     assert listed.exit_code == 0, listed.output
     assert sorted(g["group"] for g in json.loads(listed.output)) == sorted(GROUPS[:4])
+
+
+def test_the_whole_cluster_restarts_from_postgres_with_everything_back(
+    start_daemon: Callable[..., Daemon], postgres: Any
+) -> None:
+    nodes = start_cluster(start_daemon, postgres, 2)
+    session: dict[str, Any] = {}
+
+    async def before() -> None:
+        owners = await spread(nodes)
+        for group in GROUPS[:6]:
+            c = await connect("127.0.0.1", nodes[owners[group]].port)
+            assert await simple_commit(c, group, 100 + GROUPS.index(group)) == {ErrorCode.NONE}
+            c.close()
+        static = GROUPS[6]
+        c = await connect("127.0.0.1", nodes[owners[static]].port)
+        session["member"], session["generation"] = await join_static_leader(
+            c, static, "instance-a", b"kept"
+        )
+        c.close()
+
+    asyncio.run(before())
+    for d in nodes.values():
+        d.stop(signal.SIGTERM)
+    for d in nodes.values():
+        d.start()
+
+    async def after() -> None:
+        owners = await spread(nodes)
+        for group in GROUPS[:6]:
+            c = await connect("127.0.0.1", nodes[owners[group]].port)
+            assert await fetch(c, group) == {("t", 0): (100 + GROUPS.index(group), "")}
+            c.close()
+        static = GROUPS[6]
+        c = await connect("127.0.0.1", nodes[owners[static]].port)
+        beat = await heartbeat(c, static, session["member"], session["generation"], "instance-a")
+        assert beat == ErrorCode.NONE  # the same member, at the same generation
+        assert (await describe(c, static)).groups[0].members[0].member_assignment == b"kept"
+        c.close()
+
+    asyncio.run(after())
+
+
+RETRIABLE = {
+    ErrorCode.NONE,
+    ErrorCode.NOT_COORDINATOR,
+    ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+    ErrorCode.COORDINATOR_NOT_AVAILABLE,
+}
+
+
+def test_postgres_restarting_under_load_costs_only_retriable_errors_and_loses_nothing(
+    start_daemon: Callable[..., Daemon],
+) -> None:
+    with postgres_server() as own:  # this test restarts it: not the shared one
+        url = own.create_database("restart")
+        nodes = {1: start_daemon(*node_args(url, 1))}
+        group = GROUPS[0]
+        seen: set[int] = set()
+        acked = 0
+
+        async def committer(stop: asyncio.Event) -> None:
+            nonlocal acked
+            offset = 0
+            c = await connect("127.0.0.1", nodes[1].port)
+            try:
+                while not stop.is_set():
+                    offset += 1
+                    errors = await simple_commit(c, group, offset)
+                    seen.update(errors)
+                    if errors == {ErrorCode.NONE}:
+                        acked = offset
+                    else:
+                        await asyncio.sleep(0.05)
+            finally:
+                c.close()
+
+        async def scenario() -> None:
+            await spread(nodes)
+            stop = asyncio.Event()
+            task = asyncio.create_task(committer(stop))
+            await asyncio.sleep(0.5)
+            before = acked
+            await asyncio.to_thread(own.restart, 1.0)
+            await asyncio.sleep(LEASE_MS / 1000 + 1)  # long enough to have to renew again
+            stop.set()
+            await task
+            assert acked > before, "commits never succeeded again after the restart"
+            c = await connect("127.0.0.1", nodes[1].port)
+            try:
+                stored = (await fetch(c, group))[("t", 0)][0]
+            finally:
+                c.close()
+            assert stored >= acked
+
+        asyncio.run(scenario())
+        assert seen <= RETRIABLE, seen
+        nodes[1].stop()
