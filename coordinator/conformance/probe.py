@@ -125,10 +125,12 @@ class Probe:
 
     # -- I/O -------------------------------------------------------------------------------
 
-    async def connect(self, client_id: str = "conformance") -> KafkaConnectionClient:
-        conn = await asyncio.wait_for(
-            connect(self.target.host, self.target.port, client_id), timeout=5
-        )
+    async def connect(
+        self, client_id: str = "conformance", address: tuple[str, int] | None = None
+    ) -> KafkaConnectionClient:
+        """A connection to the target, or to another broker at ``address``."""
+        host, port = address or (self.target.host, self.target.port)
+        conn = await asyncio.wait_for(connect(host, port, client_id), timeout=5)
         self._connections.append(conn)
         return conn
 

@@ -2,6 +2,7 @@
 
 from . import (  # noqa: F401
     admin,
+    coordinators,
     heartbeat,
     join,
     leave,
@@ -18,6 +19,7 @@ from . import (  # noqa: F401
 #: The order scenarios run and are reported in: negotiation first, load last.
 ORDER = (
     "versions",
+    "coordinators",
     "join",
     "rejoin",
     "sync",

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from coordinator import connection, server
+from coordinator.cluster.routing import ClusterRouting
 from coordinator.group import admin, coordinator, join, membership, offsets, rebalance, sync
 from coordinator.group.context import Context
 from coordinator.group.events import RemovalCause
@@ -19,6 +20,7 @@ from coordinator.group.group import ClassicGroup
 from coordinator.group.member import Member
 from coordinator.group.results import OffsetFetchResult, SyncGroupResult, TopicOffsets
 from coordinator.group.states import COMPLETING_REBALANCE
+from coordinator.handlers import cluster as handlers_cluster
 from protocol.errors import ErrorCode
 
 Fault = Callable[[pytest.MonkeyPatch], None]
@@ -429,3 +431,32 @@ def delete_non_empty_groups(mp: pytest.MonkeyPatch) -> None:
 @fault
 def delete_reports_success_without_deleting(mp: pytest.MonkeyPatch) -> None:
     mp.setattr(admin, "delete_group", lambda ctx, g, reason: None)
+
+
+# -- coordinators (a cluster) ------------------------------------------------------------------
+
+
+@fault
+def find_coordinator_unknown_node(mp: pytest.MonkeyPatch) -> None:
+    def elsewhere(_args: Any, found: Any) -> Any:
+        if isinstance(found, handlers_cluster.Located):
+            return dataclasses.replace(found, node_id=found.node_id + 1000)
+        return found
+
+    _map_result(mp, handlers_cluster, "_owner_address", elsewhere)
+
+
+@fault
+def every_node_names_itself(mp: pytest.MonkeyPatch) -> None:
+    mp.setattr(
+        handlers_cluster,
+        "_owner_address",
+        lambda node, conn, _group: handlers_cluster.Located(
+            node.settings.node_id, *node.advertised_for(conn)
+        ),
+    )
+
+
+@fault
+def every_node_coordinates(mp: pytest.MonkeyPatch) -> None:
+    mp.setattr(ClusterRouting, "refusal", lambda _self, _group, _now: None)
