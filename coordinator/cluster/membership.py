@@ -121,6 +121,8 @@ class ClusterMembership:
             self._unload(result.released)  # stop serving them first...
             async with self.store.pool.acquire() as conn:
                 await leases.release(conn, self.node_id, result.released)  # ...then hand over
+            for p in result.released:
+                routing.owners.pop(p, None)  # nobody's until the next owner takes it
             reason = "stopping" if draining else "another node's share"
             emit(PartitionsReleased(self.node_id, result.released, reason, len(self.held)))
         if result.acquired:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 import signal
 import time
 from collections.abc import Awaitable, Callable
@@ -38,11 +39,12 @@ LEASE_MS = 3000
 GROUPS = [f"group-{i}" for i in range(12)]
 
 
-def node_args(url: str, node_id: int) -> tuple[str, ...]:
+def node_args(url: str, node_id: int, lease_ms: int = LEASE_MS) -> tuple[str, ...]:
     return (
         "--store", "postgres", "--database-url", url, "--node-id", str(node_id),
-        "--lease-timeout-ms", str(LEASE_MS), "--lease-renew-interval-ms", "300",
+        "--lease-timeout-ms", str(lease_ms), "--lease-renew-interval-ms", "300",
         "--offsets-topic-num-partitions", "10", "--topic", "t:4",
+        "--group-initial-rebalance-delay-ms", "0",
     )  # fmt: skip
 
 
@@ -129,7 +131,7 @@ def test_the_groups_of_a_lost_node_carry_on_elsewhere_at_the_same_generation(
     assert took <= (LEASE_MS / 1000 + 2 if how == signal.SIGKILL else 1.5), took
 
 
-def test_metadata_lists_every_live_node_and_a_joining_node_gets_a_share(
+def test_a_joining_node_takes_its_share_without_any_group_rebalancing(
     start_daemon: Callable[..., Daemon], postgres: Any
 ) -> None:
     nodes = start_cluster(start_daemon, postgres, 2)
@@ -143,13 +145,33 @@ def test_metadata_lists_every_live_node_and_a_joining_node_gets_a_share(
             c.close()
 
     async def scenario() -> None:
-        await spread(nodes)
+        before = await spread(nodes)
         assert await brokers(nodes[1].port) == {1, 2}
+        members = {}
+        for group in GROUPS:  # a static member in every group, at its coordinator
+            c = await connect("127.0.0.1", nodes[before[group]].port)
+            members[group] = await join_static_leader(c, group, "instance-a", b"kept")
+            c.close()
         url = nodes[1].args[nodes[1].args.index("--database-url") + 1]
         nodes[3] = start_daemon(*node_args(url, 3))
-        owners = await spread(nodes)
-        assert set(owners.values()) == {1, 2, 3}
+        after = await spread(nodes)
+        assert set(after.values()) == {1, 2, 3}
         assert await brokers(nodes[2].port) == {1, 2, 3}
+        moved = [g for g in GROUPS if after[g] != before[g]]
+        assert moved and all(after[g] == 3 for g in moved)
+        for group in GROUPS:  # every group goes on at the same generation, moved or not
+            member = members[group][0]
+            c = await connect("127.0.0.1", nodes[after[group]].port)
+
+            async def beats(
+                c: KafkaConnectionClient = c, group: str = group, member: str = member
+            ) -> bool:
+                code = await heartbeat(c, group, member, members[group][1], "instance-a")
+                assert code in RETRIABLE, (group, code)  # never a rebalance or an unknown member
+                return code == ErrorCode.NONE
+
+            await eventually(beats, 5)
+            c.close()
 
     asyncio.run(scenario())
 
@@ -335,3 +357,60 @@ def test_postgres_restarting_under_load_costs_only_retriable_errors_and_loses_no
         asyncio.run(scenario())
         assert seen <= RETRIABLE, seen
         nodes[1].stop()
+
+
+def test_no_acknowledged_commit_is_lost_when_the_owner_is_killed_20_times(
+    start_daemon: Callable[..., Daemon], postgres: Any
+) -> None:
+    url = postgres.create_database("kill_cycles")
+    lease_ms = 1500
+    nodes = {n: start_daemon(*node_args(url, n, lease_ms)) for n in (1, 2)}
+    rng = random.Random(20261125)
+    group = GROUPS[0]
+
+    async def cycle() -> tuple[int, int]:
+        """Commit at the owner until it is killed; (last acknowledged, what the survivor
+        serves once it has taken over)."""
+        owners = await spread(nodes)
+        owner = owners[group]
+        survivor = next(n for n in nodes if n != owner)
+        c = await connect("127.0.0.1", nodes[owner].port)
+        acked = -1
+        offset = (await fetch(c, group)).get(("t", 0), (0, ""))[0]
+
+        async def writer() -> None:
+            nonlocal acked, offset
+            while True:
+                offset += 1
+                try:
+                    if await simple_commit(c, group, offset) == {ErrorCode.NONE}:
+                        acked = offset
+                except Exception:
+                    return  # the connection died with the node
+
+        task = asyncio.create_task(writer())
+        await asyncio.sleep(rng.uniform(0.05, 0.4))
+        assert nodes[owner].proc is not None
+        nodes[owner].proc.send_signal(signal.SIGKILL)
+        await asyncio.wait_for(task, 10)
+        c.close()
+        other = await connect("127.0.0.1", nodes[survivor].port)
+        found: dict[tuple[str, int], tuple[int, str | None]] = {}
+
+        async def served() -> bool:
+            nonlocal found
+            if await coordinator_of(other, group) != survivor:
+                return False
+            found = await fetch(other, group)
+            return True
+
+        await eventually(served, lease_ms / 1000 + 5)
+        other.close()
+        nodes[owner].stop(signal.SIGKILL)  # reap it
+        nodes[owner].start()
+        return acked, found.get(("t", 0), (-1, ""))[0]
+
+    for n in range(20):
+        acked, stored = asyncio.run(cycle())
+        assert acked > 0, f"cycle {n}: nothing was acknowledged"
+        assert stored >= acked, (n, acked, stored)

@@ -86,3 +86,46 @@ def test_consumers_keep_their_assignment_when_their_coordinator_is_killed(
     finally:
         for m in members:
             m.close()
+
+
+def test_thirty_groups_of_three_libraries_spread_over_three_nodes_survive_a_kill(
+    start_daemon: Callable[..., Daemon], postgres: Any
+) -> None:
+    nodes = start_cluster(start_daemon, postgres, 3)
+    bootstrap = ",".join(d.bootstrap for d in nodes.values())
+    members: dict[str, Member] = {}
+    try:
+        for lib in sorted(LIBRARIES):
+            for i in range(10):
+                group = f"thirty-{lib}-{i}"
+                members[group] = LIBRARIES[lib](  # type: ignore[abstract]
+                    bootstrap, group, "t", client_id=f"{lib}-{i}", session_timeout_ms=10000
+                )
+        assert wait_until(lambda: all(m.assigned == PARTITIONS for m in members.values()), 60)
+
+        async def coordinators() -> dict[str, set[int]]:
+            """Each group's coordinator as every node names it."""
+            conns = [await connect("127.0.0.1", d.port) for d in nodes.values()]
+            try:
+                return {g: {await coordinator_of(c, g) for c in conns} for g in members}
+            finally:
+                for c in conns:
+                    c.close()
+
+        named = asyncio.run(coordinators())
+        assert all(len(ids) == 1 for ids in named.values()), named  # every node agrees
+        owners = {g: next(iter(ids)) for g, ids in named.items()}
+        assert set(owners.values()) == set(nodes)  # spread over all three
+        callbacks = {g: m.rebalances for g, m in members.items()}
+        victim = max(nodes, key=lambda n: sum(o == n for o in owners.values()))
+        orphaned = [g for g, o in owners.items() if o == victim]
+        nodes[victim].stop(signal.SIGKILL)
+        for group in orphaned:
+            commit_when_served(members[group], {("t", 0): 7}, LEASE_MS / 1000 + 15)
+            assert members[group].committed(("t", 0)) == 7
+        time.sleep(1)
+        assert {g: m.rebalances for g, m in members.items()} == callbacks, "a group rebalanced"
+        assert all(m.assigned == PARTITIONS for m in members.values())
+    finally:
+        for m in members.values():
+            m.close()
