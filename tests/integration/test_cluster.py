@@ -134,7 +134,7 @@ def test_the_groups_of_a_lost_node_carry_on_elsewhere_at_the_same_generation(
 def test_a_joining_node_takes_its_share_without_any_group_rebalancing(
     start_daemon: Callable[..., Daemon], postgres: Any
 ) -> None:
-    nodes = start_cluster(start_daemon, postgres, 2)
+    nodes = start_cluster(start_daemon, postgres, 3)
 
     async def brokers(port: int) -> set[int]:
         c = await connect("127.0.0.1", port)
@@ -146,19 +146,19 @@ def test_a_joining_node_takes_its_share_without_any_group_rebalancing(
 
     async def scenario() -> None:
         before = await spread(nodes)
-        assert await brokers(nodes[1].port) == {1, 2}
+        assert await brokers(nodes[1].port) == {1, 2, 3}
         members = {}
         for group in GROUPS:  # a static member in every group, at its coordinator
             c = await connect("127.0.0.1", nodes[before[group]].port)
             members[group] = await join_static_leader(c, group, "instance-a", b"kept")
             c.close()
         url = nodes[1].args[nodes[1].args.index("--database-url") + 1]
-        nodes[3] = start_daemon(*node_args(url, 3))
+        nodes[4] = start_daemon(*node_args(url, 4))  # a 4th node joins
         after = await spread(nodes)
-        assert set(after.values()) == {1, 2, 3}
-        assert await brokers(nodes[2].port) == {1, 2, 3}
+        assert set(after.values()) == {1, 2, 3, 4}
+        assert await brokers(nodes[2].port) == {1, 2, 3, 4}
         moved = [g for g in GROUPS if after[g] != before[g]]
-        assert moved and all(after[g] == 3 for g in moved)
+        assert moved and all(after[g] == 4 for g in moved)
         for group in GROUPS:  # every group goes on at the same generation, moved or not
             member = members[group][0]
             c = await connect("127.0.0.1", nodes[after[group]].port)
