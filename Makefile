@@ -17,7 +17,8 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: install
-	$(VENV)/bin/group-coordinator serve
+	@echo 'group-coordinator on 127.0.0.1:9092 with a demo topic "demo" of 6 partitions (Ctrl-C stops it)'
+	$(VENV)/bin/group-coordinator serve --topic demo:6
 
 test: install
 	$(PY) -m pytest -q

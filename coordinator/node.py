@@ -25,6 +25,10 @@ from .security.runtime import Security
 
 log = structlog.get_logger("coordinator")
 
+#: Unknown topic names remembered for the once-per-name warning (a hostile client could
+#: ask for millions).
+MAX_WARNED_TOPICS = 10_000
+
 
 class Node:
     def __init__(self, settings: Settings, clock: Clock) -> None:
@@ -39,6 +43,8 @@ class Node:
         self.api_versions: list[ApiVersionsResponseApiVersion] = []
         #: Which node coordinates a group (a cluster node replaces it: cluster/).
         self.routing: Routing = SingleNode()
+        #: Unknown topics clients asked about, each warned about once (bounded).
+        self._warned_topics: set[str] = set()
 
     def now_ms(self) -> int:
         return self.clock.now_ms()
@@ -71,6 +77,19 @@ class Node:
         log.info("TopicCreated", topic=name, partitions=partitions)
         out.topics.append((name, partitions))
         return topic
+
+    def warn_unknown_topic(self, name: str) -> None:
+        """A consumer subscribed to a topic that does not exist gets no partitions, and
+        nothing tells it why: say it in the log, once per name."""
+        if name in self._warned_topics or len(self._warned_topics) >= MAX_WARNED_TOPICS:
+            return
+        self._warned_topics.add(name)
+        log.warning(
+            "unknown topic",
+            topic=name,
+            hint="create it with --topic NAME:PARTITIONS or CreateTopics, or start with"
+            " --auto-create-topics; until then its consumers get no partitions",
+        )
 
     def auto_create_topic(self, name: str, out: Outcome[Any]) -> Topic | None:
         if not self.settings.auto_create_topics:

@@ -368,6 +368,12 @@ class Server:
         for server in self._servers:
             await server.start_serving()
         self._schedule_sweep()
+        if not len(self.runtime.catalog) and not self.settings.auto_create_topics:
+            log.warning(
+                "serving no topics",
+                hint="consumers will join their groups but get no partitions: add"
+                " --topic NAME:PARTITIONS or --auto-create-topics",
+            )
         for listener in self.listeners:
             log.info(
                 "listening",

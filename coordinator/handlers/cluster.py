@@ -176,6 +176,8 @@ def metadata(
                 error = ErrorCode.TOPIC_AUTHORIZATION_FAILED  # Kafka: CREATE is missing
             elif creating:
                 topic = node.auto_create_topic(wanted.name or "", out)
+            elif topic is None and not node.settings.auto_create_topics:
+                node.warn_unknown_topic(wanted.name)
             if topic is None:
                 topics.append(
                     MetadataResponseTopic(
