@@ -1,13 +1,16 @@
 """``group-coordinator``: the daemon's command line.
 
 Every ``serve`` option can also be given as an environment variable
-(``GROUP_COORDINATOR_<OPTION>``, e.g. ``GROUP_COORDINATOR_LISTEN``) or in a TOML file passed
-with ``--config`` (keys are the option names with underscores, e.g. ``initial_rebalance_delay_ms``).
-The command line wins over the environment, which wins over the file.
+(``GROUP_COORDINATOR_<OPTION>``, e.g. ``GROUP_COORDINATOR_LISTEN``; a repeatable option takes
+its values separated by spaces) or in a TOML file passed with ``--config`` (keys are the
+option names, e.g. ``group-initial-rebalance-delay-ms = 0`` or ``topic = ["orders:6"]``;
+underscores for dashes work too; an unknown key is refused). The command line wins over the
+environment, which wins over the file. ``group-coordinator.toml`` is a commented sample.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
 import tomllib
 from collections.abc import Callable
@@ -51,12 +54,37 @@ def option(*decls: str, **kwargs: Any) -> Callable[[_F], _F]:
     return click.option(*decls, **kwargs)
 
 
-def _load_config(ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
-    if value:
+def _load_config(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if not value:
+        return value
+    try:
         with open(value, "rb") as fh:
             data = tomllib.load(fh)
-        ctx.default_map = {**(ctx.default_map or {}), **data}
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise click.BadParameter(f"{value}: {exc}", ctx, param) from None
+    keys = _config_keys(ctx.command)
+    defaults: dict[str, Any] = {}
+    for key, setting in data.items():
+        name = keys.get(key)
+        if name is None:
+            near = difflib.get_close_matches(key, list(keys), n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise click.BadParameter(f"{value}: unknown key {key!r}{hint}", ctx, param)
+        defaults[name] = setting
+    ctx.default_map = {**(ctx.default_map or {}), **defaults}
     return value
+
+
+def _config_keys(command: click.Command) -> dict[str, str]:
+    """TOML key -> parameter name: each long option's name, with dashes or underscores."""
+    keys: dict[str, str] = {}
+    for p in command.params:
+        if not isinstance(p, click.Option) or not p.expose_value or p.name is None:
+            continue
+        for opt in p.opts:
+            if opt.startswith("--"):
+                keys[opt[2:]] = keys[opt[2:].replace("-", "_")] = p.name
+    return keys
 
 
 def _host_port(_ctx: click.Context, _param: click.Parameter, value: str | None) -> Any:

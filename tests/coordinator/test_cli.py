@@ -110,3 +110,52 @@ def test_version_and_no_arguments_help_the_user() -> None:
     assert shown.exit_code == 0 and version("group-coordinator") in shown.output
     bare = CliRunner().invoke(cli.main, [])
     assert "serve" in bare.output and "Usage:" in bare.output
+
+
+def test_toml_keys_are_the_option_names(captured: list[Settings], tmp_path: Path) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text(
+        'topic = ["orders:6", "payments:3"]\ngroup-initial-rebalance-delay-ms = 0\n'
+        "auto_create_topics = true\n"
+    )
+    result = CliRunner().invoke(cli.main, ["serve", "--config", str(config)], env={})
+    assert result.exit_code == 0, result.output
+    [s] = captured
+    assert s.topics == (("orders", 6), ("payments", 3))
+    assert s.group.initial_rebalance_delay_ms == 0
+    assert s.auto_create_topics is True
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("topis = []\n", "unknown key 'topis' (did you mean 'topic'?)"),
+        ("topics = []\n", "unknown key 'topics'"),  # the parameter's name, not an option's
+        ("listen = \n", "Invalid value for '--config'"),  # not TOML
+    ],
+)
+def test_a_bad_config_file_is_refused_in_one_line(
+    captured: list[Settings], tmp_path: Path, text: str, said: str
+) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text(text)
+    result = CliRunner().invoke(cli.main, ["serve", "--config", str(config)], env={})
+    assert result.exit_code == 2 and not captured
+    assert said in result.output and "Traceback" not in result.output
+
+
+def test_the_sample_config_file_is_accepted(captured: list[Settings]) -> None:
+    sample = Path(__file__).resolve().parents[2] / "group-coordinator.toml"
+    result = CliRunner().invoke(cli.main, ["serve", "--config", str(sample)], env={})
+    assert result.exit_code == 0, result.output
+    [s] = captured
+    assert s.topics == (("demo", 6),)
+
+
+def test_a_repeatable_option_takes_space_separated_values_from_the_environment(
+    captured: list[Settings],
+) -> None:
+    env = {"GROUP_COORDINATOR_TOPIC": "orders:6 payments:3"}
+    result = CliRunner().invoke(cli.main, ["serve"], env=env)
+    assert result.exit_code == 0, result.output
+    assert captured[0].topics == (("orders", 6), ("payments", 3))
