@@ -45,6 +45,15 @@ class Catalog:
         self._by_id[topic.topic_id] = topic
         return topic
 
+    def grow(self, name: str, partitions: int) -> Topic:
+        """More partitions for a topic (Kafka can add partitions, never remove them)."""
+        old = self._by_name[name]
+        if partitions < old.partitions:
+            raise ValueError(f"{name} has {old.partitions} partitions; they cannot shrink")
+        topic = Topic(name, partitions, old.topic_id)
+        self._by_name[name] = self._by_id[old.topic_id] = topic
+        return topic
+
     def get(self, name: str) -> Topic | None:
         return self._by_name.get(name)
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from protocol.frames import DEFAULT_MAX_FRAME_BYTES
 
+from .catalog import MAX_TOPIC_NAME, valid_topic_name
 from .group.config import GroupConfig
 from .limits import ConnectionLimits
 from .observability import ObservabilitySettings
@@ -29,6 +30,12 @@ def parse_topic(value: str) -> tuple[str, int]:
     name, sep, partitions = value.rpartition(":")
     if not sep or not name or not partitions.isdigit() or int(partitions) < 1:
         raise ValueError(f"expected NAME:PARTITIONS with PARTITIONS >= 1, got {value!r}")
+    if not valid_topic_name(name):
+        # The rule CreateTopics applies; one option per topic (it is repeatable).
+        raise ValueError(
+            f"{name!r} is not a topic name: 1-{MAX_TOPIC_NAME} characters of a-z, A-Z, 0-9,"
+            " '.', '_' and '-' (give --topic once per topic)"
+        )
     return name, int(partitions)
 
 

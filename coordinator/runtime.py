@@ -26,6 +26,7 @@ from .clock import LoopClock
 from .cluster.events import LeaseRenewed, PartitionsFenced
 from .config import Settings
 from .connection_context import ConnectionContext
+from .errors import StartupError
 from .events import NodeEvent
 from .group.coordinator import GroupCoordinator
 from .group.effects import Cancel, Effects, Schedule
@@ -110,9 +111,23 @@ class Runtime:
         self.security.load(state.security)
         for name, partitions in state.topics:
             self.catalog.create(name, partitions)
-        configured = [(n, p) for n, p in self.settings.topics if self.catalog.get(n) is None]
-        for name, partitions in configured:
-            self.catalog.create(name, partitions)
+        configured = []
+        for name, partitions in self.settings.topics:
+            stored = self.catalog.get(name)
+            if stored is None:
+                self.catalog.create(name, partitions)
+            elif partitions > stored.partitions:
+                self.catalog.grow(name, partitions)  # as Kafka adds partitions
+                log.info("topic grown", topic=name, before=stored.partitions, now=partitions)
+            elif partitions < stored.partitions:
+                raise StartupError(
+                    f"--topic {name}:{partitions}: the stored topic has {stored.partitions}"
+                    " partitions, and partitions cannot be removed (as in Kafka); give"
+                    f" --topic {name}:{stored.partitions} or more"
+                )
+            else:
+                continue
+            configured.append((name, partitions))
         if configured:
             await self.store.write(Write(topics=configured))
         self.apply(self.groups.load(state.records, self.now_ms()))

@@ -58,7 +58,15 @@ def test_command_line_beats_environment_beats_config_file(
 
 
 @pytest.mark.parametrize(
-    "args", [["--listen", "nope"], ["--topic", "x:0"], ["--topic", "x"]], ids=str
+    "args",
+    [
+        ["--listen", "nope"],
+        ["--topic", "x:0"],
+        ["--topic", "x"],
+        ["--topic", "orders:6,payments:3"],  # one --topic per topic
+        ["--topic", "bad name:1"],
+    ],
+    ids=str,
 )
 def test_bad_values_are_refused(captured: list[Settings], args: list[str]) -> None:
     result = CliRunner().invoke(cli.main, ["serve", *args])

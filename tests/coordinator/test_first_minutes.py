@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
+
+import pytest
 from structlog.testing import capture_logs
 
 from coordinator.config import Settings
+from coordinator.errors import StartupError
+from coordinator.runtime import Runtime
 from coordinator.server import Server
+from coordinator.store import SqliteStore
 from protocol.apis.metadata import MetadataRequest, MetadataRequestTopic
 
 from .pipeline import Answer, Pipeline
@@ -42,3 +49,25 @@ async def test_a_daemon_serving_no_topics_says_so_at_start():
             await srv.start()
             await srv.stop()
         assert any(e["event"] == "serving no topics" for e in logs) is warned
+
+
+async def test_a_topic_given_more_partitions_grows_and_fewer_is_refused(tmp_path: Path):
+    loop = asyncio.get_running_loop()
+
+    async def start(topics: tuple[tuple[str, int], ...]) -> Runtime:
+        runtime = Runtime(Settings(topics=topics), loop, SqliteStore(tmp_path))
+        await runtime.load()
+        return runtime
+
+    first = await start((("orders", 2),))
+    await first.close_store()
+    grown = await start((("orders", 4),))
+    topic = grown.catalog.get("orders")
+    assert topic is not None and topic.partitions == 4
+    await grown.close_store()
+    with pytest.raises(StartupError, match="partitions cannot be removed"):
+        await start((("orders", 3),))
+    again = await start(())  # the grown count was stored
+    topic = again.catalog.get("orders")
+    assert topic is not None and topic.partitions == 4
+    await again.close_store()
