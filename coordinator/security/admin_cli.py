@@ -64,7 +64,7 @@ def _in_store(data_dir: Path, write: Write | None) -> SecurityRows:
 
             store = PostgresStore(database_url)
         else:
-            store = SqliteStore(data_dir)
+            store = SqliteStore(data_dir, exclusive=False)  # beside a running daemon
         await store.open()
         try:
             if write:

@@ -8,6 +8,7 @@ not N. A batch's future resolves only after its COMMIT returned.
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
 import os
 import sqlite3
@@ -15,7 +16,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from itertools import groupby
 from pathlib import Path
-from typing import assert_never, cast
+from typing import IO, assert_never, cast
 
 from ..accounts import AclBinding, Operation, PatternType, Permission, ResourceType, ScramCredential
 from ..errors import StartupError
@@ -30,6 +31,9 @@ from ..group.records import (
 from ..private_files import private_dir, private_file
 from .base import LoadedState, SecurityRows, Store, Write
 from .snapshots import snapshot_from_json, snapshot_to_json
+
+#: In the data directory: locked by the daemon that uses it (its pid inside).
+LOCK_FILE = ".lock"
 
 # Numbered migrations, applied in order at start; PRAGMA user_version records the last.
 MIGRATIONS: list[str] = [
@@ -103,15 +107,19 @@ def migrate(conn: sqlite3.Connection) -> int:
 class SqliteStore(Store):
     FILENAME = "coordinator.sqlite3"
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, exclusive: bool = True) -> None:
+        """``exclusive``: the daemon's store, which locks the directory; the ``users`` and
+        ``acls`` commands open it beside a running daemon."""
         self.path = Path(data_dir) / self.FILENAME
+        self.exclusive = exclusive
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-writer")
         self._conn: sqlite3.Connection | None = None
         self._queued: list[Write] = []
         self._waiters: list[asyncio.Future[None]] = []
         self._writing = False
         self._idle: asyncio.Future[None] | None = None  # close() waits on it
-        self._lock = threading.Lock()
+        self._mutex = threading.Lock()
+        self._lock: IO[str] | None = None  # the data directory's lock file, held open
         self.transactions = 0
 
     async def open(self) -> LoadedState:
@@ -125,12 +133,35 @@ class SqliteStore(Store):
         try:
             private_dir(directory)
             _probe_writable(directory)
+            if self.exclusive:
+                self._lock_directory(directory)
             return self._open_sync()
         except (OSError, sqlite3.Error) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             raise StartupError(
                 f"the data directory {directory} is not writable: {reason}"
             ) from None
+
+    def _lock_directory(self, directory: Path) -> None:
+        """One daemon per data directory, as Kafka locks its log directories: a second one
+        is refused at start; the lock goes with the process, however it ends."""
+        path = directory / LOCK_FILE
+        lock = os.fdopen(os.open(path, os.O_RDWR | os.O_CREAT, 0o600), "r+")
+        private_file(path)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.seek(0)
+            holder = lock.read().strip() or "another process"
+            lock.close()
+            raise StartupError(
+                f"the data directory {directory} is in use by another daemon (pid {holder})"
+            ) from None
+        lock.seek(0)
+        lock.truncate()
+        lock.write(f"{os.getpid()}\n")
+        lock.flush()
+        self._lock = lock
 
     def _open_sync(self) -> LoadedState:
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -170,7 +201,7 @@ class SqliteStore(Store):
 
     def _read_security_sync(self) -> SecurityRows:
         assert self._conn is not None
-        with self._lock:
+        with self._mutex:
             return _read_security(self._conn)
 
     def write(self, batch: Write) -> asyncio.Future[None]:
@@ -213,7 +244,7 @@ class SqliteStore(Store):
     def _commit_sync(self, batches: list[Write]) -> None:
         conn = self._conn
         assert conn is not None
-        with self._lock:
+        with self._mutex:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 for batch in batches:
@@ -237,6 +268,9 @@ class SqliteStore(Store):
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+        if self._lock is not None:
+            self._lock.close()  # releases the directory
+            self._lock = None
 
 
 def _read_security(conn: sqlite3.Connection) -> SecurityRows:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from coordinator.errors import StartupError
 from coordinator.group.records import (
     GroupDeletedRecord,
     GroupMetadataRecord,
@@ -197,3 +198,18 @@ async def test_offset_metadata_keeps_any_string_kafka_can_send(new_store: StoreF
     await store.write(Write(records=[OffsetCommitRecord("g", "t", 0, 1, -1, odd, 5, None)]))
     await store.close()
     assert [o.metadata for o in offsets(await reopened(new_store))] == [odd]
+
+
+async def test_a_second_daemon_cannot_open_a_data_directory_in_use(tmp_path: Path) -> None:
+    first = SqliteStore(tmp_path)
+    await first.open()
+    with pytest.raises(StartupError, match=f"in use by another daemon \\(pid {os.getpid()}\\)"):
+        await SqliteStore(tmp_path).open()
+    beside = SqliteStore(tmp_path, exclusive=False)  # the users/acls commands
+    await beside.open()
+    await beside.close()
+    await first.write(Write(records=[offset("g", "t", 0, 1)]))  # undisturbed
+    await first.close()
+    second = SqliteStore(tmp_path)  # released with the first
+    await second.open()
+    await second.close()
