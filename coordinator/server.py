@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import signal
+import ssl
 from collections import deque
 from collections.abc import Callable
 from typing import Any, cast
@@ -387,8 +388,31 @@ class Server:
     async def _bind(self, loop: asyncio.AbstractEventLoop, index: int, listener: Listener) -> None:
         tls = None
         if listener.protocol.uses_tls:
-            tls = server_context(self.settings.security, sasl=listener.protocol.uses_sasl)
-        server = await loop.create_server(
+            try:
+                tls = server_context(self.settings.security, sasl=listener.protocol.uses_sasl)
+            except (OSError, ssl.SSLError, ValueError) as exc:
+                raise StartupError(f"listener {listener}: cannot load TLS: {exc}") from None
+        try:
+            server = await self._create_server(loop, index, listener, tls)
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            raise StartupError(
+                f"cannot listen on {listener.host}:{listener.port}: {reason}"
+            ) from None
+        self._servers.append(server)
+        if listener.port == 0:
+            # Bound to an ephemeral port: advertise the one we got (unless told otherwise).
+            port = int(server.sockets[0].getsockname()[1])
+            self.listeners[index] = dataclasses.replace(listener, port=port)
+
+    async def _create_server(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        index: int,
+        listener: Listener,
+        tls: ssl.SSLContext | None,
+    ) -> asyncio.base_events.Server:
+        return await loop.create_server(
             # Looked up when a client connects: the port is only known once bound.
             lambda: KafkaConnection(
                 self.runtime,  # type: ignore[arg-type]
@@ -408,11 +432,6 @@ class Server:
                 self.settings.limits.request_receive_timeout_ms / 1000 if tls else None
             ),
         )
-        self._servers.append(server)
-        if listener.port == 0:
-            # Bound to an ephemeral port: advertise the one we got (unless told otherwise).
-            port = int(server.sockets[0].getsockname()[1])
-            self.listeners[index] = dataclasses.replace(listener, port=port)
 
     def _schedule_sweep(self) -> None:
         loop = asyncio.get_running_loop()

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +20,8 @@ from coordinator.store import SqliteStore
 from protocol.apis.metadata import MetadataRequest, MetadataRequestTopic
 
 from .pipeline import Answer, Pipeline
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def ask_metadata(p: Pipeline, *names: str) -> None:
@@ -65,9 +71,47 @@ async def test_a_topic_given_more_partitions_grows_and_fewer_is_refused(tmp_path
     topic = grown.catalog.get("orders")
     assert topic is not None and topic.partitions == 4
     await grown.close_store()
+    refused = Runtime(Settings(topics=(("orders", 3),)), loop, SqliteStore(tmp_path))
     with pytest.raises(StartupError, match="partitions cannot be removed"):
-        await start((("orders", 3),))
+        await refused.load()
+    await refused.close_store()
     again = await start(())  # the grown count was stored
     topic = again.catalog.get("orders")
     assert topic is not None and topic.partitions == 4
     await again.close_store()
+
+
+def serve(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "coordinator.cli", "serve", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+
+
+def test_ordinary_mistakes_get_one_line_and_no_traceback(tmp_path: Path):
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    garbage = tmp_path / "cert.pem"
+    garbage.write_text("not a certificate\n")
+    data = ("--data-dir", str(tmp_path / "data"))
+    tls = ("--listener", "SSL://127.0.0.1:0", "--ssl-certfile", str(garbage))
+    tls += ("--ssl-keyfile", str(garbage))
+    try:
+        cases = {
+            "cannot listen on 127.0.0.1": serve(
+                "--listen", f"127.0.0.1:{port}", *data, cwd=tmp_path
+            ),
+            "cannot load TLS": serve(*tls, *data, cwd=tmp_path),
+        }
+    finally:
+        taken.close()
+    for said, run in cases.items():
+        assert run.returncode == 2, run.stderr
+        assert "Traceback" not in run.stderr, run.stderr
+        assert said in run.stderr.strip().splitlines()[-1], run.stderr  # its last word
