@@ -115,6 +115,9 @@ def describe_group(group: str, bootstrap: str, as_json: bool) -> None:
     like kafka-consumer-groups.sh, this does not show them.
     """
     d = _run(bootstrap, lambda admin: admin.describe_group(group))
+    if d.state == "Dead" and not d.members:
+        # As kafka-consumer-groups.sh: say so, and fail.
+        raise click.ClickException(f"Consumer group '{group}' does not exist.")
     header = table(
         ["GROUP", "STATE", "PROTOCOL-TYPE", "PROTOCOL", "MEMBERS"],
         [

@@ -103,10 +103,13 @@ def _topics(_ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]
         raise click.BadParameter(str(exc)) from exc
 
 
-@click.group(context_settings={"show_default": True})
+@click.group(context_settings={"show_default": True}, invoke_without_command=True)
 @click.version_option(package_name="group-coordinator", prog_name="group-coordinator")
-def main() -> None:
+@click.pass_context
+def main(ctx: click.Context) -> None:
     """A standalone Apache Kafka group coordinator."""
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help())
 
 
 @main.command()
@@ -151,39 +154,78 @@ def main() -> None:
     type=click.IntRange(min=1),
     help="num.partitions for auto-created topics",
 )
-@option("--group-min-session-timeout-ms", default=_GROUP.min_session_timeout_ms, type=int)
-@option("--group-max-session-timeout-ms", default=_GROUP.max_session_timeout_ms, type=int)
+@option(
+    "--group-min-session-timeout-ms",
+    default=_GROUP.min_session_timeout_ms,
+    type=int,
+    help="group.min.session.timeout.ms: the shortest session a member may ask for",
+)
+@option(
+    "--group-max-session-timeout-ms",
+    default=_GROUP.max_session_timeout_ms,
+    type=int,
+    help="group.max.session.timeout.ms: the longest session a member may ask for",
+)
 @option(
     "--group-initial-rebalance-delay-ms",
     default=_GROUP.initial_rebalance_delay_ms,
     type=click.IntRange(min=0),
+    help="group.initial.rebalance.delay.ms: how long the first join of an empty group waits"
+    " for more members",
 )
-@option("--group-max-size", default=_GROUP.max_size, type=click.IntRange(min=1))
-@option("--max-groups", default=_GROUP.max_groups, type=click.IntRange(min=1))
 @option(
-    "--group-max-pending-members", default=_GROUP.max_pending_members, type=click.IntRange(min=1)
+    "--group-max-size",
+    default=_GROUP.max_size,
+    type=click.IntRange(min=1),
+    help="group.max.size: members per group",
+)
+@option(
+    "--max-groups",
+    default=_GROUP.max_groups,
+    type=click.IntRange(min=1),
+    help="groups this node holds (no Kafka setting); a new one beyond is refused",
+)
+@option(
+    "--group-max-pending-members",
+    default=_GROUP.max_pending_members,
+    type=click.IntRange(min=1),
+    help="KIP-394 member ids handed out but not yet joined, per group (no Kafka setting)",
 )
 @option(
     "--group-max-member-metadata-bytes",
     default=_GROUP.max_member_metadata_bytes,
     type=click.IntRange(min=1),
+    help="a member's protocol metadata, all protocols together (no Kafka setting)",
 )
-@option("--max-topics", default=_SETTINGS.max_topics, type=click.IntRange(min=1))
-@option("--max-partitions", default=_SETTINGS.max_partitions, type=click.IntRange(min=1))
+@option(
+    "--max-topics",
+    default=_SETTINGS.max_topics,
+    type=click.IntRange(min=1),
+    help="virtual topics in the catalog (no Kafka setting)",
+)
+@option(
+    "--max-partitions",
+    default=_SETTINGS.max_partitions,
+    type=click.IntRange(min=1),
+    help="partitions of all virtual topics together (no Kafka setting)",
+)
 @option(
     "--offset-metadata-max-bytes",
     default=_GROUP.offset_metadata_max_bytes,
     type=click.IntRange(min=0),
+    help="offset.metadata.max.bytes: the longest commit metadata",
 )
 @option(
     "--offsets-retention-minutes",
     default=_SETTINGS.offsets_retention_minutes,
     type=click.IntRange(min=1),
+    help="offsets.retention.minutes: how long offsets outlive their group",
 )
 @option(
     "--offsets-retention-check-interval-ms",
     default=_SETTINGS.offsets_retention_check_interval_ms,
     type=click.IntRange(min=1),
+    help="offsets.retention.check.interval.ms: how often expired offsets are removed",
 )
 @option(
     "--store",
@@ -222,12 +264,23 @@ def main() -> None:
     type=click.IntRange(min=0),
     help="how often members' last heartbeats are persisted (0: only with group snapshots)",
 )
-@option("--max-connections", default=_LIMITS.max_connections, type=click.IntRange(min=1))
 @option(
-    "--max-connections-per-ip", default=_LIMITS.max_connections_per_ip, type=click.IntRange(min=1)
+    "--max-connections",
+    default=_LIMITS.max_connections,
+    type=click.IntRange(min=1),
+    help="max.connections (Kafka: unlimited)",
 )
 @option(
-    "--connections-max-idle-ms", default=_LIMITS.connections_max_idle_ms, type=click.IntRange(min=1)
+    "--max-connections-per-ip",
+    default=_LIMITS.max_connections_per_ip,
+    type=click.IntRange(min=1),
+    help="max.connections.per.ip (Kafka: unlimited)",
+)
+@option(
+    "--connections-max-idle-ms",
+    default=_LIMITS.connections_max_idle_ms,
+    type=click.IntRange(min=1),
+    help="connections.max.idle.ms: idle connections are closed after this",
 )
 @option(
     "--request-receive-timeout-ms",
@@ -251,6 +304,7 @@ def main() -> None:
     "--socket-request-max-bytes",
     default=_SETTINGS.socket_request_max_bytes,
     type=click.IntRange(min=1024),
+    help="socket.request.max.bytes: the largest request frame",
 )
 @option(
     "--sasl-server-max-receive-size",
@@ -269,11 +323,13 @@ def main() -> None:
     "--journal-max-bytes",
     default=_OBSERVABILITY.journal_max_bytes,
     type=click.IntRange(min=1024),
+    help="rotate the journal file when it reaches this size",
 )
 @option(
     "--journal-rotate-seconds",
     default=_OBSERVABILITY.journal_rotate_seconds,
     type=click.IntRange(min=1),
+    help="rotate the journal file this often",
 )
 @option(
     "--metrics-listen",
@@ -281,11 +337,17 @@ def main() -> None:
     callback=_host_port,
     help="HOST:PORT to serve Prometheus metrics on (/metrics); off when not given",
 )
-@option("--log-format", default=_SETTINGS.log_format, type=click.Choice(["plain", "json"]))
+@option(
+    "--log-format",
+    default=_SETTINGS.log_format,
+    type=click.Choice(["plain", "json"]),
+    help="plain (for people) or json (one object per line)",
+)
 @option(
     "--log-level",
     default=_SETTINGS.log_level,
     type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
+    help="the least severe log level written",
 )
 def serve(**options: Any) -> None:
     """Run the coordinator daemon."""

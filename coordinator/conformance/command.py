@@ -28,7 +28,7 @@ def _option(*decls: str, **kwargs: Any) -> Callable[[_F], _F]:
 
 
 @click.command()
-@_option("--bootstrap", required=True, help="the broker's HOST:PORT")
+@_option("--bootstrap", default="127.0.0.1:9092", help="the broker's HOST:PORT")
 @_option("--only", "pattern", default=None, help="scenarios whose area/name match (glob)")
 @_option("--junit", type=click.Path(dir_okay=False, path_type=Path), help="write JUnit XML")
 @_option("--json", "as_json", is_flag=True, help="print JSON instead of the table")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -167,3 +168,16 @@ def test_a_repeatable_option_takes_space_separated_values_from_the_environment(
     result = CliRunner().invoke(cli.main, ["serve"], env=env)
     assert result.exit_code == 0, result.output
     assert captured[0].topics == (("orders", 6), ("payments", 3))
+
+
+def test_no_arguments_print_help_and_every_serve_option_explains_itself() -> None:
+    result = CliRunner().invoke(cli.main, [], env={})
+    assert result.exit_code == 0 and "Commands:" in result.output
+    unexplained = [
+        p.opts[0]
+        for p in cli.serve.params
+        if isinstance(p, click.Option) and p.expose_value and not p.help
+    ]
+    assert unexplained == []
+    shown = CliRunner().invoke(cli.main, ["serve", "--help"], env={}).output
+    assert "group.initial.rebalance.delay.ms" in shown and "offsets.retention.minutes" in shown
