@@ -209,3 +209,11 @@ def reset_offsets(
         ["TOPIC", "PARTITION", "NEW-OFFSET"], [(t, p, o) for (t, p), o in sorted(done.items())]
     )
     _emit(as_json, data, text)
+    clamped = sorted(p for (_t, p), o in done.items() if to_offset is not None and o != to_offset)
+    if clamped:
+        # Said on stderr, so --json output stays parseable.
+        click.echo(
+            f"note: --to-offset {to_offset} is outside the range of partition(s)"
+            f" {', '.join(map(str, clamped))} of {topic}: clamped to the nearest end",
+            err=True,
+        )

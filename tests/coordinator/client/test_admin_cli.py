@@ -63,6 +63,21 @@ async def test_list_describe_reset_and_delete(bootstrap: str) -> None:
         bootstrap,
     )
     assert reset.exit_code == 0, reset.output
+    assert "clamped" not in reset.output  # 0 is inside every partition's range
+    beyond = await invoke(
+        "offsets",
+        "reset",
+        "cli-group",
+        "--topic",
+        "t",
+        "--to-offset",
+        "5",
+        "--bootstrap",
+        bootstrap,
+    )
+    assert beyond.exit_code == 0, beyond.output
+    assert "--to-offset 5 is outside the range of partition(s) 0, 1," in beyond.output
+    assert "clamped to the nearest end" in beyond.output  # virtual topics: 0 is their end
     offsets = json.loads(
         (await invoke("offsets", "get", "cli-group", "--bootstrap", bootstrap, "--json")).output
     )
