@@ -94,12 +94,16 @@ class Probe:
     scenario: str
     _connections: list[KafkaConnectionClient] = field(default_factory=list)
     _run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
+    #: Every group id handed out, for the runner to delete afterwards (shared by a run).
+    groups_used: list[str] = field(default_factory=list)
 
     # -- naming ----------------------------------------------------------------------------
 
     def group_id(self, label: str = "g") -> str:
         """A group id no other scenario or run uses."""
-        return f"conformance-{self.scenario}-{label}-{self._run_id}-{next(_unique)}"
+        group = f"conformance-{self.scenario}-{label}-{self._run_id}-{next(_unique)}"
+        self.groups_used.append(group)
+        return group
 
     def instance_id(self, label: str = "i") -> str:
         return f"instance-{label}-{self._run_id}-{next(_unique)}"

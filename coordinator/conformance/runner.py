@@ -10,6 +10,7 @@ from typing import Any
 from protocol.apis import BY_KEY
 from protocol.apis.api_versions import ApiVersionsRequest, ApiVersionsResponse
 from protocol.apis.create_topics import CreateTopicsRequest, CreateTopicsRequestCreatableTopic
+from protocol.apis.delete_groups import DeleteGroupsRequest
 from protocol.apis.metadata import MetadataRequest, MetadataRequestTopic
 from protocol.errors import ErrorCode
 
@@ -42,7 +43,7 @@ async def advertised_versions(target: Target) -> dict[int, tuple[int, int]]:
     return {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys}
 
 
-CREATE_TOPICS, METADATA = 19, 3
+CREATE_TOPICS, METADATA, DELETE_GROUPS = 19, 3, 42
 
 
 async def ensure_topic(target: Target, versions: dict[int, tuple[int, int]]) -> None:
@@ -79,10 +80,15 @@ async def ensure_topic(target: Target, versions: dict[int, tuple[int, int]]) -> 
 
 
 async def run_one(
-    target: Target, versions: dict[int, tuple[int, int]], scenario: Scenario
+    target: Target,
+    versions: dict[int, tuple[int, int]],
+    scenario: Scenario,
+    groups_used: list[str] | None = None,
 ) -> Result:
     start = time.monotonic()
     probe = Probe(target, versions, scenario.name)
+    if groups_used is not None:
+        probe.groups_used = groups_used
 
     def done(outcome: str, message: str = "", failure: Failure | None = None) -> Result:
         elapsed = time.monotonic() - start
@@ -114,9 +120,34 @@ async def run(target: Target, scenarios: list[Scenario], parallel: int = 8) -> l
     versions = await advertised_versions(target)
     await ensure_topic(target, versions)
     gate = asyncio.Semaphore(parallel)
+    used: list[str] = []
 
     async def gated(s: Scenario) -> Result:
         async with gate:
-            return await run_one(target, versions, s)
+            return await run_one(target, versions, s, used)
 
-    return list(await asyncio.gather(*(gated(s) for s in scenarios)))
+    results = list(await asyncio.gather(*(gated(s) for s in scenarios)))
+    await delete_groups(target, versions, used)
+    return results
+
+
+async def delete_groups(
+    target: Target, versions: dict[int, tuple[int, int]], groups: list[str]
+) -> None:
+    """Remove the groups the scenarios made (best effort: a group whose members have not
+    expired yet stays, as does one another broker coordinates)."""
+    if DELETE_GROUPS not in versions or not groups:
+        return
+    v = min(versions[DELETE_GROUPS][1], BY_KEY[DELETE_GROUPS].max_version)
+    try:
+        conn = await asyncio.wait_for(connect(target.host, target.port, "conformance"), 5)
+    except (OSError, TimeoutError):
+        return
+    try:
+        for i in range(0, len(groups), 100):
+            request = DeleteGroupsRequest(groups_names=groups[i : i + 100])
+            await asyncio.wait_for(conn.request(request, v), 10)
+    except (OSError, TimeoutError, ConnectionError):
+        pass
+    finally:
+        conn.close()
