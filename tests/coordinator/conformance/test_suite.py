@@ -148,7 +148,9 @@ async def test_each_fault_fails_every_scenario_that_names_it(
 
 
 async def test_the_suite_deletes_the_groups_it_leaves_empty(tmp_path: Path) -> None:
-    scenarios = [s for s in all_scenarios() if s.area in ("Heartbeat", "OffsetCommit / OffsetFetch")]
+    scenarios = [
+        s for s in all_scenarios() if s.area in ("Heartbeat", "OffsetCommit / OffsetFetch")
+    ]
     assert scenarios
     left: list[tuple[str, str]] = []
     results = await _run_with_data_dir(scenarios, tmp_path, left)
