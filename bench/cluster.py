@@ -85,6 +85,7 @@ async def settled(ports: dict[int, int]) -> None:
         for _ in range(400):
             answers = [[await coordinator_of(c, g) for g in sample] for c in conns.values()]
             if all(a == answers[0] for a in answers) and set(answers[0]) == set(ports):
+                await asyncio.sleep(0.5)  # owners finish loading what they just took
                 return
             await asyncio.sleep(0.05)
         raise RuntimeError("the cluster did not settle")
@@ -111,7 +112,14 @@ async def _kill_once(nodes: dict[int, ServerProcess], victim: int, survivor: int
     await settled({i: d.port for i, d in nodes.items()})
     (group,) = await groups_on(nodes[survivor].port, victim, 1, f"failover-{n}")
     c = await connect("127.0.0.1", nodes[victim].port)
-    member, generation = await join_static_leader(c, group, "instance", b"assigned")
+    for attempt in range(100):  # the victim may still be loading the partition
+        try:
+            member, generation = await join_static_leader(c, group, "instance", b"assigned")
+            break
+        except AssertionError:
+            if attempt == 99:
+                raise
+            await asyncio.sleep(0.05)
     c.close()
     other = await connect("127.0.0.1", nodes[survivor].port)
     nodes[victim].proc.kill()

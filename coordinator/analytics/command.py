@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -72,7 +73,24 @@ def analyze(
     )
 
 
+#: What to say when Spark cannot start for want of Java.
+NO_JAVA = (
+    "analyze runs on Spark, which needs Java 17 or newer: install a JDK or JRE"
+    " (Debian: apt-get install openjdk-17-jre-headless) or set JAVA_HOME"
+)
+
+
+def java_available() -> bool:
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and (Path(java_home) / "bin" / "java").exists():
+        return True
+    return shutil.which("java") is not None
+
+
 def spark_session(master: str) -> Any:
+    """A Spark session; a click error in one line when there is no Java to run it."""
+    if not java_available():
+        raise click.ClickException(NO_JAVA)
     from pyspark.sql import SparkSession
 
     if master.startswith("local"):

@@ -6,8 +6,10 @@ from __future__ import annotations
 import pytest
 
 from bench import analytics
+from coordinator.analytics.command import NO_JAVA, java_available
 
-pytestmark = pytest.mark.integration
+# Spark needs Java: without it these are skipped with that one line as the reason.
+pytestmark = [pytest.mark.integration, pytest.mark.skipif(not java_available(), reason=NO_JAVA)]
 
 
 def test_analytics_benchmark_agrees_with_its_generator() -> None:

@@ -181,3 +181,15 @@ def test_no_arguments_print_help_and_every_serve_option_explains_itself() -> Non
     assert unexplained == []
     shown = CliRunner().invoke(cli.main, ["serve", "--help"], env={}).output
     assert "group.initial.rebalance.delay.ms" in shown and "offsets.retention.minutes" in shown
+
+
+def test_analyze_without_java_says_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no java on it
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    journal = tmp_path / "journal.jsonl"
+    journal.write_text("")
+    result = CliRunner().invoke(cli.main, ["analyze", str(journal), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 1
+    assert "needs Java 17 or newer" in result.output and "Traceback" not in result.output

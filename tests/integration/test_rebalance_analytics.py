@@ -12,14 +12,15 @@ import pytest
 from click.testing import CliRunner
 
 from coordinator import cli
-from coordinator.analytics.command import spark_session
+from coordinator.analytics.command import NO_JAVA, java_available, spark_session
 from coordinator.client.connection import connect
 from coordinator.client.member import GroupMember
 from tests.wire import describe
 
 from .conftest import Daemon
 
-pytestmark = pytest.mark.integration
+# Spark needs Java: without it these are skipped with that one line as the reason.
+pytestmark = [pytest.mark.integration, pytest.mark.skipif(not java_available(), reason=NO_JAVA)]
 
 STORM_REBALANCES = 10
 
