@@ -412,16 +412,23 @@ def fetch(
     node: Node, body: FetchRequest, version: int, conn: ConnectionContext
 ) -> Outcome[FetchResponse]:
     responses = []
+    by_id = version >= V.FETCH_BY_TOPIC_ID
     for t in body.topics:
         partitions = []
-        readable = may_topic(node.security, conn, Operation.READ, t.topic)
+        if by_id:  # v13+ name topics by id only
+            found = node.catalog.by_id(t.topic_id)
+            name = found.name if found is not None else None
+        else:
+            name = t.topic
+        readable = name is not None and may_topic(node.security, conn, Operation.READ, name)
         for p in t.partitions:
-            known = readable and node.catalog.has_partition(t.topic, p.partition)
-            error = (
-                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-                if readable
-                else ErrorCode.TOPIC_AUTHORIZATION_FAILED
-            )
+            known = readable and node.catalog.has_partition(name or "", p.partition)
+            if name is None:
+                error = ErrorCode.UNKNOWN_TOPIC_ID  # as Kafka: an id it does not know
+            elif readable:
+                error = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            else:
+                error = ErrorCode.TOPIC_AUTHORIZATION_FAILED
             partitions.append(
                 FetchResponsePartitionData(
                     partition_index=p.partition,
@@ -433,7 +440,9 @@ def fetch(
                     records=b"",
                 )
             )
-        responses.append(FetchableTopicResponse(topic=t.topic, partitions=partitions))
+        responses.append(
+            FetchableTopicResponse(topic=t.topic, topic_id=t.topic_id, partitions=partitions)
+        )
     # Sessionless (session id 0): the client keeps sending full fetch requests.
     response = FetchResponse(error_code=0, session_id=0, responses=responses)
     wait_ms = min(max(body.max_wait_ms, 0), node.settings.fetch_max_wait_cap_ms)

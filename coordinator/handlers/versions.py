@@ -39,3 +39,4 @@ DESCRIBE_GROUPS_AUTHORIZED_OPERATIONS = 3
 
 # SaslHandshake
 SASL_HANDSHAKE_RAW_TOKENS = 0  # v0: bare SASL tokens follow (KIP-43)
+FETCH_BY_TOPIC_ID = 13  # topics by id only (KIP-516)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 
 from ..schema import Struct, array, f, message
@@ -15,21 +16,30 @@ class FetchPartition(Struct):
     last_fetched_epoch: int = f("int32", "12+", default=-1)
     log_start_offset: int = f("int64", "5+", default=-1, ignorable=True)
     partition_max_bytes: int = f("int32")
+    replica_directory_id: uuid.UUID = f("uuid", "17+", tag=0, tagged="17+", ignorable=True)
 
 
 @dataclass(slots=True, kw_only=True)
 class FetchTopic(Struct):
     topic: str = f("string", "0-12", ignorable=True)
+    topic_id: uuid.UUID = f("uuid", "13+", ignorable=True)
     partitions: list[FetchPartition] = f(array(FetchPartition))
 
 
 @dataclass(slots=True, kw_only=True)
 class FetchRequestForgottenTopic(Struct):
     topic: str = f("string", "7-12", ignorable=True)
+    topic_id: uuid.UUID = f("uuid", "13+", ignorable=True)
     partitions: list[int] = f(array("int32"), "7+")
 
 
-@message(api_key=1, valid="4-12", flexible="12+")
+@dataclass(slots=True, kw_only=True)
+class FetchRequestReplicaState(Struct):
+    replica_id: int = f("int32", "15+", default=-1)
+    replica_epoch: int = f("int64", "15+", default=-1)
+
+
+@message(api_key=1, valid="4-17", flexible="12+")
 @dataclass(slots=True, kw_only=True)
 class FetchRequest(Struct):
     cluster_id: str | None = f(
@@ -42,6 +52,9 @@ class FetchRequest(Struct):
         ignorable=True,
     )
     replica_id: int = f("int32", "0-14", default=-1)
+    replica_state: FetchRequestReplicaState = f(
+        FetchRequestReplicaState, "15+", tag=1, tagged="15+", ignorable=True
+    )
     max_wait_ms: int = f("int32")
     min_bytes: int = f("int32")
     max_bytes: int = f("int32", "3+", default=2147483647, ignorable=True)
@@ -113,13 +126,25 @@ class FetchResponsePartitionData(Struct):
 @dataclass(slots=True, kw_only=True)
 class FetchableTopicResponse(Struct):
     topic: str = f("string", "0-12", ignorable=True)
+    topic_id: uuid.UUID = f("uuid", "13+", ignorable=True)
     partitions: list[FetchResponsePartitionData] = f(array(FetchResponsePartitionData))
 
 
-@message(api_key=1, valid="4-12", flexible="12+")
+@dataclass(slots=True, kw_only=True)
+class FetchResponseNodeEndpoint(Struct):
+    node_id: int = f("int32", "16+")
+    host: str = f("string", "16+")
+    port: int = f("int32", "16+")
+    rack: str | None = f("string", "16+", nullable="16+", default=None)
+
+
+@message(api_key=1, valid="4-17", flexible="12+")
 @dataclass(slots=True, kw_only=True)
 class FetchResponse(Struct):
     throttle_time_ms: int = f("int32", "1+", ignorable=True)
     error_code: int = f("int16", "7+", ignorable=True)
     session_id: int = f("int32", "7+")
     responses: list[FetchableTopicResponse] = f(array(FetchableTopicResponse))
+    node_endpoints: list[FetchResponseNodeEndpoint] = f(
+        array(FetchResponseNodeEndpoint), "16+", tag=0, tagged="16+", ignorable=True
+    )

@@ -4,6 +4,9 @@ ACLs, Fetch long polls and parked joins, driven by a manual clock."""
 from __future__ import annotations
 
 import struct
+import uuid
+
+import pytest
 
 from coordinator.config import Settings
 from coordinator.connection import ConnectionProtocol, RawSaslToken, SendNow
@@ -174,6 +177,36 @@ def test_a_fetch_waits_out_its_max_wait_up_to_the_cap() -> None:
     assert now.body.responses[0].partitions[0].error_code == ErrorCode.NONE
     unknown = fetch(0, "nope").body.responses[0].partitions[0]
     assert unknown.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+@pytest.mark.parametrize("version", [13, 15, 16, 17])
+def test_a_fetch_by_topic_id_finds_the_topic_and_an_unknown_id_is_unknown_topic_id(
+    version: int,
+) -> None:
+    p = Pipeline()
+    orders = p.node.catalog.create("orders", 2)
+
+    def fetch(topic_id: uuid.UUID) -> FetchResponse:
+        parts = [FetchPartition(partition=1, fetch_offset=0, partition_max_bytes=1 << 20)]
+        topics = [FetchTopic(topic_id=topic_id, partitions=parts)]
+        request = FetchRequest(max_wait_ms=0, min_bytes=1, topics=topics)
+        body = answered(p.send(p.connect(), request, version)).body
+        assert isinstance(body, FetchResponse)
+        return body
+
+    found = fetch(orders.topic_id).responses[0]
+    assert found.topic_id == orders.topic_id  # answered by id, as asked
+    assert (found.partitions[0].partition_index, found.partitions[0].error_code) == (1, 0)
+    unknown = fetch(uuid.uuid4()).responses[0].partitions[0]
+    assert unknown.error_code == ErrorCode.UNKNOWN_TOPIC_ID
+
+
+def test_api_versions_advertises_fetch_up_to_kafka_4_1s_newest() -> None:
+    p = Pipeline()
+    body = answered(p.send(p.connect(), ApiVersionsRequest(), 3)).body
+    assert isinstance(body, ApiVersionsResponse)
+    fetch = next(k for k in body.api_keys if k.api_key == 1)
+    assert (fetch.min_version, fetch.max_version) == (4, 17)
 
 
 def test_a_join_parks_until_the_initial_rebalance_delay_has_passed() -> None:

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from coordinator.cluster.routing import PartitionState
 from coordinator.config import Settings
 from coordinator.conformance.probe import Target
 from coordinator.conformance.registry import Scenario, all_scenarios
@@ -89,8 +90,8 @@ async def _run_against_cluster(scenarios: list[Scenario], database_url: str) -> 
         await srv.start()
         servers.append(srv)
     try:
-        for _ in range(200):  # until both own a share of the coordinator partitions
-            if all(s.cluster is not None and s.cluster.routing.mine for s in servers):
+        for _ in range(400):  # until the partitions are spread, loaded, and agreed on
+            if _settled(servers):
                 break
             await asyncio.sleep(0.05)
         target = Target(host="127.0.0.1", port=servers[0].port, slack_ms=500, reply_timeout_ms=3000)
@@ -98,6 +99,16 @@ async def _run_against_cluster(scenarios: list[Scenario], database_url: str) -> 
     finally:
         for srv in servers:
             await srv.stop()
+
+
+def _settled(servers: list[Server]) -> bool:
+    routings = [s.cluster.routing for s in servers if s.cluster is not None]
+    if len(routings) != len(servers) or not all(r.mine for r in routings):
+        return False
+    owned = [p for r in routings for p, state in r.mine.items() if state is PartitionState.OWNED]
+    everything = set(range(routings[0].partitions))
+    agreed = all(r.owners == routings[0].owners for r in routings)
+    return agreed and sorted(owned) == sorted(everything) and set(routings[0].owners) == everything
 
 
 def _summary(results: list[Result]) -> str:
