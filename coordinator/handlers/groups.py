@@ -444,6 +444,10 @@ def describe_groups(
     for group_id in allowed:
         if (moved := elsewhere(node, group_id)) is not None:
             described[group_id] = DescribedGroup(moved, group_id, "", "", "", [])
+        elif version >= V.DESCRIBE_GROUPS_NOT_FOUND and described[group_id].group_state == "Dead":
+            described[group_id] = DescribedGroup(
+                ErrorCode.GROUP_ID_NOT_FOUND, group_id, "Dead", "", "", []
+            )
     response = DescribeGroupsResponse(
         groups=[
             DescribeGroupsResponseDescribedGroup(
@@ -458,6 +462,11 @@ def describe_groups(
             if (g := described.get(group_id)) is None
             else DescribeGroupsResponseDescribedGroup(
                 error_code=g.error_code,
+                error_message=(
+                    f"Group {g.group_id} not found."
+                    if g.error_code == ErrorCode.GROUP_ID_NOT_FOUND
+                    else None
+                ),
                 group_id=g.group_id,
                 group_state=g.group_state,
                 protocol_type=g.protocol_type,

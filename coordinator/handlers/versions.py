@@ -36,7 +36,10 @@ OFFSET_FETCH_REQUIRE_STABLE = 7  # KIP-447: pending commits are UNSTABLE_OFFSET_
 
 # DescribeGroups
 DESCRIBE_GROUPS_AUTHORIZED_OPERATIONS = 3
+DESCRIBE_GROUPS_NOT_FOUND = 6  # an unknown group is GROUP_ID_NOT_FOUND, not Dead (KIP-1043)
 
 # SaslHandshake
 SASL_HANDSHAKE_RAW_TOKENS = 0  # v0: bare SASL tokens follow (KIP-43)
+
+# Fetch
 FETCH_BY_TOPIC_ID = 13  # topics by id only (KIP-516)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from ..schema import Struct, array, f, message
 
 
-@message(api_key=15, valid="0-5", flexible="5+")
+@message(api_key=15, valid="0-6", flexible="5+")
 @dataclass(slots=True, kw_only=True)
 class DescribeGroupsRequest(Struct):
     groups: list[str] = f(array("string"))
@@ -27,6 +27,7 @@ class DescribeGroupsResponseDescribedGroupMember(Struct):
 @dataclass(slots=True, kw_only=True)
 class DescribeGroupsResponseDescribedGroup(Struct):
     error_code: int = f("int16")
+    error_message: str | None = f("string", "6+", nullable="6+", default=None, ignorable=True)
     group_id: str = f("string")
     group_state: str = f("string")
     protocol_type: str = f("string")
@@ -37,7 +38,7 @@ class DescribeGroupsResponseDescribedGroup(Struct):
     authorized_operations: int = f("int32", "3+", default=-2147483648)
 
 
-@message(api_key=15, valid="0-5", flexible="5+")
+@message(api_key=15, valid="0-6", flexible="5+")
 @dataclass(slots=True, kw_only=True)
 class DescribeGroupsResponse(Struct):
     throttle_time_ms: int = f("int32", "1+", ignorable=True)

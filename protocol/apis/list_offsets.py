@@ -20,12 +20,13 @@ class ListOffsetsTopic(Struct):
     partitions: list[ListOffsetsPartition] = f(array(ListOffsetsPartition))
 
 
-@message(api_key=2, valid="1-9", flexible="6+")
+@message(api_key=2, valid="1-10", flexible="6+")
 @dataclass(slots=True, kw_only=True)
 class ListOffsetsRequest(Struct):
     replica_id: int = f("int32")
     isolation_level: int = f("int8", "2+")
     topics: list[ListOffsetsTopic] = f(array(ListOffsetsTopic))
+    timeout_ms: int = f("int32", "10+")
 
 
 @dataclass(slots=True, kw_only=True)
@@ -43,7 +44,7 @@ class ListOffsetsTopicResponse(Struct):
     partitions: list[ListOffsetsPartitionResponse] = f(array(ListOffsetsPartitionResponse))
 
 
-@message(api_key=2, valid="1-9", flexible="6+")
+@message(api_key=2, valid="1-10", flexible="6+")
 @dataclass(slots=True, kw_only=True)
 class ListOffsetsResponse(Struct):
     throttle_time_ms: int = f("int32", "2+", ignorable=True)

@@ -14,7 +14,7 @@ class MetadataRequestTopic(Struct):
     name: str | None = f("string", nullable="10+")
 
 
-@message(api_key=3, valid="0-12", flexible="9+")
+@message(api_key=3, valid="0-13", flexible="9+")
 @dataclass(slots=True, kw_only=True)
 class MetadataRequest(Struct):
     topics: list[MetadataRequestTopic] | None = f(array(MetadataRequestTopic), nullable="1+")
@@ -52,7 +52,7 @@ class MetadataResponseTopic(Struct):
     topic_authorized_operations: int = f("int32", "8+", default=-2147483648)
 
 
-@message(api_key=3, valid="0-12", flexible="9+")
+@message(api_key=3, valid="0-13", flexible="9+")
 @dataclass(slots=True, kw_only=True)
 class MetadataResponse(Struct):
     throttle_time_ms: int = f("int32", "3+", ignorable=True)
@@ -61,3 +61,4 @@ class MetadataResponse(Struct):
     controller_id: int = f("int32", "1+", default=-1, ignorable=True)
     topics: list[MetadataResponseTopic] = f(array(MetadataResponseTopic))
     cluster_authorized_operations: int = f("int32", "8-10", default=-2147483648)
+    error_code: int = f("int16", "13+")
