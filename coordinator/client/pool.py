@@ -54,6 +54,11 @@ def parse_bootstrap(bootstrap: str | Sequence[str]) -> list[Address]:
     return [parse_address(item.strip()) for item in items if item.strip()]
 
 
+#: APIs whose newest versions name topics by id only (Fetch v13+, OffsetCommit and OffsetFetch
+#: v10+): this client names topics, so it speaks them up to here.
+NAMES_TOPICS_UNTIL = {1: 12, 8: 9, 9: 9}
+
+
 class ApiVersionTable:
     """The broker's advertised ranges; ``pick`` chooses the version to send."""
 
@@ -67,7 +72,8 @@ class ApiVersionTable:
         theirs = self.ranges.get(key)
         if theirs is None:
             raise UnsupportedApiError(f"broker does not serve {ours.name}")
-        low, high = max(ours.min_version, theirs[0]), min(ours.max_version, theirs[1])
+        ceiling = min(ours.max_version, NAMES_TOPICS_UNTIL.get(key, ours.max_version))
+        low, high = max(ours.min_version, theirs[0]), min(ceiling, theirs[1])
         if low > high:
             raise UnsupportedApiError(f"no common version of {ours.name}: broker {theirs}")
         return high

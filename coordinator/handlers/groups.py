@@ -4,6 +4,8 @@ results back to wire messages. No group logic lives here (that is ``coordinator.
 
 from __future__ import annotations
 
+import uuid
+
 from protocol.apis.delete_groups import (
     DeleteGroupsRequest,
     DeleteGroupsResponse,
@@ -51,6 +53,7 @@ from protocol.apis.offset_fetch import (
 from protocol.apis.sync_group import SyncGroupRequest, SyncGroupResponse
 from protocol.errors import ErrorCode
 
+from ..catalog import topic_id_for
 from ..connection_context import ConnectionContext
 from ..group.requests import (
     HeartbeatInput,
@@ -85,6 +88,17 @@ from .outcome import Outcome, Pending, answer_in, call
 
 GROUP_AUTHORIZATION_FAILED = ErrorCode.GROUP_AUTHORIZATION_FAILED
 TOPIC_AUTHORIZATION_FAILED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+
+
+#: The key of a request topic whose id this node does not know (no topic name has a space).
+UNKNOWN_ID = "unknown id "
+
+
+def _topic_key(node: Node, name: str, topic_id: uuid.UUID, by_id: bool) -> str:
+    if not by_id:
+        return name
+    found = node.catalog.by_id(topic_id)
+    return found.name if found is not None else f"{UNKNOWN_ID}{topic_id}"
 
 
 def elsewhere(node: Node, group_id: str) -> ErrorCode | None:
@@ -260,17 +274,30 @@ def offset_commit(
     known: list[TopicCommit] = []
     group_allowed = may_group(node.security, conn, Operation.READ, body.group_id)
     moved = elsewhere(node, body.group_id) if group_allowed else None
-    for t in body.topics:
+    # v10+ name topics by id: each request topic is keyed by its name, or (an id this node
+    # does not know) by a key no topic name can be.
+    keys = [
+        _topic_key(node, t.name, t.topic_id, version >= V.OFFSET_COMMIT_BY_TOPIC_ID)
+        for t in body.topics
+    ]
+    for t, key in zip(body.topics, keys, strict=True):
         parts = []
-        topic_allowed = group_allowed and may_topic(node.security, conn, Operation.READ, t.name)
+        name = key if not key.startswith(UNKNOWN_ID) else None
+        topic_allowed = (
+            group_allowed
+            and name is not None
+            and may_topic(node.security, conn, Operation.READ, name)
+        )
         for p in t.partitions:
             if not group_allowed:
-                refused[(t.name, p.partition_index)] = GROUP_AUTHORIZATION_FAILED
+                refused[(key, p.partition_index)] = GROUP_AUTHORIZATION_FAILED
             elif moved is not None:
-                refused[(t.name, p.partition_index)] = moved
+                refused[(key, p.partition_index)] = moved
+            elif name is None:
+                refused[(key, p.partition_index)] = ErrorCode.UNKNOWN_TOPIC_ID
             elif not topic_allowed:
-                refused[(t.name, p.partition_index)] = TOPIC_AUTHORIZATION_FAILED
-            elif node.catalog.has_partition(t.name, p.partition_index):
+                refused[(key, p.partition_index)] = TOPIC_AUTHORIZATION_FAILED
+            elif node.catalog.has_partition(name, p.partition_index):
                 parts.append(
                     PartitionCommit(
                         p.partition_index,
@@ -280,9 +307,9 @@ def offset_commit(
                     )
                 )
             else:
-                refused[(t.name, p.partition_index)] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-        if parts:
-            known.append(TopicCommit(t.name, parts))
+                refused[(key, p.partition_index)] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        if parts and name is not None:
+            known.append(TopicCommit(name, parts))
     inp = OffsetCommitInput(
         group_id=body.group_id,
         generation_id=body.generation_id_or_member_epoch
@@ -305,15 +332,16 @@ def offset_commit(
             topics=[
                 OffsetCommitResponseTopic(
                     name=t.name,
+                    topic_id=t.topic_id,
                     partitions=[
                         OffsetCommitResponsePartition(
                             partition_index=p.partition_index,
-                            error_code=errors.get((t.name, p.partition_index), 0),
+                            error_code=errors.get((key, p.partition_index), 0),
                         )
                         for p in t.partitions
                     ],
                 )
-                for t in body.topics
+                for t, key in zip(body.topics, keys, strict=True)
             ]
         )
 
@@ -374,10 +402,37 @@ def offset_fetch(
     node: Node, body: OffsetFetchRequest, version: int, conn: ConnectionContext
 ) -> Outcome[OffsetFetchResponse]:
     if version >= V.OFFSET_FETCH_BATCHED:
+        by_id = version >= V.OFFSET_FETCH_BY_TOPIC_ID
         groups = []
         for g in body.groups:
-            wanted = None if g.topics is None else [(t.name, t.partition_indexes) for t in g.topics]
+            wanted: list[tuple[str, list[int]]] | None = None
+            unknown = []  # v10+: topic ids this node does not know
+            for t in g.topics or []:
+                key = _topic_key(node, t.name, t.topic_id, by_id)
+                if key.startswith(UNKNOWN_ID):
+                    unknown.append(t)
+                else:
+                    wanted = (wanted or []) + [(key, t.partition_indexes)]
+            if g.topics is not None and wanted is None:
+                wanted = []
             r = _fetch_group(node, conn, g.group_id, wanted, version, body.require_stable)
+            unknown_answers = [
+                OffsetFetchResponseTopics(
+                    name=t.name,
+                    topic_id=t.topic_id,
+                    partitions=[
+                        OffsetFetchResponsePartitions(
+                            partition_index=p,
+                            committed_offset=-1,
+                            committed_leader_epoch=-1,
+                            metadata="",
+                            error_code=ErrorCode.UNKNOWN_TOPIC_ID,
+                        )
+                        for p in t.partition_indexes
+                    ],
+                )
+                for t in (unknown if r.error_code == ErrorCode.NONE else [])
+            ]
             groups.append(
                 OffsetFetchResponseGroup(
                     group_id=g.group_id,
@@ -385,6 +440,7 @@ def offset_fetch(
                     topics=[
                         OffsetFetchResponseTopics(
                             name=t.topic,
+                            topic_id=topic_id_for(t.topic),
                             partitions=[
                                 OffsetFetchResponsePartitions(
                                     partition_index=p.partition,
@@ -397,7 +453,8 @@ def offset_fetch(
                             ],
                         )
                         for t in r.topics
-                    ],
+                    ]
+                    + unknown_answers,
                 )
             )
         return Outcome(OffsetFetchResponse(groups=groups))

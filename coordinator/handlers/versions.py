@@ -28,11 +28,13 @@ LEAVE_GROUP_BATCHED = 3  # several members, each with its own error
 # OffsetCommit
 OFFSET_COMMIT_MEMBER = 1  # generation and member id
 OFFSET_COMMIT_RETENTION = range(2, 5)  # retention_time_ms exists in v2-v4 only
+OFFSET_COMMIT_BY_TOPIC_ID = 10  # topics by id only (KIP-848's OffsetCommit v10)
 
 # OffsetFetch
 OFFSET_FETCH_TOP_LEVEL_ERROR = 2  # v0-1 put a group error in every partition
 OFFSET_FETCH_BATCHED = 8  # several groups per request
 OFFSET_FETCH_REQUIRE_STABLE = 7  # KIP-447: pending commits are UNSTABLE_OFFSET_COMMIT
+OFFSET_FETCH_BY_TOPIC_ID = 10  # topics by id only
 
 # DescribeGroups
 DESCRIBE_GROUPS_AUTHORIZED_OPERATIONS = 3

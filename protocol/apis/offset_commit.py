@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 
 from ..schema import Struct, array, f, message
@@ -19,10 +20,11 @@ class OffsetCommitRequestPartition(Struct):
 @dataclass(slots=True, kw_only=True)
 class OffsetCommitRequestTopic(Struct):
     name: str = f("string", "0-9", ignorable=True)
+    topic_id: uuid.UUID = f("uuid", "10+", ignorable=True)
     partitions: list[OffsetCommitRequestPartition] = f(array(OffsetCommitRequestPartition))
 
 
-@message(api_key=8, valid="0-9", flexible="8+")
+@message(api_key=8, valid="0-10", flexible="8+")
 @dataclass(slots=True, kw_only=True)
 class OffsetCommitRequest(Struct):
     group_id: str = f("string")
@@ -42,10 +44,11 @@ class OffsetCommitResponsePartition(Struct):
 @dataclass(slots=True, kw_only=True)
 class OffsetCommitResponseTopic(Struct):
     name: str = f("string", "0-9", ignorable=True)
+    topic_id: uuid.UUID = f("uuid", "10+", ignorable=True)
     partitions: list[OffsetCommitResponsePartition] = f(array(OffsetCommitResponsePartition))
 
 
-@message(api_key=8, valid="0-9", flexible="8+")
+@message(api_key=8, valid="0-10", flexible="8+")
 @dataclass(slots=True, kw_only=True)
 class OffsetCommitResponse(Struct):
     throttle_time_ms: int = f("int32", "3+", ignorable=True)

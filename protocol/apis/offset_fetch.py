@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 
 from ..schema import Struct, array, f, message
@@ -16,6 +17,7 @@ class OffsetFetchRequestTopic(Struct):
 @dataclass(slots=True, kw_only=True)
 class OffsetFetchRequestTopics(Struct):
     name: str = f("string", "8-9", ignorable=True)
+    topic_id: uuid.UUID = f("uuid", "10+", ignorable=True)
     partition_indexes: list[int] = f(array("int32"), "8+")
 
 
@@ -31,7 +33,7 @@ class OffsetFetchRequestGroup(Struct):
     )
 
 
-@message(api_key=9, valid="0-9", flexible="6+")
+@message(api_key=9, valid="0-10", flexible="6+")
 @dataclass(slots=True, kw_only=True)
 class OffsetFetchRequest(Struct):
     group_id: str = f("string", "0-7")
@@ -71,6 +73,7 @@ class OffsetFetchResponsePartitions(Struct):
 @dataclass(slots=True, kw_only=True)
 class OffsetFetchResponseTopics(Struct):
     name: str = f("string", "8-9", ignorable=True)
+    topic_id: uuid.UUID = f("uuid", "10+", ignorable=True)
     partitions: list[OffsetFetchResponsePartitions] = f(array(OffsetFetchResponsePartitions), "8+")
 
 
@@ -81,7 +84,7 @@ class OffsetFetchResponseGroup(Struct):
     error_code: int = f("int16", "8+")
 
 
-@message(api_key=9, valid="0-9", flexible="6+")
+@message(api_key=9, valid="0-10", flexible="6+")
 @dataclass(slots=True, kw_only=True)
 class OffsetFetchResponse(Struct):
     throttle_time_ms: int = f("int32", "3+", ignorable=True)

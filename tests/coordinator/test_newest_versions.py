@@ -3,6 +3,8 @@ client that speaks them."""
 
 from __future__ import annotations
 
+import uuid
+
 from protocol.apis.describe_groups import DescribeGroupsRequest, DescribeGroupsResponse
 from protocol.apis.list_offsets import (
     ListOffsetsPartition,
@@ -11,6 +13,18 @@ from protocol.apis.list_offsets import (
     ListOffsetsTopic,
 )
 from protocol.apis.metadata import MetadataRequest, MetadataResponse
+from protocol.apis.offset_commit import (
+    OffsetCommitRequest,
+    OffsetCommitRequestPartition,
+    OffsetCommitRequestTopic,
+    OffsetCommitResponse,
+)
+from protocol.apis.offset_fetch import (
+    OffsetFetchRequest,
+    OffsetFetchRequestGroup,
+    OffsetFetchRequestTopics,
+    OffsetFetchResponse,
+)
 from protocol.errors import ErrorCode
 
 from .pipeline import Answer, Pipeline
@@ -50,3 +64,48 @@ def test_metadata_v13_and_list_offsets_v10_answer_as_before():
     assert isinstance(offsets, ListOffsetsResponse)
     answer = offsets.topics[0].partitions[0]
     assert (answer.error_code, answer.offset) == (ErrorCode.NONE, 0)
+
+
+def test_offsets_committed_and_fetched_by_topic_id_at_v10():
+    p = Pipeline()
+    orders = p.node.catalog.create("orders", 2)
+    stranger = uuid.uuid4()
+    commit = OffsetCommitRequest(
+        group_id="g",
+        generation_id_or_member_epoch=-1,
+        member_id="",
+        topics=[
+            OffsetCommitRequestTopic(
+                topic_id=orders.topic_id,
+                partitions=[OffsetCommitRequestPartition(partition_index=1, committed_offset=7)],
+            ),
+            OffsetCommitRequestTopic(
+                topic_id=stranger,
+                partitions=[OffsetCommitRequestPartition(partition_index=0, committed_offset=1)],
+            ),
+        ],
+    )
+    committed = ask(p, commit, 10)
+    assert isinstance(committed, OffsetCommitResponse)
+    assert [(t.topic_id, t.partitions[0].error_code) for t in committed.topics] == [
+        (orders.topic_id, ErrorCode.NONE),
+        (stranger, ErrorCode.UNKNOWN_TOPIC_ID),
+    ]
+    asked = [
+        OffsetFetchRequestTopics(topic_id=orders.topic_id, partition_indexes=[1]),
+        OffsetFetchRequestTopics(topic_id=stranger, partition_indexes=[0]),
+    ]
+    for topics in (asked, None):  # named topics, then all of them
+        request = OffsetFetchRequest(
+            groups=[OffsetFetchRequestGroup(group_id="g", topics=topics)], require_stable=True
+        )
+        fetched = ask(p, request, 10)
+        assert isinstance(fetched, OffsetFetchResponse)
+        got = {
+            (t.topic_id, q.partition_index): (q.committed_offset, q.error_code)
+            for t in fetched.groups[0].topics
+            for q in t.partitions
+        }
+        assert got[(orders.topic_id, 1)] == (7, ErrorCode.NONE)
+        if topics is not None:
+            assert got[(stranger, 0)] == (-1, ErrorCode.UNKNOWN_TOPIC_ID)
