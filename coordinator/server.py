@@ -27,6 +27,7 @@ from .config import Settings
 from .connection import ConnectionProtocol, RawSaslToken, SendNow
 from .connection_context import ConnectionContext
 from .errors import StartupError
+from .handlers.outcome import CloseConnection
 from .limits import ConnectionGuard
 from .observability import Observability
 from .runtime import Runtime
@@ -227,6 +228,10 @@ class KafkaConnection(asyncio.Protocol):
     def _dispatch(self, request: Request) -> None:
         try:
             reply = self.runtime.handle(request, self.ctx)
+        except CloseConnection as why:
+            log.info("closing connection", peer=self.ctx.client_host, reason=str(why))
+            self.close()
+            return
         except Exception:
             log.exception("request failed", api=request.api.name, version=request.version)
             self.close()
