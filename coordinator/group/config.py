@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from .consumer.config import ConsumerGroupConfig
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,3 +19,5 @@ class GroupConfig:
     max_groups: int = 1_000_000  # groups this node holds; a new one beyond is refused
     max_pending_members: int = 10_000  # KIP-394 ids handed out but not yet joined, per group
     max_member_metadata_bytes: int = 1 << 20  # a member's protocol metadata, all protocols
+    #: KIP-848 consumer groups (group.consumer.*).
+    consumer: ConsumerGroupConfig = field(default_factory=ConsumerGroupConfig)

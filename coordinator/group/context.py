@@ -16,6 +16,7 @@ from protocol.errors import ErrorCode
 
 from . import events
 from .config import GroupConfig
+from .consumer.group import ConsumerGroup
 from .deadlines import Armed, Deadlines, TimerKind, join_key, sync_key
 from .effects import Effects
 from .events import GroupEvent
@@ -23,6 +24,11 @@ from .group import ClassicGroup
 from .member import Member
 from .records import GroupDeletedRecord, GroupMetadataRecord, MemberRecord
 from .states import GroupState
+
+
+def no_topics(name: str) -> int:
+    """A topic lookup that knows no topics (a coordinator without a catalog)."""
+    return 0
 
 
 def default_member_id(prefix: str) -> str:
@@ -47,6 +53,10 @@ class Shard:
     unstored: dict[str, list[GroupMetadataRecord]] = field(default_factory=dict)
     held: dict[str, list[Any]] = field(default_factory=dict)
     deleting: dict[str, tuple[GroupDeletedRecord, ClassicGroup]] = field(default_factory=dict)
+    #: KIP-848 consumer groups (consumer/), beside the classic ones: one namespace of ids.
+    consumer_groups: dict[str, ConsumerGroup] = field(default_factory=dict)
+    #: A topic's partition count (0: no such topic), for consumer groups' assignments.
+    topic_partitions: Callable[[str], int] = no_topics
 
 
 class Context:

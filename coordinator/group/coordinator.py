@@ -28,9 +28,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Generic, TypeVar
 
+from protocol.errors import ErrorCode
+
 from . import admin, durability, join, lifecycle, membership, offsets, sync
 from .config import GroupConfig
-from .context import Context, Shard, default_member_id
+from .consumer import admin as consumer_admin
+from .consumer import heartbeat as consumer_heartbeat
+from .consumer import offsets as consumer_offsets
+from .consumer.group import ConsumerGroup
+from .consumer.requests import ConsumerHeartbeatInput
+from .context import Context, Shard, default_member_id, no_topics
 from .deadlines import TimerKind
 from .effects import Effects
 from .group import ClassicGroup
@@ -46,7 +53,9 @@ from .requests import (
 from .results import (
     DeleteGroupsResult,
     DescribedGroup,
+    GroupError,
     GroupStats,
+    JoinGroupResult,
     ListedGroup,
     OffsetDeleteResult,
     OffsetFetchResult,
@@ -59,11 +68,17 @@ class GroupCoordinator(Generic[T]):
     """Generic over the caller's request token ``T``: replies come back with it."""
 
     def __init__(
-        self, config: GroupConfig, new_member_id: Callable[[str], str] | None = None
+        self,
+        config: GroupConfig,
+        new_member_id: Callable[[str], str] | None = None,
+        topic_partitions: Callable[[str], int] = no_topics,
     ) -> None:
         """``new_member_id(prefix)`` makes member ids; the prefix is the client id of a
-        dynamic member or the instance id of a static one. Ids must be unique."""
+        dynamic member or the instance id of a static one. Ids must be unique.
+        ``topic_partitions(name)`` is a topic's partition count (0: no such topic), which
+        consumer groups' server-side assignments read."""
         self._shard = Shard(config, new_member_id or default_member_id)
+        self._shard.topic_partitions = topic_partitions
 
     @property
     def config(self) -> GroupConfig:
@@ -73,6 +88,11 @@ class GroupCoordinator(Generic[T]):
     def groups(self) -> Mapping[str, ClassicGroup]:
         """The live groups, for inspection (tests, metrics). Do not mutate."""
         return self._shard.groups
+
+    @property
+    def consumer_groups(self) -> Mapping[str, ConsumerGroup]:
+        """The live KIP-848 consumer groups, for inspection. Do not mutate."""
+        return self._shard.consumer_groups
 
     def timer_deadline(self, key: str) -> int | None:
         """When ``key`` is armed to fire, or None."""
@@ -91,6 +111,19 @@ class GroupCoordinator(Generic[T]):
 
     def join_group(self, token: T, req: JoinGroupInput, now_ms: int) -> Effects[T]:
         ctx = self._context(now_ms)
+        consumer = self._shard.consumer_groups.get(req.group_id)
+        if consumer is not None and consumer.members:
+            # Kafka hands this to its classic-to-consumer migration, which is not served:
+            # the member's protocols are not supported by the group.
+            error = ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+            ctx.reply(token, JoinGroupResult(error, member_id=req.member_id))
+            return self._done(ctx)
+        if consumer is not None:
+            # An empty consumer group becomes a classic group; its offsets stay.
+            del self._shard.consumer_groups[req.group_id]
+            holder = self._shard.groups.get(req.group_id)
+            if holder is not None:
+                holder.subscribed_topics = None
         join.join_group(ctx, token, req)
         return self._done(ctx)
 
@@ -113,7 +146,11 @@ class GroupCoordinator(Generic[T]):
 
     def commit_offsets(self, token: T, req: OffsetCommitInput, now_ms: int) -> Effects[T]:
         ctx = self._context(now_ms)
-        offsets.commit_offsets(ctx, token, req)
+        consumer = self._shard.consumer_groups.get(req.group_id)
+        if consumer is not None:
+            consumer_offsets.commit(ctx, consumer, token, req)
+        else:
+            offsets.commit_offsets(ctx, token, req)
         return self._done(ctx)
 
     def fetch_offsets(
@@ -122,21 +159,65 @@ class GroupCoordinator(Generic[T]):
         topics: list[tuple[str, list[int]]] | None,
         now_ms: int,
         require_stable: bool = False,
+        member_id: str | None = None,
+        member_epoch: int = -1,
     ) -> OffsetFetchResult:
         """Stored offsets only; ``require_stable``: partitions with a commit in flight are
-        UNSTABLE_OFFSET_COMMIT."""
+        UNSTABLE_OFFSET_COMMIT. A consumer group checks the member (OffsetFetch v9+)."""
+        consumer = self._shard.consumer_groups.get(group_id)
+        if consumer is not None:
+            error = consumer_offsets.validate_fetch(consumer, member_id, member_epoch)
+            if error:
+                return consumer_offsets.refused_fetch(error)
         return offsets.fetch_offsets(self._shard.groups, group_id, topics, require_stable)
 
     def describe_groups(self, group_ids: list[str]) -> list[DescribedGroup]:
-        return [admin.describe_group(self._shard, group_id) for group_id in group_ids]
+        """Classic groups; a consumer group is not one (described as Dead, as unknown)."""
+        consumer = self._shard.consumer_groups
+        return [
+            admin.describe_group(self._shard, group_id)
+            if group_id not in consumer
+            else DescribedGroup(0, group_id, "Dead", "", "", [])
+            for group_id in group_ids
+        ]
 
     def list_groups(self, states_filter: list[str], types_filter: list[str]) -> list[ListedGroup]:
-        return admin.list_groups(self._shard.groups, states_filter, types_filter)
+        consumer = self._shard.consumer_groups
+        # A consumer group's offsets sit on a classic group of its id: listed as consumer.
+        classic = {k: g for k, g in self._shard.groups.items() if k not in consumer}
+        return admin.list_groups(classic, states_filter, types_filter) + (
+            consumer_admin.list_groups(consumer, states_filter, types_filter)
+        )
 
     def delete_groups(self, token: T, group_ids: list[str], now_ms: int) -> Effects[T]:
         """Answers ``token`` with a ``DeleteGroupsResult``."""
         ctx = self._context(now_ms)
-        ctx.reply(token, DeleteGroupsResult(admin.delete_groups(ctx, group_ids)))
+        consumer = self._shard.consumer_groups
+        answered: dict[str, GroupError] = {}
+        for group_id in group_ids:
+            g = consumer.get(group_id)
+            if g is None:
+                continue
+            refused = consumer_admin.deletable(g)
+            if refused is not None:
+                answered[group_id] = refused
+                continue
+            del consumer[group_id]
+            if group_id not in self._shard.groups:  # no offsets were ever committed
+                answered[group_id] = GroupError(group_id, ErrorCode.NONE)
+        classic = admin.delete_groups(ctx, [g for g in group_ids if g not in answered])
+        by_id = {e.group_id: e for e in classic} | answered
+        ctx.reply(token, DeleteGroupsResult([by_id[g] for g in group_ids]))
+        return self._done(ctx)
+
+    # -- KIP-848 consumer groups -------------------------------------------------------------
+
+    def consumer_group_heartbeat(
+        self, token: T, req: ConsumerHeartbeatInput, now_ms: int
+    ) -> Effects[T]:
+        """Answers ``token`` with a ``ConsumerHeartbeatResult``, at once."""
+        ctx = self._context(now_ms)
+        consumer_heartbeat.heartbeat(ctx, token, req)
         return self._done(ctx)
 
     def delete_offsets(
@@ -155,6 +236,9 @@ class GroupCoordinator(Generic[T]):
         armed = self._shard.deadlines.take_due(key, now_ms)
         if armed is None:
             return ctx.out  # cancelled, rescheduled later, or not due yet
+        if armed.kind in (TimerKind.CONSUMER_SESSION, TimerKind.CONSUMER_REBALANCE):
+            consumer_heartbeat.timer_fired(ctx, armed)
+            return self._done(ctx)
         g = self._shard.groups.get(armed.group_id)
         if g is None:
             return self._done(ctx)
@@ -169,6 +253,11 @@ class GroupCoordinator(Generic[T]):
     def expire_offsets(self, now_ms: int, retention_ms: int) -> Effects[T]:
         ctx = self._context(now_ms)
         offsets.expire_offsets(ctx, retention_ms)
+        # Empty consumer groups without offsets go too (Kafka's group metadata cleanup).
+        consumer = self._shard.consumer_groups
+        for group_id in [k for k, g in consumer.items() if not g.members]:
+            if group_id not in self._shard.groups:
+                del consumer[group_id]
         return self._done(ctx)
 
     # -- the store -------------------------------------------------------------------------
@@ -199,6 +288,8 @@ class GroupCoordinator(Generic[T]):
         known = {*shard.groups, *shard.unstored, *shard.durable, *shard.held, *shard.deleting}
         ctx = self._context(now_ms)
         durability.unload(ctx, sorted(g for g in known if belongs(g)))
+        for group_id in [g for g in shard.consumer_groups if belongs(g)]:
+            consumer_heartbeat.drop(ctx, shard.consumer_groups.pop(group_id))
         return self._done(ctx)
 
     def checkpoint(self, now_ms: int) -> Effects[T]:

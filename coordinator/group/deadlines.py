@@ -8,6 +8,9 @@ Keys (one timer per key; scheduling a key again replaces its deadline):
   the JoinGroup that created them (as in Kafka).
 * ``join/<group>`` - the join phase: the initial-rebalance delay or the rebalance timeout.
 * ``sync/<group>`` - waiting for every member's SyncGroup after a join phase completed.
+* ``consumer-session/<group>/<member>`` - a KIP-848 member's session (consumer/).
+* ``consumer-rebalance/<group>/<member>`` - a KIP-848 member revoking partitions: armed
+  for the member epoch it must leave (its rebalance timeout).
 
 Ids are escaped (``%`` -> ``%25``, ``/`` -> ``%2F``) so that different (group, member) pairs
 never share a key. Keys are never parsed back: every armed key maps to what it was armed
@@ -28,6 +31,8 @@ class TimerKind(Enum):
     HEARTBEAT = "heartbeat"
     JOIN = "join"
     SYNC = "sync"
+    CONSUMER_SESSION = "consumer-session"
+    CONSUMER_REBALANCE = "consumer-rebalance"
 
 
 def _escape(part: str) -> str:
@@ -48,6 +53,14 @@ def sync_key(group_id: str) -> str:
     return f"sync/{_escape(group_id)}"
 
 
+def consumer_session_key(group_id: str, member_id: str) -> str:
+    return f"consumer-session/{_escape(group_id)}/{_escape(member_id)}"
+
+
+def consumer_rebalance_key(group_id: str, member_id: str) -> str:
+    return f"consumer-rebalance/{_escape(group_id)}/{_escape(member_id)}"
+
+
 @dataclass(slots=True)
 class Armed:
     """What a key was armed for."""
@@ -56,7 +69,7 @@ class Armed:
     deadline_ms: int
     group_id: str
     member_id: str = ""
-    generation_id: int = -1  # sync timers: the generation they guard
+    generation_id: int = -1  # sync timers: the generation; consumer rebalance: member epoch
 
 
 class Deadlines:
@@ -75,12 +88,18 @@ class Deadlines:
         out.timers.append(Schedule(key, armed.deadline_ms))
 
     def schedule_heartbeat(
-        self, out: Effects[Any], key: str, group_id: str, member_id: str, deadline_ms: int
+        self,
+        out: Effects[Any],
+        key: str,
+        group_id: str,
+        member_id: str,
+        deadline_ms: int,
+        kind: TimerKind = TimerKind.HEARTBEAT,
     ) -> None:
         # The hot path (every Heartbeat): move the deadline in place.
         armed = self._armed.get(key)
         if armed is None:
-            self._armed[key] = Armed(TimerKind.HEARTBEAT, deadline_ms, group_id, member_id)
+            self._armed[key] = Armed(kind, deadline_ms, group_id, member_id)
         else:
             armed.deadline_ms = deadline_ms
         out.timers.append(Schedule(key, deadline_ms))

@@ -43,7 +43,11 @@ def commit_offsets(ctx: Context, token: object, req: OffsetCommitInput) -> None:
         ]
         ctx.reply(token, OffsetCommitResult(refused))
         return
-    g = ctx.groups[req.group_id]
+    store_commits(ctx, ctx.groups[req.group_id], token, req)
+
+
+def store_commits(ctx: Context, g: ClassicGroup, token: object, req: OffsetCommitInput) -> None:
+    """Accept a validated commit into ``g``: pending until stored (durability.py)."""
     expire = None if req.retention_time_ms == DEFAULT_RETENTION else ctx.now + req.retention_time_ms
     limit = ctx.config.offset_metadata_max_bytes
     results: list[TopicErrors] = []

@@ -1,0 +1,98 @@
+"""A consumer group (KIP-848): epochs, members, target assignment and partition owners."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from enum import Enum
+
+from .member import ConsumerMember, MemberState, Partitions
+
+#: ListGroups v5+ GroupType of these groups.
+CONSUMER = "consumer"
+
+
+class ConsumerGroupState(Enum):
+    EMPTY = "Empty"
+    ASSIGNING = "Assigning"  # the group epoch is ahead of the target assignment's
+    RECONCILING = "Reconciling"  # some member has not reached the target assignment yet
+    STABLE = "Stable"
+    DEAD = "Dead"
+
+
+@dataclass(slots=True, eq=False)
+class ConsumerGroup:
+    group_id: str
+    group_epoch: int = 0
+    #: The epoch of the target assignment (Kafka's targetAssignmentEpoch).
+    assignment_epoch: int = 0
+    members: dict[str, ConsumerMember] = field(default_factory=dict)
+    static_members: dict[str, str] = field(default_factory=dict)  # instance id -> member id
+    #: The target assignment, by member id.
+    target: dict[str, Partitions] = field(default_factory=dict)
+    #: Who owns each partition (assigned or pending revocation) and at which member epoch.
+    owners: dict[tuple[str, int], tuple[str, int]] = field(default_factory=dict)
+    #: Partition counts of the subscribed topics that exist (Kafka's subscription metadata).
+    subscription_metadata: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def state(self) -> ConsumerGroupState:
+        if not self.members:
+            return ConsumerGroupState.EMPTY
+        if self.group_epoch > self.assignment_epoch:
+            return ConsumerGroupState.ASSIGNING
+        for m in self.members.values():
+            if not m.is_reconciled_to(self.assignment_epoch):
+                return ConsumerGroupState.RECONCILING
+        return ConsumerGroupState.STABLE
+
+    def subscribed_topics(self) -> frozenset[str]:
+        return frozenset(t for m in self.members.values() for t in m.subscribed_topic_names)
+
+    def partition_epoch(self, topic: str, partition: int) -> int:
+        """The epoch of the member owning the partition; -1 when nobody does."""
+        owner = self.owners.get((topic, partition))
+        return -1 if owner is None else owner[1]
+
+    def release(self, m: ConsumerMember) -> None:
+        for tp in m.owned_partitions():
+            if self.owners.get(tp, ("",))[0] == m.member_id:
+                del self.owners[tp]
+
+    def claim(self, m: ConsumerMember) -> None:
+        for tp in m.owned_partitions():
+            self.owners[tp] = (m.member_id, m.member_epoch)
+
+    def add(self, m: ConsumerMember) -> None:
+        self.members[m.member_id] = m
+        if m.instance_id is not None:
+            self.static_members[m.instance_id] = m.member_id
+        self.claim(m)
+
+    def remove(self, member_id: str) -> ConsumerMember | None:
+        m = self.members.pop(member_id, None)
+        if m is None:
+            return None
+        self.release(m)
+        self.target.pop(member_id, None)
+        if m.instance_id is not None and self.static_members.get(m.instance_id) == member_id:
+            del self.static_members[m.instance_id]
+        return m
+
+    def static_member(self, instance_id: str) -> ConsumerMember | None:
+        member_id = self.static_members.get(instance_id)
+        return None if member_id is None else self.members.get(member_id)
+
+    def preferred_assignor(self, default: str) -> str:
+        """Kafka's computePreferredServerAssignor: the one most members ask for."""
+        counts = Counter(m.server_assignor for m in self.members.values() if m.server_assignor)
+        if not counts:
+            return default
+        return max(sorted(counts), key=lambda name: counts[name])
+
+    def unreconciled(self) -> int:
+        return sum(
+            1
+            for m in self.members.values()
+            if m.state is not MemberState.STABLE or m.member_epoch != self.assignment_epoch
+        )

@@ -1,0 +1,492 @@
+"""ConsumerGroupHeartbeat (KIP-848): join, heartbeat, leave, and the member timers.
+
+One heartbeat does, in order (Kafka's GroupMetadataManager.consumerGroupHeartbeat):
+
+1. validate the request, find or create the group and the member, check its epoch;
+2. apply what the member sent (subscription, assignor, rebalance timeout); a new member, a
+   changed subscription, or a change in the subscribed topics' partitions bumps the
+   group epoch;
+3. when the group epoch is ahead of the target assignment's, compute a new target with the
+   server-side assignor (the one most members ask for; uniform by default);
+4. move the member one step towards its target (``reconcile.py``), arming its rebalance
+   timer while it must revoke partitions;
+5. restart its session timer and answer with its epoch, the heartbeat interval and, when
+   it changed or the request was a full one, its assignment.
+
+Nothing waits: every heartbeat is answered at once. Members of other groups only move
+on their own heartbeats.
+"""
+
+from __future__ import annotations
+
+import base64
+import uuid
+
+from protocol.errors import ErrorCode
+
+from .. import events
+from ..context import Context
+from ..deadlines import Armed, TimerKind, consumer_rebalance_key, consumer_session_key
+from ..events import RebalanceTrigger, RemovalCause
+from ..group import ClassicGroup
+from ..states import EMPTY
+from .config import DEFAULT_ASSIGNOR
+from .group import ConsumerGroup, ConsumerGroupState
+from .member import LEAVE_EPOCH, LEAVE_STATIC_EPOCH, ConsumerMember, Partitions
+from .reconcile import next_step
+from .requests import CLIENT_MEMBER_ID_VERSION, ConsumerHeartbeatInput, ConsumerHeartbeatResult
+from .target import ASSIGNOR_NAMES, compute_target
+
+
+class HeartbeatError(Exception):
+    """A request answered with an error (Kafka's ApiException)."""
+
+    def __init__(self, code: ErrorCode, message: str | None = None) -> None:
+        super().__init__(message or code.name)
+        self.code = code
+        self.message = message
+
+
+def new_member_id() -> str:
+    """Kafka's Uuid.toString(): a random UUID, URL-safe base64 without padding."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+
+
+def heartbeat(ctx: Context, token: object, req: ConsumerHeartbeatInput) -> None:
+    before = _state_of(ctx, req.group_id)
+    try:
+        _validate(ctx, req)
+        if req.member_epoch in (LEAVE_EPOCH, LEAVE_STATIC_EPOCH):
+            result = _leave(ctx, req)
+        else:
+            result = _heartbeat(ctx, req)
+    except HeartbeatError as exc:
+        result = ConsumerHeartbeatResult(exc.code, exc.message)
+    _report_state(ctx, req.group_id, before)
+    ctx.reply(token, result)
+
+
+# -- validation -------------------------------------------------------------------------------
+
+
+def _invalid(message: str) -> HeartbeatError:
+    return HeartbeatError(ErrorCode.INVALID_REQUEST, message)
+
+
+def _validate(ctx: Context, req: ConsumerHeartbeatInput) -> None:
+    epoch = req.member_epoch
+    if not req.member_id and (
+        req.api_version >= CLIENT_MEMBER_ID_VERSION or epoch > 0 or epoch < 0
+    ):
+        raise _invalid("MemberId can't be empty.")
+    if not req.group_id:
+        raise _invalid("GroupId can't be empty.")
+    if req.instance_id == "":
+        raise _invalid("InstanceId can't be empty.")
+    if req.rack_id == "":
+        raise _invalid("RackId can't be empty.")
+    if epoch == 0:
+        if req.rebalance_timeout_ms == -1:
+            raise _invalid("RebalanceTimeoutMs must be provided in first request.")
+        if req.owned is None or any(req.owned.values()):
+            raise _invalid("TopicPartitions must be empty when (re-)joining.")
+        if req.subscribed_topic_names is None and req.subscribed_topic_regex is None:
+            raise _invalid(
+                "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when"
+                " (re-)joining."
+            )
+    elif epoch == LEAVE_STATIC_EPOCH:
+        if req.instance_id is None:
+            raise _invalid("InstanceId can't be null.")
+    elif epoch < LEAVE_STATIC_EPOCH:
+        raise _invalid("MemberEpoch is invalid.")
+    if req.subscribed_topic_regex is not None:
+        raise _invalid("SubscribedTopicRegex is not supported by this coordinator yet.")
+    if req.server_assignor is not None and req.server_assignor not in ASSIGNOR_NAMES:
+        raise HeartbeatError(
+            ErrorCode.UNSUPPORTED_ASSIGNOR,
+            f"ServerAssignor {req.server_assignor} is not supported. Supported assignors: "
+            + ", ".join(ASSIGNOR_NAMES)
+            + ".",
+        )
+
+
+# -- the group and the member -----------------------------------------------------------------
+
+
+def _group(ctx: Context, group_id: str, create: bool) -> ConsumerGroup:
+    groups = ctx.shard.consumer_groups
+    g = groups.get(group_id)
+    if g is not None:
+        return g
+    classic = ctx.groups.get(group_id)
+    if classic is not None and not _convertible(classic):
+        raise HeartbeatError(
+            ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group."
+        )
+    if not create:
+        raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
+    if len(ctx.groups) + len(groups) >= ctx.config.max_groups and classic is None:
+        ctx.limit_reached(
+            group_id, "max_groups", ctx.config.max_groups, ErrorCode.COORDINATOR_NOT_AVAILABLE
+        )
+        raise HeartbeatError(ErrorCode.COORDINATOR_NOT_AVAILABLE)
+    g = ConsumerGroup(group_id)
+    groups[group_id] = g
+    if classic is not None:
+        # An empty classic group becomes a consumer group (Kafka deletes the empty classic
+        # group); its offsets stay where they are stored, on that group.
+        classic.subscribed_topics = frozenset()
+    return g
+
+
+def _convertible(classic: ClassicGroup) -> bool:
+    """An empty classic group may turn into a consumer group (and back): members of one
+    protocol never meet members of the other, as the migration paths are not served."""
+    return classic.state is EMPTY and not classic.members and not classic.pending_join_members
+
+
+def _member(ctx: Context, g: ConsumerGroup, req: ConsumerHeartbeatInput) -> ConsumerMember:
+    joining = req.member_epoch == 0
+    member_id = req.member_id or new_member_id()
+    if req.instance_id is None:
+        m = g.members.get(member_id)
+        if m is None:
+            if not joining:
+                raise _unknown(member_id, g.group_id)
+            _check_room(ctx, g)
+            return ConsumerMember(member_id)
+        _check_epoch(m, req)
+        return m
+    owner = g.static_member(req.instance_id)
+    if joining:
+        if owner is None:
+            m = g.members.get(member_id)
+            if m is not None:
+                return m
+            _check_room(ctx, g)
+            return ConsumerMember(member_id, instance_id=req.instance_id)
+        if owner.member_id == member_id:
+            return owner
+        if owner.member_epoch != LEAVE_STATIC_EPOCH:
+            raise HeartbeatError(
+                ErrorCode.UNRELEASED_INSTANCE_ID,
+                f"Static member {owner.member_id} with instance id {req.instance_id} is not"
+                " released yet.",
+            )
+        return _replace_static(ctx, g, owner, member_id)
+    if owner is None:
+        raise HeartbeatError(
+            ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {req.instance_id} is unknown."
+        )
+    if owner.member_id != member_id:
+        raise HeartbeatError(
+            ErrorCode.FENCED_INSTANCE_ID,
+            f"Static member {member_id} with instance id {req.instance_id} was fenced by"
+            f" member {owner.member_id}.",
+        )
+    _check_epoch(owner, req)
+    return owner
+
+
+def _unknown(member_id: str, group_id: str) -> HeartbeatError:
+    return HeartbeatError(
+        ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}."
+    )
+
+
+def _check_room(ctx: Context, g: ConsumerGroup) -> None:
+    limit = ctx.config.consumer.max_size
+    if len(g.members) >= limit:
+        ctx.limit_reached(
+            g.group_id, "group_consumer_max_size", limit, ErrorCode.GROUP_MAX_SIZE_REACHED
+        )
+        raise HeartbeatError(
+            ErrorCode.GROUP_MAX_SIZE_REACHED,
+            f"The consumer group has reached its maximum capacity of {limit} members.",
+        )
+
+
+def _check_epoch(m: ConsumerMember, req: ConsumerHeartbeatInput) -> None:
+    """Kafka's throwIfConsumerGroupMemberEpochIsInvalid. Epoch 0 is a rejoin (KAFKA-19233):
+    the member keeps what it has. The previous epoch is accepted with a subset of the
+    current assignment: the answer that moved the member on may have been lost."""
+    received = req.member_epoch
+    if received == 0 or received == m.member_epoch:
+        return
+    if received > m.member_epoch:
+        raise _fenced(received, m.member_epoch, "greater")
+    if received != m.previous_member_epoch or not _subset(req.owned, m.assigned):
+        raise _fenced(received, m.member_epoch, "smaller")
+
+
+def _fenced(received: int, known: int, which: str) -> HeartbeatError:
+    return HeartbeatError(
+        ErrorCode.FENCED_MEMBER_EPOCH,
+        f"The consumer group member has a {which} member epoch ({received}) than the one"
+        f" known by the group coordinator ({known}). The member must abandon all its"
+        " partitions and rejoin.",
+    )
+
+
+def _subset(owned: Partitions | None, assigned: Partitions) -> bool:
+    if owned is None:
+        return False
+    return all(parts <= assigned.get(topic, frozenset()) for topic, parts in owned.items())
+
+
+def _replace_static(
+    ctx: Context, g: ConsumerGroup, old: ConsumerMember, member_id: str
+) -> ConsumerMember:
+    """A static member back after leaving with epoch -2: a new member id takes over the
+    instance, its assignment and its target, from epoch 0."""
+    target = g.target.get(old.member_id, {})
+    g.remove(old.member_id)
+    _cancel_timers(ctx, g.group_id, old.member_id)
+    m = ConsumerMember(
+        member_id,
+        instance_id=old.instance_id,
+        rack_id=old.rack_id,
+        rebalance_timeout_ms=old.rebalance_timeout_ms,
+        subscribed_topic_names=old.subscribed_topic_names,
+        server_assignor=old.server_assignor,
+        state=old.state,
+        assigned=dict(old.assigned),
+    )
+    g.target[member_id] = target
+    g.add(m)
+    return m
+
+
+# -- the heartbeat ----------------------------------------------------------------------------
+
+
+def _heartbeat(ctx: Context, req: ConsumerHeartbeatInput) -> ConsumerHeartbeatResult:
+    g = _group(ctx, req.group_id, create=req.member_epoch == 0)
+    m = _member(ctx, g, req)
+    is_new = m.member_id not in g.members
+    before_assigned = dict(m.assigned)
+    names = req.subscribed_topic_names
+    subscription_changed = names is not None and tuple(names) != m.subscribed_topic_names
+    if req.rack_id is not None:
+        m.rack_id = req.rack_id
+    if req.rebalance_timeout_ms != -1:
+        m.rebalance_timeout_ms = req.rebalance_timeout_ms
+    if req.server_assignor is not None:
+        m.server_assignor = req.server_assignor
+    if names is not None:
+        m.subscribed_topic_names = tuple(names)
+    m.client_id, m.client_host = req.client_id, req.client_host
+    if is_new:
+        g.add(m)
+        ctx.event(
+            events.MemberJoined(
+                g.group_id,
+                m.member_id,
+                m.instance_id,
+                m.client_id,
+                m.client_host,
+                [m.server_assignor or ""],
+            )
+        )
+    reason = (
+        "a new member joined"
+        if is_new
+        else ("a member changed its subscription" if subscription_changed else None)
+    )
+    metadata = _subscription_metadata(ctx, g)
+    if metadata != g.subscription_metadata:
+        g.subscription_metadata = metadata
+        reason = reason or "the subscribed topics' partitions changed"
+    if reason is not None:
+        trigger = RebalanceTrigger.NEW_MEMBER if is_new else RebalanceTrigger.MEMBER_REJOINED
+        _bump(ctx, g, reason, trigger)
+    if g.group_epoch > g.assignment_epoch:
+        _assign(ctx, g)
+    _reconcile(ctx, g, m, req.owned)
+    _schedule_session(ctx, g, m)
+    full = req.member_epoch == 0 or (
+        req.rebalance_timeout_ms != -1 and names is not None and req.owned is not None
+    )
+    return ConsumerHeartbeatResult(
+        ErrorCode.NONE,
+        member_id=m.member_id,
+        member_epoch=m.member_epoch,
+        heartbeat_interval_ms=ctx.config.consumer.heartbeat_interval_ms,
+        assignment=dict(m.assigned) if full or m.assigned != before_assigned else None,
+    )
+
+
+def _subscription_metadata(ctx: Context, g: ConsumerGroup) -> dict[str, int]:
+    counts = {}
+    for topic in sorted(g.subscribed_topics()):
+        partitions = ctx.shard.topic_partitions(topic)
+        if partitions > 0:
+            counts[topic] = partitions
+    return counts
+
+
+def _bump(ctx: Context, g: ConsumerGroup, reason: str, trigger: RebalanceTrigger) -> None:
+    ctx.event(events.RebalanceStarted(g.group_id, g.group_epoch, reason, trigger))
+    g.group_epoch += 1
+    _sync_offsets_holder(ctx, g)
+
+
+def _assign(ctx: Context, g: ConsumerGroup) -> None:
+    assignor = g.preferred_assignor(DEFAULT_ASSIGNOR)
+    g.target = compute_target(g, assignor)
+    g.assignment_epoch = g.group_epoch
+
+
+def _reconcile(ctx: Context, g: ConsumerGroup, m: ConsumerMember, owned: Partitions | None) -> None:
+    if m.is_reconciled_to(g.assignment_epoch):
+        return
+    target = g.target.get(m.member_id, {})
+    step = next_step(m, g.assignment_epoch, target, owned, g.partition_epoch)
+    if step is None:
+        return
+    g.release(m)
+    if step.member_epoch != m.member_epoch:
+        m.previous_member_epoch = m.member_epoch
+        m.member_epoch = step.member_epoch
+    m.state, m.assigned, m.pending_revocation = step.state, step.assigned, step.pending_revocation
+    g.claim(m)
+    key = consumer_rebalance_key(g.group_id, m.member_id)
+    if step.pending_revocation:
+        armed = Armed(
+            TimerKind.CONSUMER_REBALANCE,
+            ctx.now + max(m.rebalance_timeout_ms, 0),
+            g.group_id,
+            m.member_id,
+            m.member_epoch,
+        )
+        ctx.deadlines.schedule(ctx.out, key, armed)
+    else:
+        ctx.cancel(key)
+
+
+def _schedule_session(ctx: Context, g: ConsumerGroup, m: ConsumerMember) -> None:
+    ctx.deadlines.schedule_heartbeat(
+        ctx.out,
+        consumer_session_key(g.group_id, m.member_id),
+        g.group_id,
+        m.member_id,
+        ctx.now + ctx.config.consumer.session_timeout_ms,
+        TimerKind.CONSUMER_SESSION,
+    )
+
+
+# -- leaving ----------------------------------------------------------------------------------
+
+
+def _leave(ctx: Context, req: ConsumerHeartbeatInput) -> ConsumerHeartbeatResult:
+    g = ctx.shard.consumer_groups.get(req.group_id)
+    if g is None:
+        kind = "Group" if req.group_id in ctx.groups else "Consumer group"
+        suffix = " is not a consumer group." if kind == "Group" else " not found."
+        raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"{kind} {req.group_id}{suffix}")
+    if req.instance_id is None:
+        m = g.members.get(req.member_id)
+        if m is None:
+            raise _unknown(req.member_id, g.group_id)
+    else:
+        owner = g.static_member(req.instance_id)
+        if owner is None:
+            raise HeartbeatError(
+                ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {req.instance_id} is unknown."
+            )
+        if owner.member_id != req.member_id:
+            raise HeartbeatError(
+                ErrorCode.FENCED_INSTANCE_ID,
+                f"Static member {req.member_id} with instance id {req.instance_id} was"
+                f" fenced by member {owner.member_id}.",
+            )
+        m = owner
+        if req.member_epoch == LEAVE_STATIC_EPOCH:
+            # Gone for a while: it keeps its assignment (not its revocations) and comes back
+            # within its session under a new member id.
+            g.release(m)
+            m.member_epoch = LEAVE_STATIC_EPOCH
+            m.pending_revocation = {}
+            g.claim(m)
+            return ConsumerHeartbeatResult(
+                ErrorCode.NONE, member_id=m.member_id, member_epoch=LEAVE_STATIC_EPOCH
+            )
+    fence(ctx, g, m, "the member left the group", RemovalCause.LEFT)
+    return ConsumerHeartbeatResult(ErrorCode.NONE, member_id=m.member_id, member_epoch=LEAVE_EPOCH)
+
+
+def fence(
+    ctx: Context, g: ConsumerGroup, m: ConsumerMember, reason: str, cause: RemovalCause
+) -> None:
+    """Remove the member and bump the group epoch: the next heartbeat of any member
+    computes a new target assignment without it."""
+    g.remove(m.member_id)
+    _cancel_timers(ctx, g.group_id, m.member_id)
+    ctx.event(events.MemberRemoved(g.group_id, m.member_id, m.instance_id, reason, cause))
+    trigger = (
+        RebalanceTrigger.MEMBER_LEFT
+        if cause is RemovalCause.LEFT
+        else (RebalanceTrigger.MEMBER_EXPIRED)
+    )
+    g.subscription_metadata = _subscription_metadata(ctx, g)
+    _bump(ctx, g, f"member {m.member_id} removed: {reason}", trigger)
+
+
+def _cancel_timers(ctx: Context, group_id: str, member_id: str) -> None:
+    ctx.cancel(consumer_session_key(group_id, member_id))
+    ctx.cancel(consumer_rebalance_key(group_id, member_id))
+
+
+# -- timers -----------------------------------------------------------------------------------
+
+
+def timer_fired(ctx: Context, armed: Armed) -> None:
+    g = ctx.shard.consumer_groups.get(armed.group_id)
+    m = None if g is None else g.members.get(armed.member_id)
+    if g is None or m is None:
+        return
+    before = g.state
+    if armed.kind is TimerKind.CONSUMER_SESSION:
+        fence(ctx, g, m, "its session expired", RemovalCause.SESSION_TIMEOUT)
+    elif m.member_epoch == armed.generation_id:
+        fence(
+            ctx,
+            g,
+            m,
+            f"it did not revoke its partitions within {m.rebalance_timeout_ms} ms",
+            RemovalCause.REBALANCE_TIMEOUT,
+        )
+    _report_state(ctx, g.group_id, before)
+
+
+# -- shared with classic groups ---------------------------------------------------------------
+
+
+def _sync_offsets_holder(ctx: Context, g: ConsumerGroup) -> None:
+    """Offsets of a consumer group live on an empty classic group of the same id (made on
+    the first commit): it must know the subscribed topics, whose offsets never expire and
+    cannot be deleted while the group subscribes to them."""
+    holder = ctx.groups.get(g.group_id)
+    if holder is not None:
+        holder.subscribed_topics = g.subscribed_topics()
+
+
+def _state_of(ctx: Context, group_id: str) -> ConsumerGroupState | None:
+    g = ctx.shard.consumer_groups.get(group_id)
+    return None if g is None else g.state
+
+
+def _report_state(ctx: Context, group_id: str, before: ConsumerGroupState | None) -> None:
+    g = ctx.shard.consumer_groups.get(group_id)
+    after = None if g is None else g.state
+    if after is not None and after != before:
+        old = before.value if before is not None else ConsumerGroupState.EMPTY.value
+        if old != after.value:
+            ctx.event(events.StateChanged(group_id, old, after.value))
+
+
+def drop(ctx: Context, g: ConsumerGroup) -> None:
+    """The group is no longer this node's (unloaded): its timers stop."""
+    for member_id in g.members:
+        _cancel_timers(ctx, g.group_id, member_id)

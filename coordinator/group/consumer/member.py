@@ -1,0 +1,51 @@
+"""A member of a consumer group (KIP-848) and its reconciliation state."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+#: Partitions by topic name.
+Partitions = dict[str, frozenset[int]]
+
+#: MemberEpoch -1 leaves the group; -2 is a static member leaving for a while.
+LEAVE_EPOCH = -1
+LEAVE_STATIC_EPOCH = -2
+
+
+class MemberState(Enum):
+    """Kafka's MemberState: where the member is in reaching its target assignment."""
+
+    STABLE = "stable"  # owns its current assignment; waits for a newer target
+    UNREVOKED_PARTITIONS = "unrevoked_partitions"  # must revoke partitions before it moves on
+    UNRELEASED_PARTITIONS = "unreleased_partitions"  # waits for others to release partitions
+
+
+@dataclass(slots=True, eq=False)
+class ConsumerMember:
+    member_id: str
+    instance_id: str | None = None
+    rack_id: str | None = None
+    client_id: str = ""
+    client_host: str = ""
+    rebalance_timeout_ms: int = -1
+    subscribed_topic_names: tuple[str, ...] = ()
+    server_assignor: str | None = None
+    state: MemberState = MemberState.STABLE
+    member_epoch: int = 0
+    previous_member_epoch: int = 0
+    #: What the member owns (as far as the coordinator lets it) and what it must give back.
+    assigned: Partitions = field(default_factory=dict)
+    pending_revocation: Partitions = field(default_factory=dict)
+
+    def is_reconciled_to(self, target_epoch: int) -> bool:
+        return self.state is MemberState.STABLE and self.member_epoch == target_epoch
+
+    def owned_partitions(self) -> list[tuple[str, int]]:
+        """Partitions the coordinator counts as this member's: assigned or being revoked."""
+        return [
+            (topic, p)
+            for source in (self.assigned, self.pending_revocation)
+            for topic, parts in source.items()
+            for p in parts
+        ]

@@ -1,0 +1,134 @@
+"""Consumer groups beside classic groups: one namespace of ids, offsets with member epochs,
+ListGroups and DeleteGroups."""
+
+from __future__ import annotations
+
+from coordinator.group.consumer.requests import ConsumerHeartbeatInput
+from protocol.errors import ErrorCode
+
+from .harness import ConsumerHarness
+
+OFFSET = {("orders", 0): 42}
+
+
+def test_a_member_commits_at_its_epoch_and_the_offsets_are_fetched() -> None:
+    h = ConsumerHarness()
+    a = h.member("a")
+    a.join()
+    assert h.commit(OFFSET, member_id="a", generation=1, version=9) == {("orders", 0): 0}
+    fetched = h.co.fetch_offsets("group", [("orders", [0])], h.now, member_id="a", member_epoch=1)
+    assert fetched.error_code == 0
+    assert fetched.topics[0].partitions[0].offset == 42
+    # Without a member (an admin client, a fresh consumer's first fetch) too.
+    assert h.co.fetch_offsets("group", None, h.now).topics[0].partitions[0].offset == 42
+
+
+def test_commits_and_fetches_check_the_member_and_its_epoch() -> None:
+    h = ConsumerHarness()
+    a, b = h.member("a"), h.member("b")
+    a.join()
+    b.join()
+    stale = ErrorCode.STALE_MEMBER_EPOCH
+    assert h.commit(OFFSET, member_id="a", generation=0, version=9) == {("orders", 0): stale}
+    unknown = ErrorCode.UNKNOWN_MEMBER_ID
+    assert h.commit(OFFSET, member_id="z", generation=1, version=9) == {("orders", 0): unknown}
+    assert h.commit(OFFSET, generation=-1, version=9) == {("orders", 0): unknown}
+    old = ErrorCode.UNSUPPORTED_VERSION
+    assert h.commit(OFFSET, member_id="a", generation=1, version=8) == {("orders", 0): old}
+    fetched = h.co.fetch_offsets("group", None, h.now, member_id="a", member_epoch=7)
+    assert fetched.error_code == stale
+    fetched = h.co.fetch_offsets("group", None, h.now, member_id="z", member_epoch=1)
+    assert fetched.error_code == unknown
+
+
+def test_an_empty_consumer_group_takes_commits_without_a_member() -> None:
+    h = ConsumerHarness()
+    a = h.member("a")
+    a.join()
+    a.leave()
+    assert h.commit(OFFSET, generation=-1, version=9) == {("orders", 0): 0}
+
+
+def test_a_classic_join_to_a_consumer_group_is_refused_until_it_is_empty() -> None:
+    h = ConsumerHarness()
+    a = h.member("a")
+    a.join()
+    assert h.join_result(h.join()).error_code == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+    h.commit(OFFSET, member_id="a", generation=1, version=9)
+    a.leave()
+    token = h.join()
+    h.advance(h.config.initial_rebalance_delay_ms)
+    assert h.join_result(token).error_code == 0  # the empty group became a classic one
+    assert "group" not in h.co.consumer_groups
+    assert h.co.fetch_offsets("group", None, h.now).topics[0].partitions[0].offset == 42
+
+
+def test_a_consumer_heartbeat_to_a_classic_group_is_group_id_not_found() -> None:
+    h = ConsumerHarness()
+    h.stable_group(2)
+    r = h.member("a").join()
+    assert r.error_code == ErrorCode.GROUP_ID_NOT_FOUND
+    assert r.error_message == "Group group is not a consumer group."
+
+
+def test_an_empty_classic_group_with_offsets_becomes_a_consumer_group() -> None:
+    h = ConsumerHarness()
+    h.commit(OFFSET)  # a simple group, holding offsets only
+    assert h.member("a").join().error_code == 0
+    fetched = h.co.fetch_offsets("group", None, h.now, member_id="a", member_epoch=1)
+    assert fetched.topics[0].partitions[0].offset == 42
+
+
+def test_list_groups_says_consumer_and_filters_by_type_and_state() -> None:
+    h = ConsumerHarness()
+    h.member("a").join()
+    h.commit(OFFSET, member_id="a", generation=1, version=9)
+    listed = h.co.list_groups([], [])
+    assert [(g.group_id, g.group_type, g.protocol_type, g.group_state) for g in listed] == [
+        ("group", "consumer", "consumer", "Stable")
+    ]
+    assert h.co.list_groups([], ["classic"]) == []
+    assert len(h.co.list_groups(["stable"], ["Consumer"])) == 1
+    assert h.co.list_groups(["empty"], []) == []
+
+
+def test_describe_groups_does_not_describe_a_consumer_group() -> None:
+    h = ConsumerHarness()
+    h.member("a").join()
+    assert h.co.describe_groups(["group"])[0].group_state == "Dead"
+
+
+def test_delete_groups_refuses_a_group_with_members_and_deletes_an_empty_one() -> None:
+    h = ConsumerHarness()
+    a = h.member("a")
+    a.join()
+    h.commit(OFFSET, member_id="a", generation=1, version=9)
+    errors, _ = h.delete_groups("group")
+    assert errors[0].error_code == ErrorCode.NON_EMPTY_GROUP
+    a.leave()
+    errors, _ = h.delete_groups("group")
+    assert errors[0].error_code == 0
+    assert "group" not in h.co.consumer_groups
+    assert h.co.fetch_offsets("group", None, h.now).topics == []
+
+
+def test_subscribed_topics_offsets_cannot_be_deleted() -> None:
+    h = ConsumerHarness(topics={"orders": 6, "old": 1})
+    h.member("a").join()
+    h.commit({("orders", 0): 1, ("old", 0): 2}, member_id="a", generation=1, version=9)
+    error, errors, _ = h.delete_offsets([("orders", [0]), ("old", [0])])
+    assert error == 0
+    assert errors == {("orders", 0): ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC, ("old", 0): 0}
+
+
+def test_a_timer_of_a_removed_member_changes_nothing() -> None:
+    h = ConsumerHarness()
+    a = h.member("a")
+    a.join()
+    a.leave()
+    h.advance(60000)
+    assert h.co.consumer_groups["group"].group_epoch == 2
+    assert not h.timers
+    assert h.send(ConsumerHeartbeatInput("group", "a", 1, owned={})).error_code == (
+        ErrorCode.UNKNOWN_MEMBER_ID
+    )
