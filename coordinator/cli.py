@@ -24,6 +24,7 @@ from .analytics.command import analyze
 from .cluster.status import cluster
 from .config import Settings, parse_host_port, parse_topic
 from .conformance.command import conformance
+from .consumer_options import consumer_config_from_options, consumer_group_options
 from .errors import StartupError
 from .group.config import GroupConfig
 from .limits import ConnectionLimits
@@ -179,6 +180,7 @@ def main(ctx: click.Context) -> None:
     type=click.IntRange(min=1),
     help="group.max.size: members per group",
 )
+@consumer_group_options(option)
 @option(
     "--max-groups",
     default=_GROUP.max_groups,
@@ -385,6 +387,7 @@ def settings_from_options(options: dict[str, Any]) -> Settings:
             max_groups=options["max_groups"],
             max_pending_members=options["group_max_pending_members"],
             max_member_metadata_bytes=options["group_max_member_metadata_bytes"],
+            consumer=consumer_config_from_options(options),
         ),
         max_topics=options["max_topics"],
         max_partitions=options["max_partitions"],

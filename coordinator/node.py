@@ -35,7 +35,9 @@ class Node:
         self.settings = settings
         self.clock = clock
         self.catalog = Catalog()
-        self.groups: GroupCoordinator[Pending] = GroupCoordinator(settings.group)
+        self.groups: GroupCoordinator[Pending] = GroupCoordinator(
+            settings.group, topic_partitions=self._partitions_of
+        )
         self.security = Security(settings.security)
         #: Set by the runtime once shutdown starts: long polls are answered at once.
         self.closing = False
@@ -48,6 +50,10 @@ class Node:
 
     def now_ms(self) -> int:
         return self.clock.now_ms()
+
+    def _partitions_of(self, name: str) -> int:
+        topic = self.catalog.get(name)
+        return 0 if topic is None else topic.partitions
 
     def advertised_for(self, conn: ConnectionContext) -> tuple[str, int]:
         """The address of the listener the client connected on (Kafka answers each

@@ -370,6 +370,8 @@ def _fetch_group(
     topics: list[tuple[str, list[int]]] | None,
     version: int,
     require_stable: bool,
+    member_id: str | None = None,
+    member_epoch: int = -1,
 ) -> OffsetFetchResult:
     if not may_group(node.security, conn, Operation.DESCRIBE, group_id):
         # v0-1 carry the error in every requested partition; later versions at the top.
@@ -384,7 +386,9 @@ def _fetch_group(
             TopicOffsets(n, [PartitionOffset(p, -1, -1, "") for p in ps]) for n, ps in topics or []
         ]
         return OffsetFetchResult(moved, folded if version < V.OFFSET_FETCH_TOP_LEVEL_ERROR else [])
-    r = node.groups.fetch_offsets(group_id, topics, node.now_ms(), require_stable)
+    r = node.groups.fetch_offsets(
+        group_id, topics, node.now_ms(), require_stable, member_id, member_epoch
+    )
     visible = []
     for t in r.topics:
         if may_topic(node.security, conn, Operation.DESCRIBE, t.topic):
@@ -415,7 +419,16 @@ def offset_fetch(
                     wanted = (wanted or []) + [(key, t.partition_indexes)]
             if g.topics is not None and wanted is None:
                 wanted = []
-            r = _fetch_group(node, conn, g.group_id, wanted, version, body.require_stable)
+            r = _fetch_group(
+                node,
+                conn,
+                g.group_id,
+                wanted,
+                version,
+                body.require_stable,
+                g.member_id,  # v9+: a KIP-848 member names itself and its epoch
+                g.member_epoch,
+            )
             unknown_answers = [
                 OffsetFetchResponseTopics(
                     name=t.name,

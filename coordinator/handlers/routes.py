@@ -4,6 +4,7 @@ these, with the version ranges their message declarations give."""
 from __future__ import annotations
 
 from protocol.apis.api_versions import ApiVersionsRequest
+from protocol.apis.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest
 from protocol.apis.create_topics import CreateTopicsRequest
 from protocol.apis.delete_groups import DeleteGroupsRequest
 from protocol.apis.describe_groups import DescribeGroupsRequest
@@ -25,7 +26,7 @@ from protocol.apis.sync_group import SyncGroupRequest
 
 from ..node import Node
 from ..security import handlers as sasl
-from . import cluster, groups, produce
+from . import cluster, consumer_groups, groups, produce
 from .dispatcher import Dispatcher
 
 
@@ -48,6 +49,7 @@ def daemon_dispatcher(node: Node) -> Dispatcher:
     d.route(ListGroupsRequest, groups.list_groups)
     d.route(DeleteGroupsRequest, groups.delete_groups)
     d.route(OffsetDeleteRequest, groups.offset_delete)
+    d.route(ConsumerGroupHeartbeatRequest, consumer_groups.consumer_group_heartbeat)
     d.route(SaslHandshakeRequest, sasl.sasl_handshake)
     d.route(SaslAuthenticateRequest, sasl.sasl_authenticate)
     return d

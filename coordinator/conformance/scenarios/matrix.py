@@ -11,6 +11,7 @@ from typing import Any
 
 from protocol.apis import BY_KEY, ApiKey
 from protocol.apis.api_versions import ApiVersionsRequest
+from protocol.apis.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest
 from protocol.apis.create_topics import CreateTopicsRequest, CreateTopicsRequestCreatableTopic
 from protocol.apis.delete_groups import DeleteGroupsRequest
 from protocol.apis.describe_groups import DescribeGroupsRequest
@@ -284,6 +285,14 @@ MATRIX: dict[ApiKey, Probe1] = {
         _create,
         lambda r, v: [t.error_code for t in r.topics],
         lambda v: _codes(ErrorCode.TOPIC_ALREADY_EXISTS),
+    ),
+    # KIP-848: a member heartbeating at an epoch in a group nobody joined.
+    ApiKey.CONSUMER_GROUP_HEARTBEAT: Probe1(
+        lambda s, v: ConsumerGroupHeartbeatRequest(
+            group_id=s.group, member_id=NOT_A_MEMBER, member_epoch=1
+        ),
+        lambda r, v: [r.error_code],
+        lambda v: _codes(ErrorCode.GROUP_ID_NOT_FOUND),
     ),
     # A broker that keeps records may take an empty batch or refuse it: only the layout
     # of the answer is checked.

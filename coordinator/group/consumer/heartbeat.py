@@ -100,7 +100,7 @@ def _validate(ctx: Context, req: ConsumerHeartbeatInput) -> None:
             raise _invalid("InstanceId can't be null.")
     elif epoch < LEAVE_STATIC_EPOCH:
         raise _invalid("MemberEpoch is invalid.")
-    if req.subscribed_topic_regex is not None:
+    if req.subscribed_topic_regex:  # "" clears a regex (v1): the same as none here
         raise _invalid("SubscribedTopicRegex is not supported by this coordinator yet.")
     if req.server_assignor is not None and req.server_assignor not in ASSIGNOR_NAMES:
         raise HeartbeatError(

@@ -1,0 +1,75 @@
+"""``serve`` options for KIP-848 consumer groups: Kafka's group.consumer.* settings, with
+their names, defaults and the bounds Kafka checks at start."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from .group.consumer.config import ConsumerGroupConfig
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+_DEFAULT = ConsumerGroupConfig()
+
+#: (option, field, Kafka setting and what it is)
+_OPTIONS = [
+    (
+        "--group-consumer-session-timeout-ms",
+        "session_timeout_ms",
+        "group.consumer.session.timeout.ms: a consumer-protocol member's session",
+    ),
+    (
+        "--group-consumer-min-session-timeout-ms",
+        "min_session_timeout_ms",
+        "group.consumer.min.session.timeout.ms",
+    ),
+    (
+        "--group-consumer-max-session-timeout-ms",
+        "max_session_timeout_ms",
+        "group.consumer.max.session.timeout.ms",
+    ),
+    (
+        "--group-consumer-heartbeat-interval-ms",
+        "heartbeat_interval_ms",
+        "group.consumer.heartbeat.interval.ms: how often consumer-protocol members heartbeat",
+    ),
+    (
+        "--group-consumer-min-heartbeat-interval-ms",
+        "min_heartbeat_interval_ms",
+        "group.consumer.min.heartbeat.interval.ms",
+    ),
+    (
+        "--group-consumer-max-heartbeat-interval-ms",
+        "max_heartbeat_interval_ms",
+        "group.consumer.max.heartbeat.interval.ms",
+    ),
+    ("--group-consumer-max-size", "max_size", "group.consumer.max.size: members per group"),
+]
+
+
+def consumer_group_options(option: Callable[..., Callable[[_F], _F]]) -> Callable[[_F], _F]:
+    """Add the options with ``option`` (the CLI's env-aware ``click.option``)."""
+
+    def decorate(command: _F) -> _F:
+        for name, attr, help_text in reversed(_OPTIONS):
+            command = option(
+                name,
+                default=getattr(_DEFAULT, attr),
+                type=click.IntRange(min=1),
+                help=help_text,
+            )(command)
+        return command
+
+    return decorate
+
+
+def consumer_config_from_options(options: dict[str, Any]) -> ConsumerGroupConfig:
+    config = ConsumerGroupConfig(
+        **{attr: options[name[2:].replace("-", "_")] for name, attr, _ in _OPTIONS}
+    )
+    problems = config.problems()
+    if problems:
+        raise click.UsageError("; ".join(problems))
+    return config
