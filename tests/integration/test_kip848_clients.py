@@ -1,0 +1,170 @@
+"""Unmodified confluent-kafka consumers with ``group.protocol=consumer`` (KIP-848) against a
+real daemon: server-side assignment, incremental revocation, leave, expiry and offsets.
+
+The daemon runs with a short session (2 s) and heartbeat interval (100 ms), set with
+Kafka's group.consumer.* options (their minimums lowered to allow it): in this protocol
+members learn of every change on their next heartbeat, so the interval bounds how soon
+the survivors take over a leaver's partitions.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+import pytest
+
+from .clients import TopicPartition
+from .conftest import Daemon, wait_until
+from .kip848_member import ConsumerProtocolMember
+
+pytestmark = pytest.mark.integration
+
+TOPIC = "t6"
+ALL = frozenset((TOPIC, p) for p in range(6))
+SESSION_S = 2.0
+
+
+@pytest.fixture
+def daemon(start_daemon: Callable[..., Daemon]) -> Daemon:
+    return start_daemon(
+        "--topic",
+        f"{TOPIC}:6",
+        "--group-consumer-session-timeout-ms",
+        str(int(SESSION_S * 1000)),
+        "--group-consumer-min-session-timeout-ms",
+        "1000",
+        "--group-consumer-heartbeat-interval-ms",
+        "100",
+        "--group-consumer-min-heartbeat-interval-ms",
+        "100",
+    )
+
+
+def start(daemon: Daemon, group: str, count: int, first: int = 0) -> list[ConsumerProtocolMember]:
+    return [
+        ConsumerProtocolMember(daemon.bootstrap, group, TOPIC, client_id=f"{group}-{i}")
+        for i in range(first, first + count)
+    ]
+
+
+def covering(members: list[ConsumerProtocolMember]) -> bool:
+    """Every member owns something, no two own the same partition, together all six."""
+    owned = [m.assigned for m in members]
+    return all(owned) and sum(map(len, owned)) == len(ALL) and frozenset().union(*owned) == ALL
+
+
+def no_errors(members: list[ConsumerProtocolMember]) -> None:
+    for m in members:
+        assert not m.errors, (m.client_id, m.errors)
+        assert m.error is None, (m.client_id, m.error)
+
+
+def test_members_share_the_topic_and_a_joiner_takes_only_what_moves(daemon: Daemon) -> None:
+    members = start(daemon, "kip848-join", 3)
+    try:
+        started = time.monotonic()
+        assert wait_until(lambda: covering(members), 2.0), [m.assigned for m in members]
+        took = time.monotonic() - started
+        print(f"3 members own disjoint partitions covering the topic {took:.2f}s after start")
+        before = {m.client_id: m.assigned for m in members}
+        revoked_before = {m.client_id: len(m.revoked) for m in members}
+        members += start(daemon, "kip848-join", 1, first=3)
+        joined = time.monotonic()
+        assert wait_until(lambda: covering(members), 3.0), [m.assigned for m in members]
+        print(f"4 members cover the topic {time.monotonic() - joined:.2f}s after the 4th started")
+        moved: set[TopicPartition] = set()
+        for m in members[:3]:
+            revoked = set(m.revoked[revoked_before[m.client_id] :])
+            moved |= revoked
+            # Only partitions that moved were revoked: none it keeps, none it never had.
+            assert not revoked & m.assigned, (m.client_id, revoked, m.assigned)
+            assert revoked <= before[m.client_id]
+            assert m.assigned <= before[m.client_id]  # nothing new for the old members
+        # Exactly what the newcomer took was revoked (on_revoke), by its previous owners.
+        assert members[3].assigned == moved
+        no_errors(members)
+    finally:
+        for m in members:
+            m.close()
+
+
+def test_a_closed_members_partitions_go_to_the_others_within_a_second(daemon: Daemon) -> None:
+    members = start(daemon, "kip848-close", 3)
+    try:
+        assert wait_until(lambda: covering(members), 2.0), [m.assigned for m in members]
+        members.pop().close()  # leaves with epoch -1
+        closed = time.monotonic()
+        assert wait_until(lambda: covering(members), 1.0), [m.assigned for m in members]
+        print(f"survivors own all 6 {time.monotonic() - closed:.2f}s after close")
+        no_errors(members)
+    finally:
+        for m in members:
+            m.close()
+
+
+def test_a_killed_members_partitions_move_after_its_session(daemon: Daemon) -> None:
+    group = "kip848-kill"
+    members = start(daemon, group, 2)
+    victim = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tests.integration.kip848_member",
+            daemon.bootstrap,
+            group,
+            TOPIC,
+            f"{group}-victim",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert wait_until(
+            lambda: sum(map(len, (m.assigned for m in members))) == 4 and covering_part(members),
+            20,
+        ), [m.assigned for m in members]
+        victim.send_signal(signal.SIGKILL)
+        victim.wait(10)
+        killed = time.monotonic()
+        assert wait_until(lambda: covering(members), SESSION_S + 1), [m.assigned for m in members]
+        took = time.monotonic() - killed
+        print(f"survivors own all 6 {took:.2f}s after the kill (session {SESSION_S} s)")
+        assert "session expired" in daemon.log()
+        no_errors(members)
+    finally:
+        if victim.poll() is None:
+            victim.kill()
+            victim.wait(10)
+        for m in members:
+            m.close()
+
+
+def covering_part(members: list[ConsumerProtocolMember]) -> bool:
+    owned = [m.assigned for m in members]
+    return all(owned) and len(frozenset().union(*owned)) == sum(map(len, owned))
+
+
+def test_offsets_committed_by_a_member_are_read_back_by_a_fresh_consumer(
+    daemon: Daemon,
+) -> None:
+    group = "kip848-offsets"
+    [member] = start(daemon, group, 1)
+    offsets: dict[TopicPartition, int] = {(TOPIC, 0): 42, (TOPIC, 5): 7}
+    try:
+        assert wait_until(lambda: member.assigned == ALL, 2.0), member.assigned
+        member.commit(offsets)  # OffsetCommit at the member's epoch
+        assert member.committed((TOPIC, 0)) == 42
+    finally:
+        member.close()
+    [fresh] = start(daemon, group, 1, first=1)
+    try:
+        assert fresh.committed((TOPIC, 0)) == 42
+        assert fresh.committed((TOPIC, 5)) == 7
+        assert fresh.committed((TOPIC, 3)) is None
+        no_errors([fresh])
+    finally:
+        fresh.close()
