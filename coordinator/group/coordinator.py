@@ -33,6 +33,7 @@ from protocol.errors import ErrorCode
 from . import admin, durability, join, lifecycle, membership, offsets, sync
 from .config import GroupConfig
 from .consumer import admin as consumer_admin
+from .consumer import durability as consumer_durability
 from .consumer import heartbeat as consumer_heartbeat
 from .consumer import offsets as consumer_offsets
 from .consumer.group import ConsumerGroup
@@ -121,6 +122,7 @@ class GroupCoordinator(Generic[T]):
         if consumer is not None:
             # An empty consumer group becomes a classic group; its offsets stay.
             del self._shard.consumer_groups[req.group_id]
+            consumer_durability.forget(ctx, req.group_id)
             holder = self._shard.groups.get(req.group_id)
             if holder is not None:
                 holder.subscribed_topics = None
@@ -203,6 +205,7 @@ class GroupCoordinator(Generic[T]):
                 answered[group_id] = refused
                 continue
             del consumer[group_id]
+            consumer_durability.forget(ctx, group_id)
             if group_id not in self._shard.groups:  # no offsets were ever committed
                 answered[group_id] = GroupError(group_id, ErrorCode.NONE)
         classic = admin.delete_groups(ctx, [g for g in group_ids if g not in answered])
@@ -258,6 +261,7 @@ class GroupCoordinator(Generic[T]):
         for group_id in [k for k, g in consumer.items() if not g.members]:
             if group_id not in self._shard.groups:
                 del consumer[group_id]
+                consumer_durability.forget(ctx, group_id)
         return self._done(ctx)
 
     # -- the store -------------------------------------------------------------------------

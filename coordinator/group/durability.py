@@ -32,6 +32,8 @@ from .deadlines import heartbeat_key, join_key, sync_key
 from .group import ClassicGroup
 from .lifecycle import restore
 from .records import (
+    ConsumerGroupDeletedRecord,
+    ConsumerGroupRecord,
     GroupDeletedRecord,
     GroupMetadataRecord,
     HeartbeatRecord,
@@ -96,6 +98,12 @@ def written(ctx: Context, records: Iterable[Record], ok: bool) -> None:
                 _deletion_written(ctx, record, ok)
             case OffsetDeleteRecord() | HeartbeatRecord():
                 pass  # nothing is shown from them before they are stored
+            case ConsumerGroupRecord() | ConsumerGroupDeletedRecord():
+                # The heartbeat answer waits for the write (the runtime holds the replies
+                # of a call until its records are stored); a failed write is answered
+                # NOT_COORDINATOR and the group is not rolled back: the member's next
+                # heartbeat, at whichever epoch it holds, is checked as any other.
+                pass
             case _:
                 assert_never(record)
         _release(ctx, record.group_id, record, ok)

@@ -18,11 +18,14 @@ from typing import assert_never
 from protocol.errors import ErrorCode
 
 from . import events
+from .consumer import durability as consumer_durability
 from .context import Context
 from .events import RebalanceTrigger
 from .group import ClassicGroup
 from .rebalance import prepare_rebalance
 from .records import (
+    ConsumerGroupDeletedRecord,
+    ConsumerGroupRecord,
     GroupDeletedRecord,
     GroupMetadataRecord,
     HeartbeatRecord,
@@ -41,6 +44,7 @@ def load(ctx: Context, records: Iterable[Record], fresh_sessions: bool = False) 
     whole session from now, as Kafka's coordinator grants on load (a failover must not
     expire members that were heartbeating the previous owner)."""
     snapshots: dict[str, GroupMetadataRecord] = {}
+    consumer_snapshots: dict[str, ConsumerGroupRecord] = {}
     offsets: dict[str, dict[str, dict[int, OffsetCommitRecord]]] = {}
     heartbeats: dict[tuple[str, str], int] = {}
     for record in records:
@@ -63,6 +67,11 @@ def load(ctx: Context, records: Iterable[Record], fresh_sessions: bool = False) 
             case GroupDeletedRecord():
                 snapshots.pop(record.group_id, None)
                 offsets.pop(record.group_id, None)
+                consumer_snapshots.pop(record.group_id, None)
+            case ConsumerGroupRecord():
+                consumer_snapshots[record.group_id] = record
+            case ConsumerGroupDeletedRecord():
+                consumer_snapshots.pop(record.group_id, None)
             case _:
                 assert_never(record)
     ctx.shard.durable.update(snapshots)
@@ -81,6 +90,15 @@ def load(ctx: Context, records: Iterable[Record], fresh_sessions: bool = False) 
         ctx.event(events.GroupLoaded(group_id, g.state.value, len(g.members), offset_count))
         if snapshot is not None:
             _rebalance_if_needed(ctx, g, snapshot, "loaded", RebalanceTrigger.LOADED)
+    for record in consumer_snapshots.values():
+        consumer = consumer_durability.restore(ctx, record)
+        ctx.shard.consumer_groups[record.group_id] = consumer
+        holder = ctx.groups.get(record.group_id)
+        if holder is not None:  # the offsets' group: its subscribed topics do not expire
+            holder.subscribed_topics = consumer.subscribed_topics()
+        ctx.event(
+            events.GroupLoaded(record.group_id, consumer.state.value, len(consumer.members), 0)
+        )
     # What was loaded is what is persisted: the first checkpoint writes only what moves.
     ctx.shard.checkpointed.update(
         ((group_id, m.member_id), m.last_heartbeat_ms)

@@ -77,6 +77,46 @@ class HeartbeatRecord:
     last_heartbeat_ms: int
 
 
+@dataclass(frozen=True, slots=True)
+class ConsumerMemberRecord:
+    """A KIP-848 member as the coordinator knows it (partitions by topic name)."""
+
+    member_id: str
+    instance_id: str | None
+    rack_id: str | None
+    client_id: str
+    client_host: str
+    rebalance_timeout_ms: int
+    subscribed_topic_names: list[str]
+    server_assignor: str | None
+    state: str  # MemberState value
+    member_epoch: int
+    previous_member_epoch: int
+    assigned: dict[str, list[int]]
+    pending_revocation: dict[str, list[int]]
+    target: dict[str, list[int]]  # its part of the target assignment
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupRecord:
+    """A whole KIP-848 consumer group, written after every call that changed it (its
+    offsets are the classic ``OffsetCommitRecord``s)."""
+
+    group_id: str
+    group_epoch: int
+    assignment_epoch: int
+    subscription_metadata: dict[str, int]  # topic -> partitions, as last assigned from
+    members: list[ConsumerMemberRecord]
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupDeletedRecord:
+    """The consumer group is gone (deleted, expired, or turned into a classic group); its
+    offsets, if any, are not touched (``GroupDeletedRecord`` removes those)."""
+
+    group_id: str
+
+
 #: Everything the state machine persists: a closed union, so a consumer that matches on it
 #: (the store, ``load``) is told by the type checker when a variant is added.
 Record = (
@@ -85,4 +125,6 @@ Record = (
     | OffsetDeleteRecord
     | GroupDeletedRecord
     | HeartbeatRecord
+    | ConsumerGroupRecord
+    | ConsumerGroupDeletedRecord
 )

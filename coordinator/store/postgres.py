@@ -29,6 +29,8 @@ from ..accounts import AclBinding, Operation, PatternType, Permission, ResourceT
 from ..cluster.placement import partition_for
 from ..errors import StartupError
 from ..group.records import (
+    ConsumerGroupDeletedRecord,
+    ConsumerGroupRecord,
     GroupDeletedRecord,
     GroupMetadataRecord,
     HeartbeatRecord,
@@ -37,7 +39,12 @@ from ..group.records import (
     Record,
 )
 from .base import LoadedState, SecurityRows, Store, Write
-from .snapshots import snapshot_from_json, snapshot_to_json
+from .snapshots import (
+    consumer_snapshot_from_json,
+    consumer_snapshot_to_json,
+    snapshot_from_json,
+    snapshot_to_json,
+)
 
 # Numbered migrations, applied in order at start; coordinator_schema records the last.
 MIGRATIONS: list[str] = [
@@ -115,6 +122,15 @@ MIGRATIONS: list[str] = [
     CREATE INDEX groups_by_partition ON groups (coordinator_partition);
     CREATE INDEX offsets_by_partition ON offsets (coordinator_partition);
     CREATE INDEX heartbeats_by_partition ON member_heartbeats (coordinator_partition);
+    """,
+    # 3: KIP-848 consumer groups, one snapshot (JSON) each; their offsets are in `offsets`.
+    """
+    CREATE TABLE consumer_groups (
+        group_id text PRIMARY KEY,
+        data text NOT NULL,
+        coordinator_partition integer
+    );
+    CREATE INDEX consumer_groups_by_partition ON consumer_groups (coordinator_partition);
     """,
 ]
 
@@ -210,7 +226,7 @@ class PostgresStore(Store):
                     " SELECT generate_series(0, $1 - 1) ON CONFLICT DO NOTHING",
                     self.partitions,
                 )
-            for table in ("groups", "offsets", "member_heartbeats"):
+            for table in ("groups", "offsets", "member_heartbeats", "consumer_groups"):
                 unplaced = await conn.fetch(
                     f"SELECT DISTINCT group_id FROM {table} WHERE coordinator_partition IS NULL"
                 )
@@ -319,6 +335,8 @@ async def _load_records(conn: asyncpg.Connection, partitions: list[int] | None) 
         ("", []) if partitions is None else (" WHERE coordinator_partition = ANY($1)", [partitions])
     )
     records: list[Record] = []
+    for row in await conn.fetch("SELECT group_id, data FROM consumer_groups" + where, *args):
+        records.append(consumer_snapshot_from_json(row["group_id"], json.loads(row["data"])))
     for row in await conn.fetch("SELECT group_id, data FROM groups" + where, *args):
         records.append(snapshot_from_json(row["group_id"], json.loads(row["data"])))
     for row in await conn.fetch(
@@ -459,6 +477,25 @@ async def _apply_run(
             await conn.executemany("DELETE FROM offsets WHERE group_id = $1", gone)
             await conn.executemany("DELETE FROM groups WHERE group_id = $1", gone)
             await conn.executemany(_DELETE_HEARTBEATS, gone)
+            await conn.executemany("DELETE FROM consumer_groups WHERE group_id = $1", gone)
+        case ConsumerGroupRecord():
+            consumer = cast(list[ConsumerGroupRecord], records)
+            await conn.executemany(
+                "INSERT INTO consumer_groups (group_id, data, coordinator_partition)"
+                " VALUES ($1, $2, $3) ON CONFLICT (group_id) DO UPDATE SET"
+                " data = excluded.data, coordinator_partition = excluded.coordinator_partition",
+                [
+                    (
+                        r.group_id,
+                        json.dumps(consumer_snapshot_to_json(r)),
+                        partition_of(r.group_id),
+                    )
+                    for r in consumer
+                ],
+            )
+        case ConsumerGroupDeletedRecord():
+            forgotten = [(r.group_id,) for r in cast(list[ConsumerGroupDeletedRecord], records)]
+            await conn.executemany("DELETE FROM consumer_groups WHERE group_id = $1", forgotten)
         case HeartbeatRecord():
             beats = cast(list[HeartbeatRecord], records)
             await conn.executemany(

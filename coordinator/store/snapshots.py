@@ -1,12 +1,18 @@
-"""A group snapshot (``GroupMetadataRecord``) as the JSON document the store keeps: bytes
-as base64, so the store needs no schema change when the snapshot gains a field."""
+"""A group snapshot (``GroupMetadataRecord``, or a KIP-848 ``ConsumerGroupRecord``) as the
+JSON document the store keeps: bytes as base64, so the store needs no schema change when
+the snapshot gains a field."""
 
 from __future__ import annotations
 
 import base64
 from typing import Any
 
-from ..group.records import GroupMetadataRecord, MemberRecord
+from ..group.records import (
+    ConsumerGroupRecord,
+    ConsumerMemberRecord,
+    GroupMetadataRecord,
+    MemberRecord,
+)
 
 SNAPSHOT_VERSION = 1
 
@@ -68,4 +74,49 @@ def snapshot_from_json(group_id: str, d: dict[str, Any]) -> GroupMetadataRecord:
             )
             for m in d["members"]
         ],
+    )
+
+
+CONSUMER_SNAPSHOT_VERSION = 1
+
+
+def consumer_snapshot_to_json(r: ConsumerGroupRecord) -> dict[str, Any]:
+    return {
+        "version": CONSUMER_SNAPSHOT_VERSION,
+        "group_epoch": r.group_epoch,
+        "assignment_epoch": r.assignment_epoch,
+        "subscription_metadata": r.subscription_metadata,
+        "members": [
+            {
+                "member_id": m.member_id,
+                "instance_id": m.instance_id,
+                "rack_id": m.rack_id,
+                "client_id": m.client_id,
+                "client_host": m.client_host,
+                "rebalance_timeout_ms": m.rebalance_timeout_ms,
+                "subscribed_topic_names": m.subscribed_topic_names,
+                "server_assignor": m.server_assignor,
+                "state": m.state,
+                "member_epoch": m.member_epoch,
+                "previous_member_epoch": m.previous_member_epoch,
+                "assigned": m.assigned,
+                "pending_revocation": m.pending_revocation,
+                "target": m.target,
+            }
+            for m in r.members
+        ],
+    }
+
+
+def consumer_snapshot_from_json(group_id: str, d: dict[str, Any]) -> ConsumerGroupRecord:
+    if d.get("version") != CONSUMER_SNAPSHOT_VERSION:
+        raise ValueError(
+            f"consumer group {group_id!r}: unknown snapshot version {d.get('version')!r}"
+        )
+    return ConsumerGroupRecord(
+        group_id=group_id,
+        group_epoch=d["group_epoch"],
+        assignment_epoch=d["assignment_epoch"],
+        subscription_metadata=d["subscription_metadata"],
+        members=[ConsumerMemberRecord(**m) for m in d["members"]],
     )

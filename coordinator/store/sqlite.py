@@ -21,6 +21,8 @@ from typing import IO, assert_never, cast
 from ..accounts import AclBinding, Operation, PatternType, Permission, ResourceType, ScramCredential
 from ..errors import StartupError
 from ..group.records import (
+    ConsumerGroupDeletedRecord,
+    ConsumerGroupRecord,
     GroupDeletedRecord,
     GroupMetadataRecord,
     HeartbeatRecord,
@@ -30,7 +32,12 @@ from ..group.records import (
 )
 from ..private_files import private_dir, private_file
 from .base import LoadedState, SecurityRows, Store, Write
-from .snapshots import snapshot_from_json, snapshot_to_json
+from .snapshots import (
+    consumer_snapshot_from_json,
+    consumer_snapshot_to_json,
+    snapshot_from_json,
+    snapshot_to_json,
+)
 
 #: In the data directory: locked by the daemon that uses it (its pid inside).
 LOCK_FILE = ".lock"
@@ -91,6 +98,13 @@ MIGRATIONS: list[str] = [
         host TEXT NOT NULL,
         PRIMARY KEY (principal, resource_type, resource_name, pattern_type, operation,
                      permission, host)
+    ) WITHOUT ROWID;
+    """,
+    # 4: KIP-848 consumer groups, one snapshot (JSON) each; their offsets are in `offsets`.
+    """
+    CREATE TABLE consumer_groups (
+        group_id TEXT PRIMARY KEY,
+        data TEXT NOT NULL
     ) WITHOUT ROWID;
     """,
 ]
@@ -174,6 +188,10 @@ class SqliteStore(Store):
         migrate(conn)
         self._conn = conn
         state = LoadedState()
+        state.records.extend(
+            consumer_snapshot_from_json(group_id, json.loads(data))
+            for group_id, data in conn.execute("SELECT group_id, data FROM consumer_groups")
+        )
         state.records.extend(
             snapshot_from_json(group_id, json.loads(data))
             for group_id, data in conn.execute("SELECT group_id, data FROM groups")
@@ -379,6 +397,17 @@ def _apply_run(conn: sqlite3.Connection, records: list[Record]) -> None:
             conn.executemany("DELETE FROM offsets WHERE group_id = ?", gone)
             conn.executemany("DELETE FROM groups WHERE group_id = ?", gone)
             conn.executemany(_DELETE_HEARTBEATS, gone)
+            conn.executemany(_DELETE_CONSUMER_GROUP, gone)
+        case ConsumerGroupRecord():
+            consumer = cast(list[ConsumerGroupRecord], records)
+            conn.executemany(
+                "INSERT INTO consumer_groups (group_id, data) VALUES (?, ?)"
+                " ON CONFLICT (group_id) DO UPDATE SET data = excluded.data",
+                [(r.group_id, json.dumps(consumer_snapshot_to_json(r))) for r in consumer],
+            )
+        case ConsumerGroupDeletedRecord():
+            forgotten = cast(list[ConsumerGroupDeletedRecord], records)
+            conn.executemany(_DELETE_CONSUMER_GROUP, [(r.group_id,) for r in forgotten])
         case HeartbeatRecord():
             beats = cast(list[HeartbeatRecord], records)
             conn.executemany(
@@ -404,6 +433,7 @@ _UPSERT_GROUP = (
     " ON CONFLICT (group_id) DO UPDATE SET data = excluded.data"
 )
 _DELETE_HEARTBEATS = "DELETE FROM member_heartbeats WHERE group_id = ?"
+_DELETE_CONSUMER_GROUP = "DELETE FROM consumer_groups WHERE group_id = ?"
 
 
 def _offset_row(r: OffsetCommitRecord) -> tuple[object, ...]:

@@ -34,6 +34,8 @@ class ConsumerGroup:
     owners: dict[tuple[str, int], tuple[str, int]] = field(default_factory=dict)
     #: Partition counts of the subscribed topics that exist (Kafka's subscription metadata).
     subscription_metadata: dict[str, int] = field(default_factory=dict)
+    #: Changed by the current call: a snapshot is written when it ends (durability.py).
+    changed: bool = False
 
     @property
     def state(self) -> ConsumerGroupState:

@@ -30,6 +30,7 @@ from ..deadlines import Armed, TimerKind, consumer_rebalance_key, consumer_sessi
 from ..events import RebalanceTrigger, RemovalCause
 from ..group import ClassicGroup
 from ..states import EMPTY
+from . import durability
 from .config import DEFAULT_ASSIGNOR
 from .group import ConsumerGroup, ConsumerGroupState
 from .member import LEAVE_EPOCH, LEAVE_STATIC_EPOCH, ConsumerMember, Partitions
@@ -63,7 +64,15 @@ def heartbeat(ctx: Context, token: object, req: ConsumerHeartbeatInput) -> None:
     except HeartbeatError as exc:
         result = ConsumerHeartbeatResult(exc.code, exc.message)
     _report_state(ctx, req.group_id, before)
+    _persist_if_changed(ctx, req.group_id)
     ctx.reply(token, result)
+
+
+def _persist_if_changed(ctx: Context, group_id: str) -> None:
+    g = ctx.shard.consumer_groups.get(group_id)
+    if g is not None and g.changed:
+        durability.persist(ctx, g)
+        g.changed = False
 
 
 # -- validation -------------------------------------------------------------------------------
@@ -255,6 +264,7 @@ def _replace_static(
     )
     g.target[member_id] = target
     g.add(m)
+    g.changed = True
     return m
 
 
@@ -268,6 +278,7 @@ def _heartbeat(ctx: Context, req: ConsumerHeartbeatInput) -> ConsumerHeartbeatRe
     before_assigned = dict(m.assigned)
     names = req.subscribed_topic_names
     subscription_changed = names is not None and tuple(names) != m.subscribed_topic_names
+    described = _described(m)
     if req.rack_id is not None:
         m.rack_id = req.rack_id
     if req.rebalance_timeout_ms != -1:
@@ -277,6 +288,8 @@ def _heartbeat(ctx: Context, req: ConsumerHeartbeatInput) -> ConsumerHeartbeatRe
     if names is not None:
         m.subscribed_topic_names = tuple(names)
     m.client_id, m.client_host = req.client_id, req.client_host
+    if described != _described(m):
+        g.changed = True
     if is_new:
         g.add(m)
         ctx.event(
@@ -304,7 +317,7 @@ def _heartbeat(ctx: Context, req: ConsumerHeartbeatInput) -> ConsumerHeartbeatRe
     if g.group_epoch > g.assignment_epoch:
         _assign(ctx, g)
     _reconcile(ctx, g, m, req.owned)
-    _schedule_session(ctx, g, m)
+    schedule_session(ctx, g, m)
     full = req.member_epoch == 0 or (
         req.rebalance_timeout_ms != -1 and names is not None and req.owned is not None
     )
@@ -315,6 +328,10 @@ def _heartbeat(ctx: Context, req: ConsumerHeartbeatInput) -> ConsumerHeartbeatRe
         heartbeat_interval_ms=ctx.config.consumer.heartbeat_interval_ms,
         assignment=dict(m.assigned) if full or m.assigned != before_assigned else None,
     )
+
+
+def _described(m: ConsumerMember) -> tuple[object, ...]:
+    return (m.rack_id, m.rebalance_timeout_ms, m.server_assignor, m.client_id, m.client_host)
 
 
 def _subscription_metadata(ctx: Context, g: ConsumerGroup) -> dict[str, int]:
@@ -329,6 +346,7 @@ def _subscription_metadata(ctx: Context, g: ConsumerGroup) -> dict[str, int]:
 def _bump(ctx: Context, g: ConsumerGroup, reason: str, trigger: RebalanceTrigger) -> None:
     ctx.event(events.RebalanceStarted(g.group_id, g.group_epoch, reason, trigger))
     g.group_epoch += 1
+    g.changed = True
     _sync_offsets_holder(ctx, g)
 
 
@@ -336,6 +354,7 @@ def _assign(ctx: Context, g: ConsumerGroup) -> None:
     assignor = g.preferred_assignor(DEFAULT_ASSIGNOR)
     g.target = compute_target(g, assignor)
     g.assignment_epoch = g.group_epoch
+    g.changed = True
 
 
 def _reconcile(ctx: Context, g: ConsumerGroup, m: ConsumerMember, owned: Partitions | None) -> None:
@@ -345,6 +364,7 @@ def _reconcile(ctx: Context, g: ConsumerGroup, m: ConsumerMember, owned: Partiti
     step = next_step(m, g.assignment_epoch, target, owned, g.partition_epoch)
     if step is None:
         return
+    g.changed = True
     g.release(m)
     if step.member_epoch != m.member_epoch:
         m.previous_member_epoch = m.member_epoch
@@ -365,7 +385,7 @@ def _reconcile(ctx: Context, g: ConsumerGroup, m: ConsumerMember, owned: Partiti
         ctx.cancel(key)
 
 
-def _schedule_session(ctx: Context, g: ConsumerGroup, m: ConsumerMember) -> None:
+def schedule_session(ctx: Context, g: ConsumerGroup, m: ConsumerMember) -> None:
     ctx.deadlines.schedule_heartbeat(
         ctx.out,
         consumer_session_key(g.group_id, m.member_id),
@@ -405,6 +425,7 @@ def _leave(ctx: Context, req: ConsumerHeartbeatInput) -> ConsumerHeartbeatResult
         if req.member_epoch == LEAVE_STATIC_EPOCH:
             # Gone for a while: it keeps its assignment (not its revocations) and comes back
             # within its session under a new member id.
+            g.changed = True
             g.release(m)
             m.member_epoch = LEAVE_STATIC_EPOCH
             m.pending_revocation = {}
@@ -458,6 +479,7 @@ def timer_fired(ctx: Context, armed: Armed) -> None:
             RemovalCause.REBALANCE_TIMEOUT,
         )
     _report_state(ctx, g.group_id, before)
+    _persist_if_changed(ctx, g.group_id)
 
 
 # -- shared with classic groups ---------------------------------------------------------------

@@ -1,0 +1,72 @@
+"""Consumer groups are stored as snapshots after each change and come back from them."""
+
+from __future__ import annotations
+
+from coordinator.group.consumer.member import MemberState
+from coordinator.group.consumer.requests import ConsumerHeartbeatInput
+from coordinator.group.records import ConsumerGroupDeletedRecord, ConsumerGroupRecord
+from protocol.errors import ErrorCode
+
+from .harness import ConsumerHarness, settle
+
+
+def consumer_snapshots(h: ConsumerHarness) -> list[ConsumerGroupRecord]:
+    return [r for r in h.records if isinstance(r, ConsumerGroupRecord)]
+
+
+def test_a_change_is_stored_and_a_plain_heartbeat_is_not() -> None:
+    h = ConsumerHarness()
+    a = h.member("a")
+    a.join()
+    [snapshot] = consumer_snapshots(h)
+    assert (snapshot.group_epoch, snapshot.assignment_epoch) == (1, 1)
+    assert snapshot.members[0].assigned == {"orders": [0, 1, 2, 3, 4, 5]}
+    a.beat()
+    a.beat()
+    assert len(consumer_snapshots(h)) == 1  # nothing changed: nothing written
+
+
+def test_a_reloaded_group_carries_on_at_the_same_epochs() -> None:
+    h = ConsumerHarness()
+    a, b = h.member("a"), h.member("b")
+    a.join()
+    b.join()
+    a.beat()  # a is now revoking three partitions
+    h.commit({("orders", 0): 5}, member_id="b", generation=2, version=9)
+
+    again = ConsumerHarness(topics=dict(h.topics))
+    again.apply(again.co.load(h.records, again.now))
+    g = again.co.consumer_groups["group"]
+    assert (g.group_epoch, g.assignment_epoch) == (2, 2)
+    assert g.members["a"].state is MemberState.UNREVOKED_PARTITIONS
+    a.h = b.h = again
+    settle([a, b])  # both go on where they were: no fencing, nothing lost
+    assert a.last is not None and a.last.error_code == 0
+    assert len(a.partitions()) == len(b.partitions()) == 3
+    fetched = again.co.fetch_offsets("group", None, again.now, member_id="b", member_epoch=2)
+    assert fetched.topics[0].partitions[0].offset == 5
+
+
+def test_reloaded_members_get_a_whole_session_from_the_load() -> None:
+    h = ConsumerHarness()
+    h.member("a").join()
+    again = ConsumerHarness(topics=dict(h.topics), now=30000)
+    again.apply(again.co.load(h.records, again.now))
+    again.advance(44999)
+    assert "a" in again.co.consumer_groups["group"].members
+    again.advance(1)
+    assert "a" not in again.co.consumer_groups["group"].members
+    r = again.send(ConsumerHeartbeatInput("group", "a", 1, owned={}))
+    assert r.error_code == ErrorCode.UNKNOWN_MEMBER_ID
+
+
+def test_a_deleted_consumer_group_stays_deleted() -> None:
+    h = ConsumerHarness()
+    a = h.member("a")
+    a.join()
+    a.leave()
+    h.delete_groups("group")
+    assert isinstance(h.records[-1], ConsumerGroupDeletedRecord)
+    again = ConsumerHarness()
+    again.apply(again.co.load(h.records, again.now))
+    assert not again.co.consumer_groups

@@ -1,0 +1,67 @@
+"""KIP-848 consumer group snapshots in the stores (SQLite, and PostgreSQL on a real server
+the tests start): what is written is there after reopening, and deletions stick."""
+
+from __future__ import annotations
+
+from coordinator.group.records import (
+    ConsumerGroupDeletedRecord,
+    ConsumerGroupRecord,
+    ConsumerMemberRecord,
+    GroupDeletedRecord,
+    OffsetCommitRecord,
+)
+from coordinator.store import Write
+from tests.coordinator.test_store import StoreFactory, new_store, reopened
+
+__all__ = ["new_store"]  # the fixture, for pytest
+
+
+def consumer_group(group_id: str, epoch: int) -> ConsumerGroupRecord:
+    member = ConsumerMemberRecord(
+        member_id="m-1",
+        instance_id="i-1",
+        rack_id=None,
+        client_id="rdkafka",
+        client_host="/127.0.0.1",
+        rebalance_timeout_ms=300000,
+        subscribed_topic_names=["orders"],
+        server_assignor="uniform",
+        state="unrevoked_partitions",
+        member_epoch=epoch - 1,
+        previous_member_epoch=epoch - 2,
+        assigned={"orders": [0, 1]},
+        pending_revocation={"orders": [2]},
+        target={"orders": [0, 1]},
+    )
+    return ConsumerGroupRecord(group_id, epoch, epoch, {"orders": 3}, [member])
+
+
+def consumer_groups(records: list[object]) -> list[ConsumerGroupRecord]:
+    return [r for r in records if isinstance(r, ConsumerGroupRecord)]
+
+
+async def test_consumer_groups_survive_reopening(new_store: StoreFactory) -> None:
+    store = new_store()
+    await store.open()
+    commit = OffsetCommitRecord("a", "orders", 0, 5, -1, "", 1000, None)
+    await store.write(Write(records=[consumer_group("a", 3), commit, consumer_group("b", 2)]))
+    await store.write(Write(records=[consumer_group("a", 4)]))
+    await store.close()
+    state = await reopened(new_store)
+    assert sorted(consumer_groups(state.records), key=lambda r: r.group_id) == [
+        consumer_group("a", 4),
+        consumer_group("b", 2),
+    ]
+    assert commit in state.records
+
+
+async def test_a_forgotten_consumer_group_keeps_its_offsets(new_store: StoreFactory) -> None:
+    store = new_store()
+    await store.open()
+    commit = OffsetCommitRecord("a", "orders", 0, 5, -1, "", 1000, None)
+    await store.write(Write(records=[consumer_group("a", 3), commit, consumer_group("b", 2)]))
+    await store.write(Write(records=[ConsumerGroupDeletedRecord("a"), GroupDeletedRecord("b")]))
+    await store.close()
+    state = await reopened(new_store)
+    assert consumer_groups(state.records) == []
+    assert state.records == [commit]
