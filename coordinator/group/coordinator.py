@@ -228,7 +228,13 @@ class GroupCoordinator(Generic[T]):
     ) -> Effects[T]:
         """Answers ``token`` with an ``OffsetDeleteResult``."""
         ctx = self._context(now_ms)
-        error, partitions = offsets.delete_offsets(ctx, group_id, topics)
+        consumer = self._shard.consumer_groups.get(group_id)
+        if consumer is not None and group_id not in self._shard.groups:
+            # A consumer group that never committed: nothing to delete (Kafka: no error),
+            # but the topics it subscribes to are refused as for any group.
+            error, partitions = consumer_offsets.delete_nothing(consumer, topics)
+        else:
+            error, partitions = offsets.delete_offsets(ctx, group_id, topics)
         ctx.reply(token, OffsetDeleteResult(error, partitions))
         return self._done(ctx)
 
@@ -259,9 +265,12 @@ class GroupCoordinator(Generic[T]):
         # Empty consumer groups without offsets go too (Kafka's group metadata cleanup).
         consumer = self._shard.consumer_groups
         for group_id in [k for k, g in consumer.items() if not g.members]:
-            if group_id not in self._shard.groups:
+            holder = self._shard.groups.get(group_id)
+            if holder is None or not (holder.offsets or holder.pending_offsets):
                 del consumer[group_id]
                 consumer_durability.forget(ctx, group_id)
+                if holder is not None:
+                    offsets.delete_group(ctx, holder, "empty, and no offsets left")
         return self._done(ctx)
 
     # -- the store -------------------------------------------------------------------------

@@ -212,7 +212,9 @@ def expire_offsets(ctx: Context, retention_ms: int) -> None:
         expired, all_gone = _expire_group_offsets(ctx, g, retention_ms)
         if expired:
             ctx.event(events.OffsetsExpired(g.group_id, expired))
-        if all_gone and g.state is EMPTY:
+        # The offsets of a consumer group sit on an empty classic group: the consumer
+        # group decides when both go (GroupCoordinator.expire_offsets).
+        if all_gone and g.state is EMPTY and g.group_id not in ctx.shard.consumer_groups:
             delete_group(ctx, g, "empty, and no offsets left")
 
 

@@ -96,4 +96,5 @@ def restore(ctx: Context, record: ConsumerGroupRecord) -> ConsumerGroup:
                 m.member_epoch,
             )
             ctx.deadlines.schedule(ctx.out, consumer_rebalance_key(g.group_id, m.member_id), armed)
+    g.reported_state = g.state
     return g

@@ -36,6 +36,10 @@ class ConsumerGroup:
     subscription_metadata: dict[str, int] = field(default_factory=dict)
     #: Changed by the current call: a snapshot is written when it ends (durability.py).
     changed: bool = False
+    #: The state last reported in a StateChanged event (computed only after a change).
+    reported_state: ConsumerGroupState = ConsumerGroupState.EMPTY
+    #: How many members subscribe to each topic (kept, so a heartbeat need not scan).
+    topic_subscribers: Counter[str] = field(default_factory=Counter)
 
     @property
     def state(self) -> ConsumerGroupState:
@@ -49,7 +53,14 @@ class ConsumerGroup:
         return ConsumerGroupState.STABLE
 
     def subscribed_topics(self) -> frozenset[str]:
-        return frozenset(t for m in self.members.values() for t in m.subscribed_topic_names)
+        return frozenset(t for t, n in self.topic_subscribers.items() if n > 0)
+
+    def subscribe(self, m: ConsumerMember, names: tuple[str, ...]) -> None:
+        """Set a member's subscription, keeping the topic counts."""
+        if m.member_id in self.members:
+            self.topic_subscribers.subtract(set(m.subscribed_topic_names))
+            self.topic_subscribers.update(set(names))
+        m.subscribed_topic_names = names
 
     def partition_epoch(self, topic: str, partition: int) -> int:
         """The epoch of the member owning the partition; -1 when nobody does."""
@@ -67,6 +78,7 @@ class ConsumerGroup:
 
     def add(self, m: ConsumerMember) -> None:
         self.members[m.member_id] = m
+        self.topic_subscribers.update(set(m.subscribed_topic_names))
         if m.instance_id is not None:
             self.static_members[m.instance_id] = m.member_id
         self.claim(m)
@@ -76,6 +88,7 @@ class ConsumerGroup:
         if m is None:
             return None
         self.release(m)
+        self.topic_subscribers.subtract(set(m.subscribed_topic_names))
         self.target.pop(member_id, None)
         if m.instance_id is not None and self.static_members.get(m.instance_id) == member_id:
             del self.static_members[m.instance_id]

@@ -32,7 +32,7 @@ from ..group import ClassicGroup
 from ..states import EMPTY
 from . import durability
 from .config import DEFAULT_ASSIGNOR
-from .group import ConsumerGroup, ConsumerGroupState
+from .group import ConsumerGroup
 from .member import LEAVE_EPOCH, LEAVE_STATIC_EPOCH, ConsumerMember, Partitions
 from .reconcile import next_step
 from .requests import CLIENT_MEMBER_ID_VERSION, ConsumerHeartbeatInput, ConsumerHeartbeatResult
@@ -54,7 +54,6 @@ def new_member_id() -> str:
 
 
 def heartbeat(ctx: Context, token: object, req: ConsumerHeartbeatInput) -> None:
-    before = _state_of(ctx, req.group_id)
     try:
         _validate(ctx, req)
         if req.member_epoch in (LEAVE_EPOCH, LEAVE_STATIC_EPOCH):
@@ -63,16 +62,22 @@ def heartbeat(ctx: Context, token: object, req: ConsumerHeartbeatInput) -> None:
             result = _heartbeat(ctx, req)
     except HeartbeatError as exc:
         result = ConsumerHeartbeatResult(exc.code, exc.message)
-    _report_state(ctx, req.group_id, before)
     _persist_if_changed(ctx, req.group_id)
     ctx.reply(token, result)
 
 
 def _persist_if_changed(ctx: Context, group_id: str) -> None:
+    """At the end of a call that changed the group: its snapshot, and its new state if
+    that changed (only then is the state computed: it looks at every member)."""
     g = ctx.shard.consumer_groups.get(group_id)
-    if g is not None and g.changed:
-        durability.persist(ctx, g)
-        g.changed = False
+    if g is None or not g.changed:
+        return
+    durability.persist(ctx, g)
+    g.changed = False
+    state = g.state
+    if state is not g.reported_state:
+        ctx.event(events.StateChanged(group_id, g.reported_state.value, state.value))
+        g.reported_state = state
 
 
 # -- validation -------------------------------------------------------------------------------
@@ -286,7 +291,7 @@ def _heartbeat(ctx: Context, req: ConsumerHeartbeatInput) -> ConsumerHeartbeatRe
     if req.server_assignor is not None:
         m.server_assignor = req.server_assignor
     if names is not None:
-        m.subscribed_topic_names = tuple(names)
+        g.subscribe(m, tuple(names))
     m.client_id, m.client_host = req.client_id, req.client_host
     if described != _described(m):
         g.changed = True
@@ -467,7 +472,6 @@ def timer_fired(ctx: Context, armed: Armed) -> None:
     m = None if g is None else g.members.get(armed.member_id)
     if g is None or m is None:
         return
-    before = g.state
     if armed.kind is TimerKind.CONSUMER_SESSION:
         fence(ctx, g, m, "its session expired", RemovalCause.SESSION_TIMEOUT)
     elif m.member_epoch == armed.generation_id:
@@ -478,7 +482,6 @@ def timer_fired(ctx: Context, armed: Armed) -> None:
             f"it did not revoke its partitions within {m.rebalance_timeout_ms} ms",
             RemovalCause.REBALANCE_TIMEOUT,
         )
-    _report_state(ctx, g.group_id, before)
     _persist_if_changed(ctx, g.group_id)
 
 
@@ -492,20 +495,6 @@ def _sync_offsets_holder(ctx: Context, g: ConsumerGroup) -> None:
     holder = ctx.groups.get(g.group_id)
     if holder is not None:
         holder.subscribed_topics = g.subscribed_topics()
-
-
-def _state_of(ctx: Context, group_id: str) -> ConsumerGroupState | None:
-    g = ctx.shard.consumer_groups.get(group_id)
-    return None if g is None else g.state
-
-
-def _report_state(ctx: Context, group_id: str, before: ConsumerGroupState | None) -> None:
-    g = ctx.shard.consumer_groups.get(group_id)
-    after = None if g is None else g.state
-    if after is not None and after != before:
-        old = before.value if before is not None else ConsumerGroupState.EMPTY.value
-        if old != after.value:
-            ctx.event(events.StateChanged(group_id, old, after.value))
 
 
 def drop(ctx: Context, g: ConsumerGroup) -> None:

@@ -66,3 +66,20 @@ def validate_fetch(g: ConsumerGroup, member_id: str | None, member_epoch: int) -
 
 def refused_fetch(error: int) -> OffsetFetchResult:
     return OffsetFetchResult(error, [])
+
+
+def delete_nothing(
+    g: ConsumerGroup, topics: list[tuple[str, list[int]]]
+) -> tuple[int, list[TopicErrors]]:
+    """OffsetDelete on a consumer group without offsets: (top-level error, per partition)."""
+    subscribed = g.subscribed_topics()
+    return 0, [
+        TopicErrors(
+            topic,
+            [
+                PartitionError(p, ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC if topic in subscribed else 0)
+                for p in parts
+            ],
+        )
+        for topic, parts in topics
+    ]

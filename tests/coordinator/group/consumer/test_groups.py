@@ -4,6 +4,7 @@ ListGroups and DeleteGroups."""
 from __future__ import annotations
 
 from coordinator.group.consumer.requests import ConsumerHeartbeatInput
+from coordinator.group.events import StateChanged
 from protocol.errors import ErrorCode
 
 from .harness import ConsumerHarness
@@ -132,3 +133,49 @@ def test_a_timer_of_a_removed_member_changes_nothing() -> None:
     assert h.send(ConsumerHeartbeatInput("group", "a", 1, owned={})).error_code == (
         ErrorCode.UNKNOWN_MEMBER_ID
     )
+
+
+def test_offsets_of_subscribed_topics_do_not_expire_and_an_empty_group_goes() -> None:
+    h = ConsumerHarness(topics={"orders": 6, "old": 1})
+    a = h.member("a")
+    a.join()
+    h.commit({("orders", 0): 1, ("old", 0): 2}, member_id="a", generation=1, version=9)
+    retention = 60000
+    for _ in range(13):  # 65 s, heartbeating
+        h.advance(5000)
+        a.beat()
+    h.apply(h.co.expire_offsets(h.now, retention))
+    fetched = h.co.fetch_offsets("group", None, h.now)
+    assert [(t.topic, t.partitions[0].offset) for t in fetched.topics] == [("orders", 1)]
+    a.leave()
+    h.advance(retention + 1)
+    h.apply(h.co.expire_offsets(h.now, retention))
+    assert "group" not in h.co.consumer_groups and "group" not in h.co.groups
+
+
+def test_offset_delete_on_a_group_that_never_committed() -> None:
+    h = ConsumerHarness(topics={"orders": 6, "old": 1})
+    h.member("a").join()
+    error, errors, _ = h.delete_offsets([("orders", [0]), ("old", [0])])
+    assert error == 0
+    assert errors == {("orders", 0): ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC, ("old", 0): 0}
+
+
+def test_state_changes_are_reported() -> None:
+    h = ConsumerHarness()
+    a, b = h.member("a"), h.member("b")
+    a.join()
+    b.join()
+    a.beat()
+    a.beat()
+    b.beat()
+    a.leave()
+    b.leave()
+    changes = [(e.old_state, e.new_state) for e in h.events if isinstance(e, StateChanged)]
+    assert changes == [
+        ("Empty", "Stable"),
+        ("Stable", "Reconciling"),  # b waits for a's partitions
+        ("Reconciling", "Stable"),
+        ("Stable", "Assigning"),  # a left: a new target is due
+        ("Assigning", "Empty"),
+    ]
