@@ -34,6 +34,8 @@ from .lifecycle import restore
 from .records import (
     ConsumerGroupDeletedRecord,
     ConsumerGroupRecord,
+    ConsumerMemberRecord,
+    ConsumerMemberRemovedRecord,
     GroupDeletedRecord,
     GroupMetadataRecord,
     HeartbeatRecord,
@@ -98,7 +100,12 @@ def written(ctx: Context, records: Iterable[Record], ok: bool) -> None:
                 _deletion_written(ctx, record, ok)
             case OffsetDeleteRecord() | HeartbeatRecord():
                 pass  # nothing is shown from them before they are stored
-            case ConsumerGroupRecord() | ConsumerGroupDeletedRecord():
+            case (
+                ConsumerGroupRecord()
+                | ConsumerMemberRecord()
+                | ConsumerMemberRemovedRecord()
+                | ConsumerGroupDeletedRecord()
+            ):
                 # The heartbeat answer waits for the write (the runtime holds the replies
                 # of a call until its records are stored); a failed write is answered
                 # NOT_COORDINATOR and the group is not rolled back: the member's next

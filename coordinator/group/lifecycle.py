@@ -26,6 +26,8 @@ from .rebalance import prepare_rebalance
 from .records import (
     ConsumerGroupDeletedRecord,
     ConsumerGroupRecord,
+    ConsumerMemberRecord,
+    ConsumerMemberRemovedRecord,
     GroupDeletedRecord,
     GroupMetadataRecord,
     HeartbeatRecord,
@@ -45,6 +47,7 @@ def load(ctx: Context, records: Iterable[Record], fresh_sessions: bool = False) 
     expire members that were heartbeating the previous owner)."""
     snapshots: dict[str, GroupMetadataRecord] = {}
     consumer_snapshots: dict[str, ConsumerGroupRecord] = {}
+    consumer_members: dict[str, dict[str, ConsumerMemberRecord]] = {}
     offsets: dict[str, dict[str, dict[int, OffsetCommitRecord]]] = {}
     heartbeats: dict[tuple[str, str], int] = {}
     for record in records:
@@ -68,10 +71,16 @@ def load(ctx: Context, records: Iterable[Record], fresh_sessions: bool = False) 
                 snapshots.pop(record.group_id, None)
                 offsets.pop(record.group_id, None)
                 consumer_snapshots.pop(record.group_id, None)
+                consumer_members.pop(record.group_id, None)
             case ConsumerGroupRecord():
                 consumer_snapshots[record.group_id] = record
+            case ConsumerMemberRecord():
+                consumer_members.setdefault(record.group_id, {})[record.member_id] = record
+            case ConsumerMemberRemovedRecord():
+                consumer_members.get(record.group_id, {}).pop(record.member_id, None)
             case ConsumerGroupDeletedRecord():
                 consumer_snapshots.pop(record.group_id, None)
+                consumer_members.pop(record.group_id, None)
             case _:
                 assert_never(record)
     ctx.shard.durable.update(snapshots)
@@ -91,7 +100,8 @@ def load(ctx: Context, records: Iterable[Record], fresh_sessions: bool = False) 
         if snapshot is not None:
             _rebalance_if_needed(ctx, g, snapshot, "loaded", RebalanceTrigger.LOADED)
     for record in consumer_snapshots.values():
-        consumer = consumer_durability.restore(ctx, record)
+        members = consumer_members.get(record.group_id, {}).values()
+        consumer = consumer_durability.restore(ctx, record, members)
         ctx.shard.consumer_groups[record.group_id] = consumer
         holder = ctx.groups.get(record.group_id)
         if holder is not None:  # the offsets' group: its subscribed topics do not expire

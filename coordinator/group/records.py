@@ -78,9 +78,23 @@ class HeartbeatRecord:
 
 
 @dataclass(frozen=True, slots=True)
-class ConsumerMemberRecord:
-    """A KIP-848 member as the coordinator knows it (partitions by topic name)."""
+class ConsumerGroupRecord:
+    """A KIP-848 consumer group's own fields (Kafka's group epoch, target assignment epoch
+    and subscription metadata records); its members are ``ConsumerMemberRecord``s and its
+    offsets the classic ``OffsetCommitRecord``s."""
 
+    group_id: str
+    group_epoch: int
+    assignment_epoch: int
+    subscription_metadata: dict[str, int]  # topic -> partitions, as last assigned from
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerMemberRecord:
+    """A KIP-848 member as the coordinator knows it, written when it changes (Kafka's member
+    subscription, target assignment and current assignment records in one)."""
+
+    group_id: str
     member_id: str
     instance_id: str | None
     rack_id: str | None
@@ -98,21 +112,16 @@ class ConsumerMemberRecord:
 
 
 @dataclass(frozen=True, slots=True)
-class ConsumerGroupRecord:
-    """A whole KIP-848 consumer group, written after every call that changed it (its
-    offsets are the classic ``OffsetCommitRecord``s)."""
-
+class ConsumerMemberRemovedRecord:
     group_id: str
-    group_epoch: int
-    assignment_epoch: int
-    subscription_metadata: dict[str, int]  # topic -> partitions, as last assigned from
-    members: list[ConsumerMemberRecord]
+    member_id: str
 
 
 @dataclass(frozen=True, slots=True)
 class ConsumerGroupDeletedRecord:
-    """The consumer group is gone (deleted, expired, or turned into a classic group); its
-    offsets, if any, are not touched (``GroupDeletedRecord`` removes those)."""
+    """The consumer group and its members are gone (deleted, expired, or turned into a
+    classic group); its offsets, if any, are not touched (``GroupDeletedRecord`` removes
+    those, and a consumer group of the same id with them)."""
 
     group_id: str
 
@@ -126,5 +135,7 @@ Record = (
     | GroupDeletedRecord
     | HeartbeatRecord
     | ConsumerGroupRecord
+    | ConsumerMemberRecord
+    | ConsumerMemberRemovedRecord
     | ConsumerGroupDeletedRecord
 )

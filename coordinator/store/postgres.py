@@ -31,6 +31,8 @@ from ..errors import StartupError
 from ..group.records import (
     ConsumerGroupDeletedRecord,
     ConsumerGroupRecord,
+    ConsumerMemberRecord,
+    ConsumerMemberRemovedRecord,
     GroupDeletedRecord,
     GroupMetadataRecord,
     HeartbeatRecord,
@@ -40,8 +42,10 @@ from ..group.records import (
 )
 from .base import LoadedState, SecurityRows, Store, Write
 from .snapshots import (
-    consumer_snapshot_from_json,
-    consumer_snapshot_to_json,
+    consumer_group_from_json,
+    consumer_group_to_json,
+    consumer_member_from_json,
+    consumer_member_to_json,
     snapshot_from_json,
     snapshot_to_json,
 )
@@ -123,7 +127,7 @@ MIGRATIONS: list[str] = [
     CREATE INDEX offsets_by_partition ON offsets (coordinator_partition);
     CREATE INDEX heartbeats_by_partition ON member_heartbeats (coordinator_partition);
     """,
-    # 3: KIP-848 consumer groups, one snapshot (JSON) each; their offsets are in `offsets`.
+    # 3: KIP-848 consumer groups and their members (JSON); their offsets are in `offsets`.
     """
     CREATE TABLE consumer_groups (
         group_id text PRIMARY KEY,
@@ -131,6 +135,15 @@ MIGRATIONS: list[str] = [
         coordinator_partition integer
     );
     CREATE INDEX consumer_groups_by_partition ON consumer_groups (coordinator_partition);
+    CREATE TABLE consumer_group_members (
+        group_id text NOT NULL,
+        member_id text NOT NULL,
+        data text NOT NULL,
+        coordinator_partition integer,
+        PRIMARY KEY (group_id, member_id)
+    );
+    CREATE INDEX consumer_members_by_partition
+        ON consumer_group_members (coordinator_partition);
     """,
 ]
 
@@ -226,7 +239,13 @@ class PostgresStore(Store):
                     " SELECT generate_series(0, $1 - 1) ON CONFLICT DO NOTHING",
                     self.partitions,
                 )
-            for table in ("groups", "offsets", "member_heartbeats", "consumer_groups"):
+            for table in (
+                "groups",
+                "offsets",
+                "member_heartbeats",
+                "consumer_groups",
+                "consumer_group_members",
+            ):
                 unplaced = await conn.fetch(
                     f"SELECT DISTINCT group_id FROM {table} WHERE coordinator_partition IS NULL"
                 )
@@ -336,7 +355,12 @@ async def _load_records(conn: asyncpg.Connection, partitions: list[int] | None) 
     )
     records: list[Record] = []
     for row in await conn.fetch("SELECT group_id, data FROM consumer_groups" + where, *args):
-        records.append(consumer_snapshot_from_json(row["group_id"], json.loads(row["data"])))
+        records.append(consumer_group_from_json(row["group_id"], json.loads(row["data"])))
+    for row in await conn.fetch(
+        "SELECT group_id, member_id, data FROM consumer_group_members" + where, *args
+    ):
+        group_id, member_id, data = row
+        records.append(consumer_member_from_json(group_id, member_id, json.loads(data)))
     for row in await conn.fetch("SELECT group_id, data FROM groups" + where, *args):
         records.append(snapshot_from_json(row["group_id"], json.loads(row["data"])))
     for row in await conn.fetch(
@@ -478,6 +502,7 @@ async def _apply_run(
             await conn.executemany("DELETE FROM groups WHERE group_id = $1", gone)
             await conn.executemany(_DELETE_HEARTBEATS, gone)
             await conn.executemany("DELETE FROM consumer_groups WHERE group_id = $1", gone)
+            await conn.executemany(_DELETE_CONSUMER_MEMBERS, gone)
         case ConsumerGroupRecord():
             consumer = cast(list[ConsumerGroupRecord], records)
             await conn.executemany(
@@ -485,17 +510,37 @@ async def _apply_run(
                 " VALUES ($1, $2, $3) ON CONFLICT (group_id) DO UPDATE SET"
                 " data = excluded.data, coordinator_partition = excluded.coordinator_partition",
                 [
-                    (
-                        r.group_id,
-                        json.dumps(consumer_snapshot_to_json(r)),
-                        partition_of(r.group_id),
-                    )
+                    (r.group_id, json.dumps(consumer_group_to_json(r)), partition_of(r.group_id))
                     for r in consumer
                 ],
+            )
+        case ConsumerMemberRecord():
+            members = cast(list[ConsumerMemberRecord], records)
+            await conn.executemany(
+                "INSERT INTO consumer_group_members"
+                " (group_id, member_id, data, coordinator_partition) VALUES ($1, $2, $3, $4)"
+                " ON CONFLICT (group_id, member_id) DO UPDATE SET data = excluded.data,"
+                " coordinator_partition = excluded.coordinator_partition",
+                [
+                    (
+                        r.group_id,
+                        r.member_id,
+                        json.dumps(consumer_member_to_json(r)),
+                        partition_of(r.group_id),
+                    )
+                    for r in members
+                ],
+            )
+        case ConsumerMemberRemovedRecord():
+            removed = cast(list[ConsumerMemberRemovedRecord], records)
+            await conn.executemany(
+                "DELETE FROM consumer_group_members WHERE group_id = $1 AND member_id = $2",
+                [(r.group_id, r.member_id) for r in removed],
             )
         case ConsumerGroupDeletedRecord():
             forgotten = [(r.group_id,) for r in cast(list[ConsumerGroupDeletedRecord], records)]
             await conn.executemany("DELETE FROM consumer_groups WHERE group_id = $1", forgotten)
+            await conn.executemany(_DELETE_CONSUMER_MEMBERS, forgotten)
         case HeartbeatRecord():
             beats = cast(list[HeartbeatRecord], records)
             await conn.executemany(
@@ -512,6 +557,7 @@ async def _apply_run(
             assert_never(first)
 
 
+_DELETE_CONSUMER_MEMBERS = "DELETE FROM consumer_group_members WHERE group_id = $1"
 _UPSERT_OFFSET = (
     "INSERT INTO offsets (group_id, topic, partition, committed_offset, leader_epoch,"
     " metadata, commit_timestamp_ms, expire_timestamp_ms, coordinator_partition)"

@@ -80,43 +80,40 @@ def snapshot_from_json(group_id: str, d: dict[str, Any]) -> GroupMetadataRecord:
 CONSUMER_SNAPSHOT_VERSION = 1
 
 
-def consumer_snapshot_to_json(r: ConsumerGroupRecord) -> dict[str, Any]:
+def consumer_group_to_json(r: ConsumerGroupRecord) -> dict[str, Any]:
     return {
         "version": CONSUMER_SNAPSHOT_VERSION,
         "group_epoch": r.group_epoch,
         "assignment_epoch": r.assignment_epoch,
         "subscription_metadata": r.subscription_metadata,
-        "members": [
-            {
-                "member_id": m.member_id,
-                "instance_id": m.instance_id,
-                "rack_id": m.rack_id,
-                "client_id": m.client_id,
-                "client_host": m.client_host,
-                "rebalance_timeout_ms": m.rebalance_timeout_ms,
-                "subscribed_topic_names": m.subscribed_topic_names,
-                "server_assignor": m.server_assignor,
-                "state": m.state,
-                "member_epoch": m.member_epoch,
-                "previous_member_epoch": m.previous_member_epoch,
-                "assigned": m.assigned,
-                "pending_revocation": m.pending_revocation,
-                "target": m.target,
-            }
-            for m in r.members
-        ],
     }
 
 
-def consumer_snapshot_from_json(group_id: str, d: dict[str, Any]) -> ConsumerGroupRecord:
+def consumer_group_from_json(group_id: str, d: dict[str, Any]) -> ConsumerGroupRecord:
+    _check_version(group_id, d)
+    return ConsumerGroupRecord(
+        group_id, d["group_epoch"], d["assignment_epoch"], d["subscription_metadata"]
+    )
+
+
+def consumer_member_to_json(r: ConsumerMemberRecord) -> dict[str, Any]:
+    fields = {name: getattr(r, name) for name in r.__slots__ if name not in _KEYS}
+    return {"version": CONSUMER_SNAPSHOT_VERSION, **fields}
+
+
+def consumer_member_from_json(
+    group_id: str, member_id: str, d: dict[str, Any]
+) -> ConsumerMemberRecord:
+    _check_version(group_id, d)
+    fields = {k: v for k, v in d.items() if k != "version"}
+    return ConsumerMemberRecord(group_id=group_id, member_id=member_id, **fields)
+
+
+_KEYS = ("group_id", "member_id")
+
+
+def _check_version(group_id: str, d: dict[str, Any]) -> None:
     if d.get("version") != CONSUMER_SNAPSHOT_VERSION:
         raise ValueError(
-            f"consumer group {group_id!r}: unknown snapshot version {d.get('version')!r}"
+            f"consumer group {group_id!r}: unknown record version {d.get('version')!r}"
         )
-    return ConsumerGroupRecord(
-        group_id=group_id,
-        group_epoch=d["group_epoch"],
-        assignment_epoch=d["assignment_epoch"],
-        subscription_metadata=d["subscription_metadata"],
-        members=[ConsumerMemberRecord(**m) for m in d["members"]],
-    )

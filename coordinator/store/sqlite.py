@@ -23,6 +23,8 @@ from ..errors import StartupError
 from ..group.records import (
     ConsumerGroupDeletedRecord,
     ConsumerGroupRecord,
+    ConsumerMemberRecord,
+    ConsumerMemberRemovedRecord,
     GroupDeletedRecord,
     GroupMetadataRecord,
     HeartbeatRecord,
@@ -33,8 +35,10 @@ from ..group.records import (
 from ..private_files import private_dir, private_file
 from .base import LoadedState, SecurityRows, Store, Write
 from .snapshots import (
-    consumer_snapshot_from_json,
-    consumer_snapshot_to_json,
+    consumer_group_from_json,
+    consumer_group_to_json,
+    consumer_member_from_json,
+    consumer_member_to_json,
     snapshot_from_json,
     snapshot_to_json,
 )
@@ -100,11 +104,17 @@ MIGRATIONS: list[str] = [
                      permission, host)
     ) WITHOUT ROWID;
     """,
-    # 4: KIP-848 consumer groups, one snapshot (JSON) each; their offsets are in `offsets`.
+    # 4: KIP-848 consumer groups and their members (JSON); their offsets are in `offsets`.
     """
     CREATE TABLE consumer_groups (
         group_id TEXT PRIMARY KEY,
         data TEXT NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE consumer_group_members (
+        group_id TEXT NOT NULL,
+        member_id TEXT NOT NULL,
+        data TEXT NOT NULL,
+        PRIMARY KEY (group_id, member_id)
     ) WITHOUT ROWID;
     """,
 ]
@@ -189,8 +199,14 @@ class SqliteStore(Store):
         self._conn = conn
         state = LoadedState()
         state.records.extend(
-            consumer_snapshot_from_json(group_id, json.loads(data))
+            consumer_group_from_json(group_id, json.loads(data))
             for group_id, data in conn.execute("SELECT group_id, data FROM consumer_groups")
+        )
+        state.records.extend(
+            consumer_member_from_json(group_id, member_id, json.loads(data))
+            for group_id, member_id, data in conn.execute(
+                "SELECT group_id, member_id, data FROM consumer_group_members"
+            )
         )
         state.records.extend(
             snapshot_from_json(group_id, json.loads(data))
@@ -398,16 +414,35 @@ def _apply_run(conn: sqlite3.Connection, records: list[Record]) -> None:
             conn.executemany("DELETE FROM groups WHERE group_id = ?", gone)
             conn.executemany(_DELETE_HEARTBEATS, gone)
             conn.executemany(_DELETE_CONSUMER_GROUP, gone)
+            conn.executemany(_DELETE_CONSUMER_MEMBERS, gone)
         case ConsumerGroupRecord():
             consumer = cast(list[ConsumerGroupRecord], records)
             conn.executemany(
                 "INSERT INTO consumer_groups (group_id, data) VALUES (?, ?)"
                 " ON CONFLICT (group_id) DO UPDATE SET data = excluded.data",
-                [(r.group_id, json.dumps(consumer_snapshot_to_json(r))) for r in consumer],
+                [(r.group_id, json.dumps(consumer_group_to_json(r))) for r in consumer],
+            )
+        case ConsumerMemberRecord():
+            members = cast(list[ConsumerMemberRecord], records)
+            conn.executemany(
+                "INSERT INTO consumer_group_members (group_id, member_id, data)"
+                " VALUES (?, ?, ?) ON CONFLICT (group_id, member_id)"
+                " DO UPDATE SET data = excluded.data",
+                [
+                    (r.group_id, r.member_id, json.dumps(consumer_member_to_json(r)))
+                    for r in members
+                ],
+            )
+        case ConsumerMemberRemovedRecord():
+            removed = cast(list[ConsumerMemberRemovedRecord], records)
+            conn.executemany(
+                "DELETE FROM consumer_group_members WHERE group_id = ? AND member_id = ?",
+                [(r.group_id, r.member_id) for r in removed],
             )
         case ConsumerGroupDeletedRecord():
             forgotten = cast(list[ConsumerGroupDeletedRecord], records)
             conn.executemany(_DELETE_CONSUMER_GROUP, [(r.group_id,) for r in forgotten])
+            conn.executemany(_DELETE_CONSUMER_MEMBERS, [(r.group_id,) for r in forgotten])
         case HeartbeatRecord():
             beats = cast(list[HeartbeatRecord], records)
             conn.executemany(
@@ -434,6 +469,7 @@ _UPSERT_GROUP = (
 )
 _DELETE_HEARTBEATS = "DELETE FROM member_heartbeats WHERE group_id = ?"
 _DELETE_CONSUMER_GROUP = "DELETE FROM consumer_groups WHERE group_id = ?"
+_DELETE_CONSUMER_MEMBERS = "DELETE FROM consumer_group_members WHERE group_id = ?"
 
 
 def _offset_row(r: OffsetCommitRecord) -> tuple[object, ...]:

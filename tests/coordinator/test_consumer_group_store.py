@@ -7,6 +7,7 @@ from coordinator.group.records import (
     ConsumerGroupDeletedRecord,
     ConsumerGroupRecord,
     ConsumerMemberRecord,
+    ConsumerMemberRemovedRecord,
     GroupDeletedRecord,
     OffsetCommitRecord,
 )
@@ -17,8 +18,13 @@ __all__ = ["new_store"]  # the fixture, for pytest
 
 
 def consumer_group(group_id: str, epoch: int) -> ConsumerGroupRecord:
-    member = ConsumerMemberRecord(
-        member_id="m-1",
+    return ConsumerGroupRecord(group_id, epoch, epoch, {"orders": 3})
+
+
+def member(group_id: str, member_id: str, epoch: int) -> ConsumerMemberRecord:
+    return ConsumerMemberRecord(
+        group_id=group_id,
+        member_id=member_id,
         instance_id="i-1",
         rack_id=None,
         client_id="rdkafka",
@@ -27,30 +33,54 @@ def consumer_group(group_id: str, epoch: int) -> ConsumerGroupRecord:
         subscribed_topic_names=["orders"],
         server_assignor="uniform",
         state="unrevoked_partitions",
-        member_epoch=epoch - 1,
-        previous_member_epoch=epoch - 2,
+        member_epoch=epoch,
+        previous_member_epoch=epoch - 1,
         assigned={"orders": [0, 1]},
         pending_revocation={"orders": [2]},
         target={"orders": [0, 1]},
     )
-    return ConsumerGroupRecord(group_id, epoch, epoch, {"orders": 3}, [member])
 
 
-def consumer_groups(records: list[object]) -> list[ConsumerGroupRecord]:
-    return [r for r in records if isinstance(r, ConsumerGroupRecord)]
+def consumer(records: list[object]) -> list[object]:
+    kinds = (ConsumerGroupRecord, ConsumerMemberRecord)
+    return sorted(
+        (r for r in records if isinstance(r, kinds)),
+        key=lambda r: (r.group_id, getattr(r, "member_id", "")),
+    )
 
 
 async def test_consumer_groups_survive_reopening(new_store: StoreFactory) -> None:
     store = new_store()
     await store.open()
     commit = OffsetCommitRecord("a", "orders", 0, 5, -1, "", 1000, None)
-    await store.write(Write(records=[consumer_group("a", 3), commit, consumer_group("b", 2)]))
-    await store.write(Write(records=[consumer_group("a", 4)]))
+    await store.write(
+        Write(
+            records=[
+                consumer_group("a", 3),
+                member("a", "m-1", 2),
+                member("a", "m-2", 3),
+                commit,
+                consumer_group("b", 2),
+                member("b", "m-1", 2),
+            ]
+        )
+    )
+    await store.write(
+        Write(
+            records=[
+                ConsumerMemberRemovedRecord("a", "m-2"),
+                consumer_group("a", 4),
+                member("a", "m-1", 4),
+            ]
+        )
+    )
     await store.close()
     state = await reopened(new_store)
-    assert sorted(consumer_groups(state.records), key=lambda r: r.group_id) == [
+    assert consumer(state.records) == [
         consumer_group("a", 4),
+        member("a", "m-1", 4),
         consumer_group("b", 2),
+        member("b", "m-1", 2),
     ]
     assert commit in state.records
 
@@ -59,9 +89,10 @@ async def test_a_forgotten_consumer_group_keeps_its_offsets(new_store: StoreFact
     store = new_store()
     await store.open()
     commit = OffsetCommitRecord("a", "orders", 0, 5, -1, "", 1000, None)
-    await store.write(Write(records=[consumer_group("a", 3), commit, consumer_group("b", 2)]))
+    records = [consumer_group("a", 3), member("a", "m", 3), commit]
+    records += [consumer_group("b", 2), member("b", "m", 2)]
+    await store.write(Write(records=records))
     await store.write(Write(records=[ConsumerGroupDeletedRecord("a"), GroupDeletedRecord("b")]))
     await store.close()
     state = await reopened(new_store)
-    assert consumer_groups(state.records) == []
     assert state.records == [commit]

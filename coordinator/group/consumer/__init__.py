@@ -6,8 +6,8 @@ classic offset storage.
 Modules: ``heartbeat`` (join, heartbeat, leave, timers), ``reconcile`` (a member's next
 step towards its target: Kafka's CurrentAssignmentBuilder), ``target`` (the server-side
 assignor), ``group``/``member`` (data), ``offsets`` (who may commit and fetch), ``admin``
-(ListGroups, DeleteGroups), ``requests``, ``config``.
+(ListGroups, DeleteGroups), ``durability`` (snapshots and load), ``requests``, ``config``.
 
-Consumer groups are kept in memory only: their offsets are stored (on the classic path),
-their membership is not, so after a restart members rejoin with epoch 0.
+A consumer group is stored as a whole-group snapshot after every call that changed it
+(``durability``); its offsets are stored on the classic path.
 """

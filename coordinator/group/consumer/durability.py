@@ -1,15 +1,26 @@
-"""Consumer groups to records and back: a whole-group snapshot after every call that
-changed a group, and the groups rebuilt from the latest snapshots at load.
+"""Consumer groups to records and back. A call that changed a group writes what changed:
+the group's own fields (epochs, subscription metadata), each member changed or added
+(with its part of the target assignment), each member removed; so a heartbeat moving one
+member writes one record, and a new target assignment writes the members whose target
+changed, as Kafka writes the delta.
 
-As Kafka does on load, every member gets a whole session from the load, and a member
-that was revoking partitions gets its whole rebalance timeout again.
+At load the latest records rebuild the groups. As Kafka does on load, every member gets a
+whole session from the load, and a member that was revoking partitions gets its whole
+rebalance timeout again.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from ..context import Context
 from ..deadlines import Armed, TimerKind, consumer_rebalance_key
-from ..records import ConsumerGroupDeletedRecord, ConsumerGroupRecord, ConsumerMemberRecord
+from ..records import (
+    ConsumerGroupDeletedRecord,
+    ConsumerGroupRecord,
+    ConsumerMemberRecord,
+    ConsumerMemberRemovedRecord,
+)
 from .group import ConsumerGroup
 from .member import ConsumerMember, MemberState, Partitions
 
@@ -22,44 +33,55 @@ def _sets(parts: dict[str, list[int]]) -> Partitions:
     return {topic: frozenset(ps) for topic, ps in parts.items()}
 
 
-def snapshot(g: ConsumerGroup) -> ConsumerGroupRecord:
+def group_record(g: ConsumerGroup) -> ConsumerGroupRecord:
     return ConsumerGroupRecord(
+        g.group_id, g.group_epoch, g.assignment_epoch, dict(g.subscription_metadata)
+    )
+
+
+def member_record(g: ConsumerGroup, m: ConsumerMember) -> ConsumerMemberRecord:
+    return ConsumerMemberRecord(
         group_id=g.group_id,
-        group_epoch=g.group_epoch,
-        assignment_epoch=g.assignment_epoch,
-        subscription_metadata=dict(g.subscription_metadata),
-        members=[
-            ConsumerMemberRecord(
-                member_id=m.member_id,
-                instance_id=m.instance_id,
-                rack_id=m.rack_id,
-                client_id=m.client_id,
-                client_host=m.client_host,
-                rebalance_timeout_ms=m.rebalance_timeout_ms,
-                subscribed_topic_names=list(m.subscribed_topic_names),
-                server_assignor=m.server_assignor,
-                state=m.state.value,
-                member_epoch=m.member_epoch,
-                previous_member_epoch=m.previous_member_epoch,
-                assigned=_lists(m.assigned),
-                pending_revocation=_lists(m.pending_revocation),
-                target=_lists(g.target.get(m.member_id, {})),
-            )
-            for m in g.members.values()
-        ],
+        member_id=m.member_id,
+        instance_id=m.instance_id,
+        rack_id=m.rack_id,
+        client_id=m.client_id,
+        client_host=m.client_host,
+        rebalance_timeout_ms=m.rebalance_timeout_ms,
+        subscribed_topic_names=list(m.subscribed_topic_names),
+        server_assignor=m.server_assignor,
+        state=m.state.value,
+        member_epoch=m.member_epoch,
+        previous_member_epoch=m.previous_member_epoch,
+        assigned=_lists(m.assigned),
+        pending_revocation=_lists(m.pending_revocation),
+        target=_lists(g.target.get(m.member_id, {})),
     )
 
 
 def persist(ctx: Context, g: ConsumerGroup) -> None:
-    ctx.out.records.append(snapshot(g))
+    """Write what the call changed, and start afresh."""
+    out = ctx.out.records
+    out.extend(ConsumerMemberRemovedRecord(g.group_id, m) for m in sorted(g.removed_members))
+    if g.dirty:
+        out.append(group_record(g))
+    for member_id in sorted(g.dirty_members):
+        m = g.members.get(member_id)
+        if m is not None:
+            out.append(member_record(g, m))
+    g.dirty = False
+    g.dirty_members.clear()
+    g.removed_members.clear()
 
 
 def forget(ctx: Context, group_id: str) -> None:
     ctx.out.records.append(ConsumerGroupDeletedRecord(group_id))
 
 
-def restore(ctx: Context, record: ConsumerGroupRecord) -> ConsumerGroup:
-    """The group as ``record`` stored it, with its members' timers armed from now."""
+def restore(
+    ctx: Context, record: ConsumerGroupRecord, members: Iterable[ConsumerMemberRecord]
+) -> ConsumerGroup:
+    """The group as stored, with its members' timers armed from now."""
     from .heartbeat import schedule_session  # the timers are the heartbeat's
 
     g = ConsumerGroup(
@@ -68,7 +90,7 @@ def restore(ctx: Context, record: ConsumerGroupRecord) -> ConsumerGroup:
         assignment_epoch=record.assignment_epoch,
         subscription_metadata=dict(record.subscription_metadata),
     )
-    for mr in record.members:
+    for mr in members:
         m = ConsumerMember(
             mr.member_id,
             instance_id=mr.instance_id,
@@ -96,5 +118,6 @@ def restore(ctx: Context, record: ConsumerGroupRecord) -> ConsumerGroup:
                 m.member_epoch,
             )
             ctx.deadlines.schedule(ctx.out, consumer_rebalance_key(g.group_id, m.member_id), armed)
+    g.dirty_members.clear()  # as stored
     g.reported_state = g.state
     return g

@@ -34,8 +34,11 @@ class ConsumerGroup:
     owners: dict[tuple[str, int], tuple[str, int]] = field(default_factory=dict)
     #: Partition counts of the subscribed topics that exist (Kafka's subscription metadata).
     subscription_metadata: dict[str, int] = field(default_factory=dict)
-    #: Changed by the current call: a snapshot is written when it ends (durability.py).
-    changed: bool = False
+    # What the current call changed, written when it ends (durability.py): the group's own
+    # fields, members changed or added, members removed.
+    dirty: bool = False
+    dirty_members: set[str] = field(default_factory=set)
+    removed_members: set[str] = field(default_factory=set)
     #: The state last reported in a StateChanged event (computed only after a change).
     reported_state: ConsumerGroupState = ConsumerGroupState.EMPTY
     #: How many members subscribe to each topic (kept, so a heartbeat need not scan).
@@ -61,6 +64,15 @@ class ConsumerGroup:
             self.topic_subscribers.subtract(set(m.subscribed_topic_names))
             self.topic_subscribers.update(set(names))
         m.subscribed_topic_names = names
+        self.dirty_members.add(m.member_id)
+
+    def touch(self, m: ConsumerMember) -> None:
+        """The member changed: its record is written when the call ends."""
+        self.dirty_members.add(m.member_id)
+
+    @property
+    def changed(self) -> bool:
+        return self.dirty or bool(self.dirty_members) or bool(self.removed_members)
 
     def partition_epoch(self, topic: str, partition: int) -> int:
         """The epoch of the member owning the partition; -1 when nobody does."""
@@ -79,6 +91,7 @@ class ConsumerGroup:
     def add(self, m: ConsumerMember) -> None:
         self.members[m.member_id] = m
         self.topic_subscribers.update(set(m.subscribed_topic_names))
+        self.dirty_members.add(m.member_id)
         if m.instance_id is not None:
             self.static_members[m.instance_id] = m.member_id
         self.claim(m)
@@ -90,6 +103,8 @@ class ConsumerGroup:
         self.release(m)
         self.topic_subscribers.subtract(set(m.subscribed_topic_names))
         self.target.pop(member_id, None)
+        self.dirty_members.discard(member_id)
+        self.removed_members.add(member_id)
         if m.instance_id is not None and self.static_members.get(m.instance_id) == member_id:
             del self.static_members[m.instance_id]
         return m

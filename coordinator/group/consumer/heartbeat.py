@@ -73,7 +73,6 @@ def _persist_if_changed(ctx: Context, group_id: str) -> None:
     if g is None or not g.changed:
         return
     durability.persist(ctx, g)
-    g.changed = False
     state = g.state
     if state is not g.reported_state:
         ctx.event(events.StateChanged(group_id, g.reported_state.value, state.value))
@@ -269,7 +268,6 @@ def _replace_static(
     )
     g.target[member_id] = target
     g.add(m)
-    g.changed = True
     return m
 
 
@@ -294,7 +292,7 @@ def _heartbeat(ctx: Context, req: ConsumerHeartbeatInput) -> ConsumerHeartbeatRe
         g.subscribe(m, tuple(names))
     m.client_id, m.client_host = req.client_id, req.client_host
     if described != _described(m):
-        g.changed = True
+        g.touch(m)
     if is_new:
         g.add(m)
         ctx.event(
@@ -351,15 +349,19 @@ def _subscription_metadata(ctx: Context, g: ConsumerGroup) -> dict[str, int]:
 def _bump(ctx: Context, g: ConsumerGroup, reason: str, trigger: RebalanceTrigger) -> None:
     ctx.event(events.RebalanceStarted(g.group_id, g.group_epoch, reason, trigger))
     g.group_epoch += 1
-    g.changed = True
+    g.dirty = True
     _sync_offsets_holder(ctx, g)
 
 
 def _assign(ctx: Context, g: ConsumerGroup) -> None:
     assignor = g.preferred_assignor(DEFAULT_ASSIGNOR)
-    g.target = compute_target(g, assignor)
+    target = compute_target(g, assignor)
+    for member_id, parts in target.items():
+        if g.target.get(member_id) != parts:  # only what changed is written, as in Kafka
+            g.dirty_members.add(member_id)
+    g.target = target
     g.assignment_epoch = g.group_epoch
-    g.changed = True
+    g.dirty = True
 
 
 def _reconcile(ctx: Context, g: ConsumerGroup, m: ConsumerMember, owned: Partitions | None) -> None:
@@ -369,7 +371,7 @@ def _reconcile(ctx: Context, g: ConsumerGroup, m: ConsumerMember, owned: Partiti
     step = next_step(m, g.assignment_epoch, target, owned, g.partition_epoch)
     if step is None:
         return
-    g.changed = True
+    g.touch(m)
     g.release(m)
     if step.member_epoch != m.member_epoch:
         m.previous_member_epoch = m.member_epoch
@@ -430,7 +432,7 @@ def _leave(ctx: Context, req: ConsumerHeartbeatInput) -> ConsumerHeartbeatResult
         if req.member_epoch == LEAVE_STATIC_EPOCH:
             # Gone for a while: it keeps its assignment (not its revocations) and comes back
             # within its session under a new member id.
-            g.changed = True
+            g.touch(m)
             g.release(m)
             m.member_epoch = LEAVE_STATIC_EPOCH
             m.pending_revocation = {}

@@ -4,26 +4,45 @@ from __future__ import annotations
 
 from coordinator.group.consumer.member import MemberState
 from coordinator.group.consumer.requests import ConsumerHeartbeatInput
-from coordinator.group.records import ConsumerGroupDeletedRecord, ConsumerGroupRecord
+from coordinator.group.records import (
+    ConsumerGroupDeletedRecord,
+    ConsumerGroupRecord,
+    ConsumerMemberRecord,
+    ConsumerMemberRemovedRecord,
+)
 from protocol.errors import ErrorCode
 
 from .harness import ConsumerHarness, settle
 
 
-def consumer_snapshots(h: ConsumerHarness) -> list[ConsumerGroupRecord]:
-    return [r for r in h.records if isinstance(r, ConsumerGroupRecord)]
+def consumer_records(h: ConsumerHarness) -> list[object]:
+    kinds = (ConsumerGroupRecord, ConsumerMemberRecord, ConsumerMemberRemovedRecord)
+    return [r for r in h.records if isinstance(r, kinds)]
 
 
-def test_a_change_is_stored_and_a_plain_heartbeat_is_not() -> None:
+def test_what_changed_is_stored_and_a_plain_heartbeat_stores_nothing() -> None:
     h = ConsumerHarness()
     a = h.member("a")
     a.join()
-    [snapshot] = consumer_snapshots(h)
-    assert (snapshot.group_epoch, snapshot.assignment_epoch) == (1, 1)
-    assert snapshot.members[0].assigned == {"orders": [0, 1, 2, 3, 4, 5]}
+    group, member = consumer_records(h)
+    assert isinstance(group, ConsumerGroupRecord) and isinstance(member, ConsumerMemberRecord)
+    assert (group.group_epoch, group.assignment_epoch) == (1, 1)
+    assert member.assigned == member.target == {"orders": [0, 1, 2, 3, 4, 5]}
     a.beat()
     a.beat()
-    assert len(consumer_snapshots(h)) == 1  # nothing changed: nothing written
+    assert len(consumer_records(h)) == 2  # nothing changed: nothing written
+    b = h.member("b")
+    b.join()
+    a.beat()  # a is told to revoke: only a's record
+    written = consumer_records(h)[2:]
+    assert [type(r).__name__ for r in written] == [
+        "ConsumerGroupRecord",  # epoch 2 and its target assignment
+        "ConsumerMemberRecord",  # a's new target
+        "ConsumerMemberRecord",  # b, new
+        "ConsumerMemberRecord",  # a, revoking
+    ]
+    b.leave()
+    assert isinstance(consumer_records(h)[-2], ConsumerMemberRemovedRecord)
 
 
 def test_a_reloaded_group_carries_on_at_the_same_epochs() -> None:
