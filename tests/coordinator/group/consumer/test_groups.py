@@ -179,3 +179,14 @@ def test_state_changes_are_reported() -> None:
         ("Stable", "Assigning"),  # a left: a new target is due
         ("Assigning", "Empty"),
     ]
+
+
+def test_classic_requests_to_a_consumer_group_are_unknown_members() -> None:
+    h = ConsumerHarness()
+    h.member("a").join()
+    h.commit(OFFSET, member_id="a", generation=1, version=9)  # its offsets' group exists too
+    assert h.heartbeat("a", 1) == ErrorCode.UNKNOWN_MEMBER_ID
+    assert h.sync_result(h.sync("a", 1)).error_code == ErrorCode.UNKNOWN_MEMBER_ID
+    [left] = h.leave("a").members
+    assert left.error_code == ErrorCode.UNKNOWN_MEMBER_ID
+    assert "a" in h.co.consumer_groups["group"].members
