@@ -215,6 +215,12 @@ class GroupCoordinator(Generic[T]):
 
     # -- KIP-848 consumer groups -------------------------------------------------------------
 
+    def consumer_group_describe(
+        self, group_ids: list[str]
+    ) -> list[consumer_admin.DescribedConsumerGroup]:
+        consumer, classic = self._shard.consumer_groups, self._shard.groups
+        return [consumer_admin.describe(consumer, g, g in classic) for g in group_ids]
+
     def consumer_group_heartbeat(
         self, token: T, req: ConsumerHeartbeatInput, now_ms: int
     ) -> Effects[T]:

@@ -1,10 +1,18 @@
-"""ConsumerGroupHeartbeat (KIP-848): the wire message to the consumer-group state machine
-and back. Topics travel by id on the wire and by name in the state machine; the catalog
-maps one to the other (an owned partition of a topic id this node does not know is
-dropped, as Kafka drops topics missing from its metadata image)."""
+"""ConsumerGroupHeartbeat and ConsumerGroupDescribe (KIP-848): the wire messages to the
+consumer-group state machine and back. Topics travel by id on the wire and by name in the
+state machine; the catalog maps one to the other (an owned partition of a topic id this
+node does not know is dropped, as Kafka drops topics missing from its metadata image)."""
 
 from __future__ import annotations
 
+from protocol.apis.consumer_group_describe import (
+    ConsumerGroupDescribeRequest,
+    ConsumerGroupDescribeResponse,
+    ConsumerGroupDescribeResponseAssignment,
+    ConsumerGroupDescribeResponseDescribedGroup,
+    ConsumerGroupDescribeResponseMember,
+    ConsumerGroupDescribeResponseTopicPartitions,
+)
 from protocol.apis.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
@@ -15,11 +23,12 @@ from protocol.errors import ErrorCode
 
 from ..catalog import topic_id_for
 from ..connection_context import ConnectionContext
+from ..group.consumer.admin import DescribedConsumerGroup
 from ..group.consumer.member import Partitions
 from ..group.consumer.requests import ConsumerHeartbeatInput, ConsumerHeartbeatResult
 from ..node import Node
 from ..security.acls import Operation
-from ..security.authz import may_group, may_topic
+from ..security.authz import group_operations, may_group, may_topic
 from .groups import elsewhere
 from .outcome import Outcome, Pending, call
 
@@ -93,3 +102,92 @@ def consumer_group_heartbeat(
         _render,
         _refused,
     )
+
+
+#: ConsumerGroupDescribe v1+ says which protocol each member speaks (KIP-1099).
+MEMBER_TYPE_VERSION = 1
+CONSUMER_MEMBER = 1  # Kafka's MemberType: 0 classic, 1 consumer
+NO_OPERATIONS = -2147483648
+
+
+def _assignment(parts: dict[str, list[int]]) -> ConsumerGroupDescribeResponseAssignment:
+    return ConsumerGroupDescribeResponseAssignment(
+        topic_partitions=[
+            ConsumerGroupDescribeResponseTopicPartitions(
+                topic_id=topic_id_for(topic), topic_name=topic, partitions=ps
+            )
+            for topic, ps in parts.items()
+        ]
+    )
+
+
+def _described(
+    node: Node, conn: ConnectionContext, g: DescribedConsumerGroup, version: int, ops: bool
+) -> ConsumerGroupDescribeResponseDescribedGroup:
+    topics = {
+        t
+        for m in g.members
+        for t in (*m.subscribed_topic_names, *m.assignment, *m.target_assignment)
+    }
+    error, message = g.error_code, g.error_message
+    if not error and any(not may_topic(node.security, conn, Operation.DESCRIBE, t) for t in topics):
+        # Kafka: a client may not learn of topics it may not describe.
+        error = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        message = "The described group uses topics that the client is not authorized to describe."
+    if error:
+        return ConsumerGroupDescribeResponseDescribedGroup(
+            error_code=error,
+            error_message=message,
+            group_id=g.group_id,
+            group_state="",
+            group_epoch=0,
+            assignment_epoch=0,
+            assignor_name="",
+            members=[],
+        )
+    return ConsumerGroupDescribeResponseDescribedGroup(
+        error_code=0,
+        group_id=g.group_id,
+        group_state=g.group_state,
+        group_epoch=g.group_epoch,
+        assignment_epoch=g.assignment_epoch,
+        assignor_name=g.assignor_name,
+        members=[
+            ConsumerGroupDescribeResponseMember(
+                member_id=m.member_id,
+                instance_id=m.instance_id,
+                rack_id=m.rack_id,
+                member_epoch=m.member_epoch,
+                client_id=m.client_id,
+                client_host=m.client_host,
+                subscribed_topic_names=m.subscribed_topic_names,
+                assignment=_assignment(m.assignment),
+                target_assignment=_assignment(m.target_assignment),
+                member_type=CONSUMER_MEMBER if version >= MEMBER_TYPE_VERSION else -1,
+            )
+            for m in g.members
+        ],
+        authorized_operations=(
+            group_operations(node.security, conn, g.group_id) if ops else NO_OPERATIONS
+        ),
+    )
+
+
+def consumer_group_describe(
+    node: Node, body: ConsumerGroupDescribeRequest, version: int, conn: ConnectionContext
+) -> Outcome[ConsumerGroupDescribeResponse]:
+    allowed = [g for g in body.group_ids if may_group(node.security, conn, Operation.DESCRIBE, g)]
+    refused = {g: code for g in allowed if (code := elsewhere(node, g)) is not None}
+    described = {
+        d.group_id: d
+        for d in node.groups.consumer_group_describe([g for g in allowed if g not in refused])
+    }
+    for group_id, code in refused.items():
+        described[group_id] = DescribedConsumerGroup(group_id, code)
+    groups = []
+    for group_id in body.group_ids:
+        d = described.get(group_id)
+        if d is None:
+            d = DescribedConsumerGroup(group_id, ErrorCode.GROUP_AUTHORIZATION_FAILED)
+        groups.append(_described(node, conn, d, version, body.include_authorized_operations))
+    return Outcome(ConsumerGroupDescribeResponse(throttle_time_ms=0, groups=groups))

@@ -4,6 +4,7 @@ these, with the version ranges their message declarations give."""
 from __future__ import annotations
 
 from protocol.apis.api_versions import ApiVersionsRequest
+from protocol.apis.consumer_group_describe import ConsumerGroupDescribeRequest
 from protocol.apis.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest
 from protocol.apis.create_topics import CreateTopicsRequest
 from protocol.apis.delete_groups import DeleteGroupsRequest
@@ -50,6 +51,7 @@ def daemon_dispatcher(node: Node) -> Dispatcher:
     d.route(DeleteGroupsRequest, groups.delete_groups)
     d.route(OffsetDeleteRequest, groups.offset_delete)
     d.route(ConsumerGroupHeartbeatRequest, consumer_groups.consumer_group_heartbeat)
+    d.route(ConsumerGroupDescribeRequest, consumer_groups.consumer_group_describe)
     d.route(SaslHandshakeRequest, sasl.sasl_handshake)
     d.route(SaslAuthenticateRequest, sasl.sasl_authenticate)
     return d

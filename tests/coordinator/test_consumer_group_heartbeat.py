@@ -12,6 +12,10 @@ from coordinator.catalog import topic_id_for
 from coordinator.client.connection import connect
 from coordinator.config import Settings
 from coordinator.server import Server
+from protocol.apis.consumer_group_describe import (
+    ConsumerGroupDescribeRequest,
+    ConsumerGroupDescribeResponse,
+)
 from protocol.apis.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatRequestTopicPartitions,
@@ -103,6 +107,21 @@ async def test_a_member_joins_commits_and_fetches_at_its_epoch(server: Server) -
     fetched = await c.request(fetch(1), 10, OffsetFetchResponse)
     assert fetched.groups[0].error_code == 0
     assert fetched.groups[0].topics[0].partitions[0].committed_offset == 7
+
+    describe = ConsumerGroupDescribeRequest(group_ids=["g", "h"])
+    described = await c.request(describe, 1, ConsumerGroupDescribeResponse)
+    g, h = described.groups
+    assert (g.error_code, g.group_state, g.group_epoch, g.assignor_name) == (
+        0,
+        "Stable",
+        1,
+        "uniform",
+    )
+    [m] = g.members
+    assert (m.member_id, m.member_epoch, m.member_type) == ("m-1", 1, 1)
+    [tp] = m.assignment.topic_partitions
+    assert (tp.topic_id, tp.topic_name, tp.partitions) == (ORDERS, "orders", [0, 1, 2])
+    assert h.error_code == ErrorCode.GROUP_ID_NOT_FOUND
 
     leave = ConsumerGroupHeartbeatRequest(group_id="g", member_id="m-1", member_epoch=-1)
     r = await c.request(leave, 1, ConsumerGroupHeartbeatResponse)

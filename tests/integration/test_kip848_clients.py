@@ -87,6 +87,9 @@ def test_members_share_the_topic_and_a_joiner_takes_only_what_moves(daemon: Daem
         # Exactly what the newcomer took was revoked (on_revoke), by its previous owners.
         assert members[3].assigned == moved
         no_errors(members)
+        # The admin client sees the same (ConsumerGroupDescribe, ListGroups v5).
+        described = describe(daemon, "kip848-join")
+        assert described == {m.client_id: m.assigned for m in members}
     finally:
         for m in members:
             m.close()
@@ -141,6 +144,27 @@ def test_a_killed_members_partitions_move_after_its_session(daemon: Daemon) -> N
             victim.wait(10)
         for m in members:
             m.close()
+
+
+def describe(daemon: Daemon, group: str) -> dict[str, frozenset[TopicPartition]]:
+    """Each member's assignment by client id, as confluent-kafka's AdminClient describes
+    the group; checks it is listed as a consumer-protocol group."""
+    from confluent_kafka import ConsumerGroupState, ConsumerGroupType
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": daemon.bootstrap})
+    listed = admin.list_consumer_groups().result(10)
+    assert [(g.group_id, g.type) for g in listed.valid] == [(group, ConsumerGroupType.CONSUMER)]
+    d = admin.describe_consumer_groups([group])[group].result(10)
+    assert (d.type, d.state, d.partition_assignor) == (
+        ConsumerGroupType.CONSUMER,
+        ConsumerGroupState.STABLE,
+        "uniform",
+    )
+    return {
+        m.client_id: frozenset((tp.topic, tp.partition) for tp in m.assignment.topic_partitions)
+        for m in d.members
+    }
 
 
 def covering_part(members: list[ConsumerProtocolMember]) -> bool:

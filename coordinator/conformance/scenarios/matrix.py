@@ -11,6 +11,7 @@ from typing import Any
 
 from protocol.apis import BY_KEY, ApiKey
 from protocol.apis.api_versions import ApiVersionsRequest
+from protocol.apis.consumer_group_describe import ConsumerGroupDescribeRequest
 from protocol.apis.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest
 from protocol.apis.create_topics import CreateTopicsRequest, CreateTopicsRequestCreatableTopic
 from protocol.apis.delete_groups import DeleteGroupsRequest
@@ -292,6 +293,11 @@ MATRIX: dict[ApiKey, Probe1] = {
             group_id=s.group, member_id=NOT_A_MEMBER, member_epoch=1
         ),
         lambda r, v: [r.error_code],
+        lambda v: _codes(ErrorCode.GROUP_ID_NOT_FOUND),
+    ),
+    ApiKey.CONSUMER_GROUP_DESCRIBE: Probe1(
+        lambda s, v: ConsumerGroupDescribeRequest(group_ids=[s.group]),
+        lambda r, v: [g.error_code for g in r.groups],
         lambda v: _codes(ErrorCode.GROUP_ID_NOT_FOUND),
     ),
     # A broker that keeps records may take an empty batch or refuse it: only the layout

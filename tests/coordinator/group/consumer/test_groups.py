@@ -190,3 +190,38 @@ def test_classic_requests_to_a_consumer_group_are_unknown_members() -> None:
     [left] = h.leave("a").members
     assert left.error_code == ErrorCode.UNKNOWN_MEMBER_ID
     assert "a" in h.co.consumer_groups["group"].members
+
+
+def test_consumer_group_describe_shows_epochs_members_and_assignments() -> None:
+    h = ConsumerHarness()
+    a, b = h.member("a", assignor="range"), h.member("b", instance_id="i-b")
+    a.join()
+    b.join()
+    [d] = h.co.consumer_group_describe(["group"])
+    assert (d.error_code, d.group_state, d.group_epoch, d.assignment_epoch) == (
+        0,
+        "Reconciling",
+        2,
+        2,
+    )
+    assert d.assignor_name == "range"
+    by_id = {m.member_id: m for m in d.members}
+    assert by_id["a"].assignment == {"orders": [0, 1, 2, 3, 4, 5]}  # still revoking
+    assert by_id["b"].assignment == {} and by_id["b"].instance_id == "i-b"
+    assert by_id["a"].target_assignment == {"orders": [0, 1, 2]}
+    assert by_id["b"].target_assignment == {"orders": [3, 4, 5]}
+    assert by_id["b"].member_epoch == 2 and by_id["a"].member_epoch == 1
+
+
+def test_consumer_group_describe_of_other_groups() -> None:
+    h = ConsumerHarness()
+    h.stable_group(1)
+    classic, unknown = h.co.consumer_group_describe(["group", "nobody"])
+    assert (classic.error_code, classic.error_message) == (
+        ErrorCode.GROUP_ID_NOT_FOUND,
+        "Group group is not a consumer group.",
+    )
+    assert (unknown.error_code, unknown.error_message) == (
+        ErrorCode.GROUP_ID_NOT_FOUND,
+        "Group nobody not found.",
+    )
