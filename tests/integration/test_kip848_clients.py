@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import pytest
 
-from .clients import TopicPartition
+from .clients import KafkaPythonMember, TopicPartition
 from .conftest import Daemon, wait_until
 from .kip848_member import ConsumerProtocolMember
 
@@ -41,6 +41,8 @@ def daemon(start_daemon: Callable[..., Daemon]) -> Daemon:
         "100",
         "--group-consumer-min-heartbeat-interval-ms",
         "100",
+        "--group-initial-rebalance-delay-ms",
+        "0",
     )
 
 
@@ -219,3 +221,29 @@ def test_the_group_survives_a_killed_daemon(daemon: Daemon) -> None:
     finally:
         for m in members:
             m.close()
+
+
+def test_a_group_switches_protocol_once_its_classic_members_are_gone(daemon: Daemon) -> None:
+    """Migrating a group with members is not served: a consumer-protocol member is told
+    GROUP_ID_NOT_FOUND while classic members are in it (librdkafka takes that as fatal, as
+    against a Kafka broker with migration disabled). Once they have left, the group is
+    rejoined with the consumer protocol and keeps its offsets."""
+    group = "kip848-switch"
+    classic = KafkaPythonMember(daemon.bootstrap, group, TOPIC, client_id="classic")
+    try:
+        assert wait_until(lambda: classic.assigned == ALL, 10), classic.assigned
+        classic.commit({(TOPIC, 0): 11})
+        [early] = start(daemon, group, 1)
+        assert wait_until(lambda: bool(early.errors), 5)
+        assert "group id does not exist" in str(early.errors[0]), early.errors
+        assert not early.assigned
+        early.close()
+    finally:
+        classic.close()  # a LeaveGroup: the classic group is empty now
+    [member] = start(daemon, group, 1, first=1)
+    try:
+        assert wait_until(lambda: member.assigned == ALL, 2.0), member.assigned
+        assert member.committed((TOPIC, 0)) == 11
+        no_errors([member])
+    finally:
+        member.close()
