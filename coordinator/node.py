@@ -36,7 +36,10 @@ class Node:
         self.clock = clock
         self.catalog = Catalog()
         self.groups: GroupCoordinator[Pending] = GroupCoordinator(
-            settings.group, topic_partitions=self._partitions_of
+            settings.group,
+            topic_partitions=self._partitions_of,
+            topic_names=lambda: [t.name for t in self.catalog.all()],
+            topic_count=lambda: len(self.catalog),
         )
         self.security = Security(settings.security)
         #: Set by the runtime once shutdown starts: long polls are answered at once.

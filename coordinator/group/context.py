@@ -31,6 +31,10 @@ def no_topics(name: str) -> int:
     return 0
 
 
+def no_topic_names() -> list[str]:
+    return []
+
+
 def default_member_id(prefix: str) -> str:
     """Kafka's format: the client id (dynamic) or instance id (static), a dash, a UUID."""
     return f"{prefix}-{uuid.uuid4()}"
@@ -57,6 +61,9 @@ class Shard:
     consumer_groups: dict[str, ConsumerGroup] = field(default_factory=dict)
     #: A topic's partition count (0: no such topic), for consumer groups' assignments.
     topic_partitions: Callable[[str], int] = no_topics
+    #: Every topic's name, for regex subscriptions; and how many there are (cheap).
+    topic_names: Callable[[], list[str]] = no_topic_names
+    topic_count: Callable[[], int] = lambda: 0
 
 
 class Context:

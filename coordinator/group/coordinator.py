@@ -73,13 +73,20 @@ class GroupCoordinator(Generic[T]):
         config: GroupConfig,
         new_member_id: Callable[[str], str] | None = None,
         topic_partitions: Callable[[str], int] = no_topics,
+        topic_names: Callable[[], list[str]] | None = None,
+        topic_count: Callable[[], int] | None = None,
     ) -> None:
         """``new_member_id(prefix)`` makes member ids; the prefix is the client id of a
         dynamic member or the instance id of a static one. Ids must be unique.
         ``topic_partitions(name)`` is a topic's partition count (0: no such topic), which
-        consumer groups' server-side assignments read."""
+        consumer groups' server-side assignments read; ``topic_names()`` every topic's name,
+        which regex subscriptions match, and ``topic_count()`` how many there are (topics
+        are only added: a change in the count is when regexes are matched again)."""
         self._shard = Shard(config, new_member_id or default_member_id)
         self._shard.topic_partitions = topic_partitions
+        if topic_names is not None:  # regex subscriptions match these
+            self._shard.topic_names = topic_names
+            self._shard.topic_count = topic_count or (lambda: len(topic_names()))
 
     @property
     def config(self) -> GroupConfig:

@@ -109,6 +109,7 @@ class ConsumerMemberRecord:
     assigned: dict[str, list[int]]
     pending_revocation: dict[str, list[int]]
     target: dict[str, list[int]]  # its part of the target assignment
+    subscribed_topic_regex: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

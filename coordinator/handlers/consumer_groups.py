@@ -161,6 +161,7 @@ def _described(
                 client_id=m.client_id,
                 client_host=m.client_host,
                 subscribed_topic_names=m.subscribed_topic_names,
+                subscribed_topic_regex=m.subscribed_topic_regex,
                 assignment=_assignment(m.assignment),
                 target_assignment=_assignment(m.target_assignment),
                 member_type=CONSUMER_MEMBER if version >= MEMBER_TYPE_VERSION else -1,

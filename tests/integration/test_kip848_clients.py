@@ -247,3 +247,28 @@ def test_a_group_switches_protocol_once_its_classic_members_are_gone(daemon: Dae
         no_errors([member])
     finally:
         member.close()
+
+
+def test_a_regex_subscription_takes_topics_created_later(daemon: Daemon) -> None:
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": daemon.bootstrap})
+
+    def create(name: str, partitions: int) -> None:
+        admin.create_topics([NewTopic(name, partitions)])[name].result(10)
+
+    create("kip848-rx-a", 2)
+    [member] = [
+        ConsumerProtocolMember(daemon.bootstrap, "kip848-rx", "^kip848-rx-.*", client_id="rx")
+    ]
+    try:
+        first = frozenset({("kip848-rx-a", 0), ("kip848-rx-a", 1)})
+        assert wait_until(lambda: member.assigned == first, 3.0), member.assigned
+        create("kip848-rx-b", 1)
+        created = time.monotonic()
+        # Seen on the next heartbeat; the client then needs the new topic's metadata.
+        assert wait_until(lambda: member.assigned == first | {("kip848-rx-b", 0)}, 5.0)
+        print(f"a new matching topic was assigned {time.monotonic() - created:.2f}s after")
+        no_errors([member])
+    finally:
+        member.close()

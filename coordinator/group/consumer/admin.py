@@ -43,6 +43,7 @@ class DescribedMember:
     client_id: str
     client_host: str
     subscribed_topic_names: list[str]
+    subscribed_topic_regex: str | None
     assignment: dict[str, list[int]]
     target_assignment: dict[str, list[int]]
 
@@ -94,6 +95,7 @@ def describe(
                 client_id=m.client_id,
                 client_host=m.client_host,
                 subscribed_topic_names=list(m.subscribed_topic_names),
+                subscribed_topic_regex=m.subscribed_topic_regex,
                 assignment=_lists(m.assigned),
                 target_assignment=_lists(g.target.get(m.member_id, {})),
             )

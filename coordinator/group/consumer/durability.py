@@ -21,6 +21,7 @@ from ..records import (
     ConsumerMemberRecord,
     ConsumerMemberRemovedRecord,
 )
+from . import regex
 from .group import ConsumerGroup
 from .member import ConsumerMember, MemberState, Partitions
 
@@ -49,6 +50,7 @@ def member_record(g: ConsumerGroup, m: ConsumerMember) -> ConsumerMemberRecord:
         client_host=m.client_host,
         rebalance_timeout_ms=m.rebalance_timeout_ms,
         subscribed_topic_names=list(m.subscribed_topic_names),
+        subscribed_topic_regex=m.subscribed_topic_regex,
         server_assignor=m.server_assignor,
         state=m.state.value,
         member_epoch=m.member_epoch,
@@ -90,6 +92,12 @@ def restore(
         assignment_epoch=record.assignment_epoch,
         subscription_metadata=dict(record.subscription_metadata),
     )
+    members = list(members)
+    patterns = {mr.subscribed_topic_regex for mr in members} - {None}
+    if patterns:
+        topics = ctx.shard.topic_names()
+        g.resolved = {p: regex.matching(p, topics) for p in patterns if p is not None}
+        g.resolved_with_topics = ctx.shard.topic_count()
     for mr in members:
         m = ConsumerMember(
             mr.member_id,
@@ -99,6 +107,7 @@ def restore(
             client_host=mr.client_host,
             rebalance_timeout_ms=mr.rebalance_timeout_ms,
             subscribed_topic_names=tuple(mr.subscribed_topic_names),
+            subscribed_topic_regex=mr.subscribed_topic_regex,
             server_assignor=mr.server_assignor,
             state=MemberState(mr.state),
             member_epoch=mr.member_epoch,

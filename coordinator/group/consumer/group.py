@@ -43,6 +43,10 @@ class ConsumerGroup:
     reported_state: ConsumerGroupState = ConsumerGroupState.EMPTY
     #: How many members subscribe to each topic (kept, so a heartbeat need not scan).
     topic_subscribers: Counter[str] = field(default_factory=Counter)
+    #: The topics each subscribed regular expression matches, and how many topics there
+    #: were when they were resolved (topics are only ever added).
+    resolved: dict[str, frozenset[str]] = field(default_factory=dict)
+    resolved_with_topics: int = -1
 
     @property
     def state(self) -> ConsumerGroupState:
@@ -58,13 +62,31 @@ class ConsumerGroup:
     def subscribed_topics(self) -> frozenset[str]:
         return frozenset(t for t, n in self.topic_subscribers.items() if n > 0)
 
-    def subscribe(self, m: ConsumerMember, names: tuple[str, ...]) -> None:
-        """Set a member's subscription, keeping the topic counts."""
-        if m.member_id in self.members:
-            self.topic_subscribers.subtract(set(m.subscribed_topic_names))
-            self.topic_subscribers.update(set(names))
-        m.subscribed_topic_names = names
+    def member_topics(self, m: ConsumerMember) -> frozenset[str]:
+        """The topics the member subscribes to: by name, and those its regex matches."""
+        names = frozenset(m.subscribed_topic_names)
+        if m.subscribed_topic_regex is None:
+            return names
+        return names | self.resolved.get(m.subscribed_topic_regex, frozenset())
+
+    def subscribe(self, m: ConsumerMember, names: tuple[str, ...], regex: str | None) -> None:
+        """Set a member's subscription (its regex resolved first), keeping the counts."""
+        known = m.member_id in self.members
+        if known:
+            self.topic_subscribers.subtract(self.member_topics(m))
+        m.subscribed_topic_names, m.subscribed_topic_regex = names, regex
+        if known:
+            self.topic_subscribers.update(self.member_topics(m))
         self.dirty_members.add(m.member_id)
+
+    def regexes(self) -> set[str]:
+        return {r for m in self.members.values() if (r := m.subscribed_topic_regex) is not None}
+
+    def recount(self) -> None:
+        """Count the subscribers again (after the regexes were resolved anew)."""
+        self.topic_subscribers = Counter()
+        for m in self.members.values():
+            self.topic_subscribers.update(self.member_topics(m))
 
     def touch(self, m: ConsumerMember) -> None:
         """The member changed: its record is written when the call ends."""
@@ -90,7 +112,7 @@ class ConsumerGroup:
 
     def add(self, m: ConsumerMember) -> None:
         self.members[m.member_id] = m
-        self.topic_subscribers.update(set(m.subscribed_topic_names))
+        self.topic_subscribers.update(self.member_topics(m))
         self.dirty_members.add(m.member_id)
         if m.instance_id is not None:
             self.static_members[m.instance_id] = m.member_id
@@ -101,7 +123,7 @@ class ConsumerGroup:
         if m is None:
             return None
         self.release(m)
-        self.topic_subscribers.subtract(set(m.subscribed_topic_names))
+        self.topic_subscribers.subtract(self.member_topics(m))
         self.target.pop(member_id, None)
         self.dirty_members.discard(member_id)
         self.removed_members.add(member_id)

@@ -30,7 +30,7 @@ from ..deadlines import Armed, TimerKind, consumer_rebalance_key, consumer_sessi
 from ..events import RebalanceTrigger, RemovalCause
 from ..group import ClassicGroup
 from ..states import EMPTY
-from . import durability
+from . import durability, regex
 from .config import DEFAULT_ASSIGNOR
 from .group import ConsumerGroup
 from .member import LEAVE_EPOCH, LEAVE_STATIC_EPOCH, ConsumerMember, Partitions
@@ -113,8 +113,15 @@ def _validate(ctx: Context, req: ConsumerHeartbeatInput) -> None:
             raise _invalid("InstanceId can't be null.")
     elif epoch < LEAVE_STATIC_EPOCH:
         raise _invalid("MemberEpoch is invalid.")
-    if req.subscribed_topic_regex:  # "" clears a regex (v1): the same as none here
-        raise _invalid("SubscribedTopicRegex is not supported by this coordinator yet.")
+    if req.subscribed_topic_regex:  # "" clears the member's regex
+        try:
+            regex.check(req.subscribed_topic_regex)
+        except regex.InvalidRegex as exc:
+            raise HeartbeatError(
+                ErrorCode.INVALID_REGULAR_EXPRESSION,
+                f"SubscribedTopicRegex `{req.subscribed_topic_regex}` is not a valid regular"
+                f" expression: {exc}.",
+            ) from None
     if req.server_assignor is not None and req.server_assignor not in ASSIGNOR_NAMES:
         raise HeartbeatError(
             ErrorCode.UNSUPPORTED_ASSIGNOR,
@@ -262,6 +269,7 @@ def _replace_static(
         rack_id=old.rack_id,
         rebalance_timeout_ms=old.rebalance_timeout_ms,
         subscribed_topic_names=old.subscribed_topic_names,
+        subscribed_topic_regex=old.subscribed_topic_regex,
         server_assignor=old.server_assignor,
         state=old.state,
         assigned=dict(old.assigned),
@@ -280,7 +288,13 @@ def _heartbeat(ctx: Context, req: ConsumerHeartbeatInput) -> ConsumerHeartbeatRe
     is_new = m.member_id not in g.members
     before_assigned = dict(m.assigned)
     names = req.subscribed_topic_names
-    subscription_changed = names is not None and tuple(names) != m.subscribed_topic_names
+    new_names = m.subscribed_topic_names if names is None else tuple(names)
+    pattern = req.subscribed_topic_regex
+    new_regex = m.subscribed_topic_regex if pattern is None else (pattern or None)
+    subscription_changed = (new_names, new_regex) != (
+        m.subscribed_topic_names,
+        m.subscribed_topic_regex,
+    )
     described = _described(m)
     if req.rack_id is not None:
         m.rack_id = req.rack_id
@@ -288,8 +302,12 @@ def _heartbeat(ctx: Context, req: ConsumerHeartbeatInput) -> ConsumerHeartbeatRe
         m.rebalance_timeout_ms = req.rebalance_timeout_ms
     if req.server_assignor is not None:
         m.server_assignor = req.server_assignor
-    if names is not None:
-        g.subscribe(m, tuple(names))
+    _refresh_regexes(ctx, g)
+    if subscription_changed or is_new:
+        if new_regex is not None and new_regex not in g.resolved:
+            g.resolved[new_regex] = regex.matching(new_regex, ctx.shard.topic_names())
+            g.resolved_with_topics = ctx.shard.topic_count()  # all are current (refreshed)
+        g.subscribe(m, new_names, new_regex)
     m.client_id, m.client_host = req.client_id, req.client_host
     if described != _described(m):
         g.touch(m)
@@ -335,6 +353,20 @@ def _heartbeat(ctx: Context, req: ConsumerHeartbeatInput) -> ConsumerHeartbeatRe
 
 def _described(m: ConsumerMember) -> tuple[object, ...]:
     return (m.rack_id, m.rebalance_timeout_ms, m.server_assignor, m.client_id, m.client_host)
+
+
+def _refresh_regexes(ctx: Context, g: ConsumerGroup) -> None:
+    """Match the group's regexes again when topics were created since they last were
+    (the new subscriptions show in the subscription metadata, which bumps the epoch)."""
+    if not g.resolved:
+        return
+    count = ctx.shard.topic_count()
+    if count == g.resolved_with_topics:
+        return
+    topics = ctx.shard.topic_names()
+    g.resolved = {r: regex.matching(r, topics) for r in g.regexes()}
+    g.resolved_with_topics = count
+    g.recount()
 
 
 def _subscription_metadata(ctx: Context, g: ConsumerGroup) -> dict[str, int]:

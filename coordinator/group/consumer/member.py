@@ -30,6 +30,7 @@ class ConsumerMember:
     client_host: str = ""
     rebalance_timeout_ms: int = -1
     subscribed_topic_names: tuple[str, ...] = ()
+    subscribed_topic_regex: str | None = None
     server_assignor: str | None = None
     state: MemberState = MemberState.STABLE
     member_epoch: int = 0

@@ -17,7 +17,7 @@ def compute_target(g: ConsumerGroup, assignor: str) -> dict[str, Partitions]:
     metadata = g.subscription_metadata
     members = {
         m.member_id: Subscription(
-            topics=[t for t in m.subscribed_topic_names if t in metadata],
+            topics=sorted(t for t in g.member_topics(m) if t in metadata),
             owned_partitions={
                 t: sorted(ps) for t, ps in g.target.get(m.member_id, {}).items() if t in metadata
             },

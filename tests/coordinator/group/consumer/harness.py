@@ -19,7 +19,11 @@ class ConsumerHarness(Harness):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        self.co = GroupCoordinator(self.config, topic_partitions=lambda t: self.topics.get(t, 0))
+        self.co = GroupCoordinator(
+            self.config,
+            topic_partitions=lambda t: self.topics.get(t, 0),
+            topic_names=lambda: list(self.topics),
+        )
 
     def send(self, req: ConsumerHeartbeatInput) -> ConsumerHeartbeatResult:
         token = self._token()
@@ -40,6 +44,7 @@ class Member:
     instance_id: str | None = None
     group: str = GROUP
     assignor: str | None = None
+    regex: str | None = None
     rebalance_timeout_ms: int = 30000
     epoch: int = 0
     owned: Partitions = field(default_factory=dict)
@@ -62,6 +67,7 @@ class Member:
                 instance_id=self.instance_id,
                 rebalance_timeout_ms=self.rebalance_timeout_ms if full or joining else -1,
                 subscribed_topic_names=self.topics if full or joining else None,
+                subscribed_topic_regex=self.regex if full or joining else None,
                 server_assignor=self.assignor if full or joining else None,
                 owned={} if joining else dict(self.owned),
             )

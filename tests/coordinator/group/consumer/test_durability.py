@@ -89,3 +89,15 @@ def test_a_deleted_consumer_group_stays_deleted() -> None:
     again = ConsumerHarness()
     again.apply(again.co.load(h.records, again.now))
     assert not again.co.consumer_groups
+
+
+def test_a_reloaded_regex_subscription_matches_topics_created_since() -> None:
+    h = ConsumerHarness(topics={"orders-eu": 2})
+    a = h.member("a", topics=[])
+    a.regex = "orders-.*"
+    a.join()
+    again = ConsumerHarness(topics={"orders-eu": 2, "orders-us": 1})
+    again.apply(again.co.load(h.records, again.now))
+    a.h = again
+    assert a.beat().member_epoch == 2
+    assert ("orders-us", 0) in a.partitions()

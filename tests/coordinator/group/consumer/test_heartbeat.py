@@ -256,3 +256,42 @@ def test_members_never_share_a_partition_under_random_churn() -> None:
     )
     assert owned == expected
     assert h.co.consumer_groups["group"].state.value == "Stable"
+
+
+def test_a_regex_subscription_follows_new_topics() -> None:
+    h = ConsumerHarness(topics={"orders-eu": 2, "payments": 1})
+    a = h.member("a", topics=["payments"])
+    a.regex = "orders-.*"
+    r = a.join()
+    assert r.member_epoch == 1
+    assert a.partitions() == {("orders-eu", 0), ("orders-eu", 1), ("payments", 0)}
+    assert a.beat().member_epoch == 1  # nothing new
+    h.topics["orders-us"] = 1  # created (CreateTopics, --topic, auto-creation)
+    assert a.beat().member_epoch == 2
+    assert ("orders-us", 0) in a.partitions()
+    [d] = h.co.consumer_group_describe(["group"])
+    assert d.members[0].subscribed_topic_regex == "orders-.*"
+
+
+def test_an_empty_regex_clears_the_members_regex() -> None:
+    h = ConsumerHarness(topics={"orders-eu": 2, "payments": 1})
+    a = h.member("a", topics=["payments"])
+    a.regex = "orders-.*"
+    a.join()
+    r = h.send(ConsumerHeartbeatInput("group", "a", 1, subscribed_topic_regex="", owned=a.owned))
+    assert r.member_epoch == 1  # told to revoke orders-eu first
+    a.owned = dict(r.assignment or {})
+    assert a.beat().member_epoch == 2
+    assert a.partitions() == {("payments", 0)}
+
+
+def test_an_invalid_regex_is_refused_with_re2s_reason() -> None:
+    h = ConsumerHarness()
+    a = h.member("a")
+    a.regex = "(a)\\1"  # backreferences: not RE2 (nor RE2/J, which Kafka uses)
+    r = a.join()
+    assert r.error_code == ErrorCode.INVALID_REGULAR_EXPRESSION
+    assert r.error_message == (
+        "SubscribedTopicRegex `(a)\\1` is not a valid regular expression:"
+        " invalid escape sequence: \\1."
+    )
