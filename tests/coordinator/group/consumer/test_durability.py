@@ -101,3 +101,17 @@ def test_a_reloaded_regex_subscription_matches_topics_created_since() -> None:
     a.h = again
     assert a.beat().member_epoch == 2
     assert ("orders-us", 0) in a.partitions()
+
+
+def test_an_unloaded_group_stops_and_another_node_carries_it_on() -> None:
+    """A cluster node losing the group's coordinator partition drops it and its timers;
+    the node taking the partition over loads it from the shared store."""
+    h = ConsumerHarness()
+    a = h.member("a")
+    a.join()
+    h.apply(h.co.unload(lambda group_id: group_id == "group", h.now))
+    assert not h.co.consumer_groups and not h.timers
+    other = ConsumerHarness(now=h.now)
+    other.apply(other.co.load(h.records, other.now, fresh_sessions=True))
+    a.h = other
+    assert a.beat().error_code == 0 and a.epoch == 1 and len(a.partitions()) == 6
