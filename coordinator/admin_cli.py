@@ -85,7 +85,7 @@ def list_groups(bootstrap: str, as_json: bool, states: tuple[str, ...]) -> None:
 
 
 def _description_json(d: GroupDescription) -> dict[str, object]:
-    return {
+    described: dict[str, object] = {
         "group": d.group_id,
         "state": d.state,
         "protocol_type": d.protocol_type,
@@ -98,10 +98,22 @@ def _description_json(d: GroupDescription) -> dict[str, object]:
                 "host": m.host,
                 "topics": m.topics,
                 "assignment": m.assignment,
+                **(
+                    {"member_epoch": m.member_epoch, "target_assignment": m.target_assignment}
+                    if d.group_type == "consumer"
+                    else {}
+                ),
             }
             for m in d.members
         ],
     }
+    if d.group_type == "consumer":  # KIP-848: epochs, as kafka-consumer-groups.sh shows them
+        described |= {
+            "type": d.group_type,
+            "group_epoch": d.group_epoch,
+            "assignment_epoch": d.assignment_epoch,
+        }
+    return described
 
 
 @groups.command("describe")
@@ -118,6 +130,38 @@ def describe_group(group: str, bootstrap: str, as_json: bool) -> None:
     if d.state == "Dead" and not d.members:
         # As kafka-consumer-groups.sh: say so, and fail.
         raise click.ClickException(f"Consumer group '{group}' does not exist.")
+    if d.group_type == "consumer":  # KIP-848: the assignor, epochs and target assignments
+        header = table(
+            ["GROUP", "STATE", "TYPE", "ASSIGNOR", "GROUP-EPOCH", "ASSIGNMENT-EPOCH", "MEMBERS"],
+            [
+                (
+                    d.group_id,
+                    d.state,
+                    d.group_type,
+                    d.protocol,
+                    d.group_epoch,
+                    d.assignment_epoch,
+                    len(d.members),
+                )
+            ],
+        )
+        members = table(
+            ["MEMBER-ID", "INSTANCE-ID", "HOST", "CLIENT-ID", "EPOCH", "ASSIGNMENT", "TARGET"],
+            [
+                (
+                    m.member_id,
+                    m.group_instance_id,
+                    m.host,
+                    m.client_id,
+                    m.member_epoch,
+                    _partitions(m.assignment),
+                    _partitions(m.target_assignment),
+                )
+                for m in d.members
+            ],
+        )
+        _emit(as_json, _description_json(d), header + ("\n\n" + members if d.members else ""))
+        return
     header = table(
         ["GROUP", "STATE", "PROTOCOL-TYPE", "PROTOCOL", "MEMBERS"],
         [

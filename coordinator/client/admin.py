@@ -11,6 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from protocol.apis import ApiKey
+from protocol.apis.consumer_group_describe import (
+    ConsumerGroupDescribeRequest,
+    ConsumerGroupDescribeResponse,
+    ConsumerGroupDescribeResponseAssignment,
+)
 from protocol.apis.delete_groups import DeleteGroupsRequest, DeleteGroupsResponse
 from protocol.apis.describe_groups import DescribeGroupsRequest, DescribeGroupsResponse
 from protocol.apis.list_groups import ListGroupsRequest, ListGroupsResponse
@@ -55,6 +61,9 @@ class MemberDescription:
     topics: list[str] | None
     metadata: bytes
     assignment_bytes: bytes
+    #: KIP-848 members (ConsumerGroupDescribe): their epoch and target assignment.
+    member_epoch: int | None = None
+    target_assignment: dict[str, list[int]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,9 +71,13 @@ class GroupDescription:
     group_id: str
     state: str
     protocol_type: str
-    protocol: str
+    protocol: str  # a KIP-848 group: its server-side assignor
     #: No generation or leader: Kafka's DescribeGroups does not carry them.
     members: list[MemberDescription] = field(default_factory=list)
+    #: "classic", or "consumer" (KIP-848) with the group and target assignment epochs.
+    group_type: str = "classic"
+    group_epoch: int | None = None
+    assignment_epoch: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,8 +175,12 @@ class GroupAdmin:
         resp = await conn.call(DescribeGroupsRequest(groups=[group_id]), timeout=self.timeout)
         assert isinstance(resp, DescribeGroupsResponse)
         [g] = resp.groups
-        if g.error_code == ErrorCode.GROUP_ID_NOT_FOUND:
-            return GroupDescription(group_id, "Dead", "", "")
+        if g.error_code == ErrorCode.GROUP_ID_NOT_FOUND or (
+            g.error_code == ErrorCode.NONE and g.group_state == "Dead" and not g.members
+        ):
+            # Not a classic group: perhaps a KIP-848 one (as Kafka's admin client does).
+            consumer_group = await self._describe_consumer_group(conn, group_id)
+            return consumer_group or GroupDescription(group_id, "Dead", "", "")
         if g.error_code != ErrorCode.NONE:
             raise KafkaClientError.of(g.error_code, f"DescribeGroups({group_id})")
         consumer = g.protocol_type == CONSUMER_PROTOCOL_TYPE
@@ -185,6 +202,49 @@ class GroupAdmin:
                 )
                 for m in g.members
             ],
+        )
+
+    async def _describe_consumer_group(
+        self, conn: BrokerConnection, group_id: str
+    ) -> GroupDescription | None:
+        """ConsumerGroupDescribe, when the broker serves it; None: not a consumer group."""
+        if ApiKey.CONSUMER_GROUP_DESCRIBE not in conn.versions.ranges:
+            return None
+        request = ConsumerGroupDescribeRequest(group_ids=[group_id])
+        resp = await conn.call(request, timeout=self.timeout)
+        assert isinstance(resp, ConsumerGroupDescribeResponse)
+        [g] = resp.groups
+        if g.error_code == ErrorCode.GROUP_ID_NOT_FOUND:
+            return None
+        if g.error_code != ErrorCode.NONE:
+            raise KafkaClientError.of(g.error_code, f"ConsumerGroupDescribe({group_id})")
+
+        def by_name(a: ConsumerGroupDescribeResponseAssignment) -> dict[str, list[int]]:
+            return {tp.topic_name: sorted(tp.partitions) for tp in a.topic_partitions}
+
+        return GroupDescription(
+            group_id=g.group_id,
+            state=g.group_state,
+            protocol_type=CONSUMER_PROTOCOL_TYPE,
+            protocol=g.assignor_name,
+            members=[
+                MemberDescription(
+                    member_id=m.member_id,
+                    group_instance_id=m.instance_id,
+                    client_id=m.client_id,
+                    host=m.client_host,
+                    assignment=by_name(m.assignment),
+                    topics=list(m.subscribed_topic_names),
+                    metadata=b"",
+                    assignment_bytes=b"",
+                    member_epoch=m.member_epoch,
+                    target_assignment=by_name(m.target_assignment),
+                )
+                for m in g.members
+            ],
+            group_type="consumer",
+            group_epoch=g.group_epoch,
+            assignment_epoch=g.assignment_epoch,
         )
 
     async def delete_group(self, group_id: str) -> None:
