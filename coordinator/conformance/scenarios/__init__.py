@@ -2,6 +2,7 @@
 
 from . import (  # noqa: F401
     admin,
+    consumer_protocol,
     coordinators,
     heartbeat,
     join,
@@ -32,5 +33,6 @@ ORDER = (
     "max_size",
     "offsets",
     "admin",
+    "consumer_protocol",
     "load",
 )

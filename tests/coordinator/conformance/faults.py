@@ -15,6 +15,9 @@ from coordinator import connection, server
 from coordinator.catalog import Catalog
 from coordinator.cluster.routing import ClusterRouting
 from coordinator.group import admin, coordinator, join, membership, offsets, rebalance, sync
+from coordinator.group.consumer import heartbeat as consumer_heartbeat
+from coordinator.group.consumer import offsets as consumer_offsets
+from coordinator.group.consumer.group import ConsumerGroup
 from coordinator.group.context import Context
 from coordinator.group.events import RemovalCause
 from coordinator.group.group import ClassicGroup
@@ -483,3 +486,46 @@ def responses_one_version_down(mp: pytest.MonkeyPatch) -> None:
 @fault
 def topic_ids_unknown(mp: pytest.MonkeyPatch) -> None:
     mp.setattr(Catalog, "by_id", lambda self, topic_id: None)
+
+
+# -- KIP-848 consumer groups ------------------------------------------------------------------
+
+
+@fault
+def kip848_no_assignment(mp: pytest.MonkeyPatch) -> None:
+    _map_result(
+        mp,
+        consumer_heartbeat,
+        "_heartbeat",
+        lambda _a, r: dataclasses.replace(r, assignment=None),
+    )
+
+
+@fault
+def kip848_assign_before_revoke(mp: pytest.MonkeyPatch) -> None:
+    mp.setattr(ConsumerGroup, "partition_epoch", lambda self, topic, partition: -1)
+
+
+@fault
+def kip848_skip_epoch_check(mp: pytest.MonkeyPatch) -> None:
+    mp.setattr(consumer_heartbeat, "_check_epoch", lambda m, req: None)
+
+
+@fault
+def kip848_unknown_member_accepted(mp: pytest.MonkeyPatch) -> None:
+    def accepted(member_id: str, group_id: str) -> consumer_heartbeat.HeartbeatError:
+        return consumer_heartbeat.HeartbeatError(ErrorCode.NONE)
+
+    mp.setattr(consumer_heartbeat, "_unknown", accepted)
+
+
+@fault
+def kip848_commit_skips_epoch(mp: pytest.MonkeyPatch) -> None:
+    def current(g: Any, req: Any) -> int:
+        m = g.members.get(req.member_id)
+        if m is None:
+            return original(g, req)
+        return original(g, dataclasses.replace(req, generation_id=m.member_epoch))
+
+    original = consumer_offsets.validate_commit
+    mp.setattr(consumer_offsets, "validate_commit", current)
