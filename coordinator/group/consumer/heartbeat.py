@@ -320,7 +320,7 @@ def _heartbeat(ctx: Context, req: ConsumerHeartbeatInput) -> ConsumerHeartbeatRe
                 m.instance_id,
                 m.client_id,
                 m.client_host,
-                [m.server_assignor or ""],
+                [m.server_assignor] if m.server_assignor else [],
             )
         )
     reason = (
