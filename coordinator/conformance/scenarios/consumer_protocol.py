@@ -26,7 +26,7 @@ from ..probe import Probe, describe
 from ..registry import scenario
 
 AREA = "KIP-848 consumer groups"
-REQUIRES = {ApiKey.CONSUMER_GROUP_HEARTBEAT: 0}
+REQUIRES: dict[int, int] = {ApiKey.CONSUMER_GROUP_HEARTBEAT: 0}
 MEMBER_COMMIT_VERSION = 9  # OffsetCommit v9 carries the member epoch; v10 names topics by id
 
 
@@ -37,7 +37,9 @@ async def topic_id(probe: Probe) -> uuid.UUID:
     conn = await probe.connect()
     req = MetadataRequest(topics=[MetadataRequestTopic(name=probe.target.topic)])
     meta = await probe.within(conn.send(req, version), probe.target.reply_s, "Metadata")
-    ids = [t.topic_id for t in meta.topics if t.error_code == 0 and t.topic_id.int != 0]
+    ids: list[uuid.UUID] = [
+        t.topic_id for t in meta.topics if t.error_code == 0 and t.topic_id.int != 0
+    ]
     probe.check("the topic's id in Metadata", True, bool(ids), describe(req, version))
     return ids[0]
 
