@@ -1,0 +1,188 @@
+"""The web console in a real browser (Debian's chromium, driven by Playwright) against a
+real daemon and real Kafka clients: what happens to a group appears without a reload, the
+actions work only with --http-admin, and the browser asks nothing of anyone but the daemon."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .browser import chromium
+from .clients import LIBRARIES, Member
+from .conftest import Daemon, free_port, wait_until
+
+pytestmark = pytest.mark.integration
+
+TOPIC = "t6"
+#: How long the page has to show a change (the daemon pushes within a quarter second).
+SHOWN_MS = 10_000
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    with chromium() as b:
+        yield b
+
+
+def console_daemon(start_daemon: Callable[..., Daemon], *extra: str) -> tuple[Daemon, str]:
+    port = free_port()
+    daemon = start_daemon(
+        "--topic",
+        f"{TOPIC}:6",
+        "--group-initial-rebalance-delay-ms",
+        "0",
+        "--http-listen",
+        f"127.0.0.1:{port}",
+        *extra,
+    )
+    base = f"http://127.0.0.1:{port}"
+    import urllib.request
+
+    def up() -> bool:
+        try:
+            with urllib.request.urlopen(f"{base}/api/overview", timeout=1):
+                return True
+        except OSError:
+            return False
+
+    assert wait_until(up, 10), daemon.log()[-2000:]
+    return daemon, base
+
+
+def members(daemon: Daemon, group: str, n: int) -> list[Member]:
+    cls = LIBRARIES["confluent-kafka"]
+    return [cls(daemon.bootstrap, group, TOPIC, client_id=f"console-{i}") for i in range(n)]
+
+
+def open_page(browser: Any, url: str, requests: list[str]) -> Any:
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.on("request", lambda request: requests.append(request.url))
+    page.goto(url)
+    # Set once: a reload would lose it, so its survival proves the page never reloaded.
+    page.evaluate("window.__loadedOnce = true")
+    return page
+
+
+def still_the_same_page(page: Any) -> bool:
+    return bool(page.evaluate("window.__loadedOnce === true"))
+
+
+def test_a_commit_a_member_leaving_and_the_rebalance_appear_live(
+    start_daemon: Callable[..., Daemon], browser: Any, tmp_path: Path
+) -> None:
+    daemon, base = console_daemon(start_daemon)
+    group = members(daemon, "live-app", 3)
+    requests: list[str] = []
+    try:
+        assert wait_until(lambda: all(len(m.assigned) == 2 for m in group), 30)
+        page = open_page(browser, f"{base}/group?id=live-app", requests)
+        rows = page.locator("#members-table tbody tr[data-member]")
+        rows.first.wait_for()
+        page.wait_for_function(
+            "() => document.querySelectorAll('#members-table tr[data-member]').length === 3",
+            timeout=SHOWN_MS,
+        )
+        assert page.locator("#live-status").inner_text() == "live"
+        # Six partitions in the picture, each coloured by one of the three owners.
+        owners = page.locator("g.partition").evaluate_all("gs => gs.map(g => g.dataset.owner)")
+        assert len(owners) == 6 and len(set(owners)) == 3
+        rebalances_before = page.locator("tr.rebalance").count()
+        page.screenshot(path=str(tmp_path / "group-formed.png"), full_page=True)
+
+        group[0].commit({(TOPIC, 0): 11})
+        page.locator('tr[data-offset="t6-0"]').wait_for(timeout=SHOWN_MS)
+        assert "11" in page.locator('tr[data-offset="t6-0"]').inner_text()
+
+        leaving = group.pop()
+        leaving.close()  # LeaveGroup: a rebalance with its reason
+        page.wait_for_function(
+            "() => document.querySelectorAll('#members-table tr[data-member]').length === 2",
+            timeout=SHOWN_MS,
+        )
+        page.wait_for_function(
+            f"() => document.querySelectorAll('tr.rebalance').length > {rebalances_before}"
+            " && document.querySelector('tr.rebalance').innerText.includes('member_left')",
+            timeout=SHOWN_MS,
+        )
+        page.wait_for_function(
+            "() => document.querySelector('#group-state').innerText.includes('Stable')",
+            timeout=SHOWN_MS,
+        )
+        assert still_the_same_page(page)
+        page.screenshot(path=str(tmp_path / "group-after-leave.png"), full_page=True)
+
+        # Without --http-admin: no action buttons, and the API refuses the action.
+        assert page.locator("button[data-action]").count() == 0
+        status = page.evaluate(
+            """() => fetch('/api/actions/delete-group', {method: 'POST',
+                 headers: {'Content-Type': 'application/json'},
+                 body: JSON.stringify({group: 'live-app'})}).then(r => r.status)"""
+        )
+        assert status == 403
+
+        overview = open_page(browser, f"{base}/", requests)
+        overview.wait_for_function(
+            "() => document.querySelector('#stat-members').innerText === '2'", timeout=SHOWN_MS
+        )
+        assert overview.locator("figure.chart svg rect.bar").count() == 60
+        overview.screenshot(path=str(tmp_path / "overview.png"), full_page=True)
+
+        groups = open_page(browser, f"{base}/groups", requests)
+        groups.locator('tr[data-group="live-app"]').wait_for()
+        extra = members(daemon, "second-app", 1)  # a new group shows up without a reload
+        try:
+            groups.locator('tr[data-group="second-app"]').wait_for(timeout=SHOWN_MS)
+            # The search narrows the table live (typing, no submit, no reload).
+            groups.get_by_label("Search group ids").fill("second")
+            groups.wait_for_function(
+                "() => document.querySelectorAll('#groups-table tr[data-group]').length === 1",
+                timeout=SHOWN_MS,
+            )
+            assert still_the_same_page(groups)
+            groups.screenshot(path=str(tmp_path / "groups.png"), full_page=True)
+        finally:
+            for m in extra:
+                m.close()
+    finally:
+        for m in group:
+            m.close()
+    # Every request the browser made went to the daemon's console, nowhere else.
+    assert requests and all(url.startswith(f"{base}/") for url in requests), requests
+
+
+def test_admin_actions_in_the_browser(
+    start_daemon: Callable[..., Daemon], browser: Any, tmp_path: Path
+) -> None:
+    daemon, base = console_daemon(start_daemon, "--http-admin")
+    [consumer] = members(daemon, "done-app", 1)
+    try:
+        assert wait_until(lambda: len(consumer.assigned) == 6, 30)
+        consumer.commit({(TOPIC, 3): 5})
+    finally:
+        consumer.close()
+    requests: list[str] = []
+    page = open_page(browser, f"{base}/group?id=done-app", requests)
+    page.on("dialog", lambda dialog: dialog.accept())  # the confirmations
+    page.wait_for_function(
+        "() => document.querySelector('#group-state').innerText.includes('Empty')", timeout=SHOWN_MS
+    )
+    assert "5" in page.locator('tr[data-offset="t6-3"]').inner_text()
+
+    page.get_by_role("button", name="Reset to earliest").click()
+    page.wait_for_function(
+        "() => document.querySelectorAll('#offsets-table tr[data-offset]').length === 6",
+        timeout=SHOWN_MS,
+    )
+    assert page.locator('tr[data-offset="t6-3"] td').nth(2).inner_text() == "0"
+    page.screenshot(path=str(tmp_path / "group-reset.png"), full_page=True)
+
+    page.get_by_role("button", name="Delete this group").click()
+    page.wait_for_function(
+        "() => document.querySelector('#live-status').innerText.includes('gone')", timeout=SHOWN_MS
+    )
+    assert page.locator("#action-result").inner_text().startswith("Done")
+    assert still_the_same_page(page)
+    assert all(url.startswith(f"{base}/") for url in requests), requests
