@@ -186,3 +186,81 @@ def test_admin_actions_in_the_browser(
     assert page.locator("#action-result").inner_text().startswith("Done")
     assert still_the_same_page(page)
     assert all(url.startswith(f"{base}/") for url in requests), requests
+
+
+#: WCAG's contrast of every element's own text against the background it is drawn on.
+CONTRAST_JS = """() => {
+  const rgb = (s) => (s.match(/[\\d.]+/g) || []).map(Number);
+  const lum = ([r, g, b]) => {
+    const f = (c) => { c /= 255; return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+  };
+  const background = (el) => {
+    for (; el; el = el.parentElement) {
+      const c = rgb(getComputedStyle(el).backgroundColor);
+      if (c.length === 3 || (c.length === 4 && c[3] > 0)) return c.slice(0, 3);
+    }
+    return [255, 255, 255];
+  };
+  const worst = [];
+  for (const el of document.querySelectorAll('body *')) {
+    if (el.closest('svg') || el.offsetParent === null) continue;
+    const text = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+    if (!text) continue;
+    const a = lum(rgb(getComputedStyle(el).color)), b = lum(background(el));
+    const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    if (ratio < 4.5) worst.push([el.tagName, el.textContent.trim().slice(0, 30), ratio.toFixed(2)]);
+  }
+  return worst;
+}"""
+
+UNLABELLED_JS = """() => [...document.querySelectorAll('input:not([type=hidden]), select, button')]
+  .filter((el) => !(el.labels && el.labels.length) && !el.getAttribute('aria-label')
+                  && !el.textContent.trim())
+  .map((el) => el.outerHTML)"""
+
+
+def test_pages_are_labelled_readable_and_work_with_the_keyboard(
+    start_daemon: Callable[..., Daemon], browser: Any, tmp_path: Path
+) -> None:
+    daemon, base = console_daemon(start_daemon, "--http-admin")
+    group = members(daemon, "keyboard-app", 1)
+    try:
+        assert wait_until(lambda: len(group[0].assigned) == 6, 30)
+        group[0].commit({(TOPIC, 1): 3})
+        requests: list[str] = []
+        for path in ("/", "/groups", "/group?id=keyboard-app", "/topics"):
+            page = open_page(browser, base + path, requests)
+            page.locator("#live").wait_for()
+            assert page.evaluate(UNLABELLED_JS) == [], path
+            assert page.evaluate(CONTRAST_JS) == [], path
+            page.close()
+
+        page = open_page(browser, f"{base}/groups", requests)
+        page.keyboard.press("Tab")
+        assert page.evaluate("document.activeElement.className") == "skip"
+        for _ in range(10):  # to the search box, by the keyboard alone
+            page.keyboard.press("Tab")
+            if page.evaluate("document.activeElement.id") == "q":
+                break
+        assert page.evaluate("document.activeElement.id") == "q"
+        page.keyboard.type("keyboard")
+        page.wait_for_function(
+            "() => document.querySelector('#groups-count').innerText.startsWith('1 group')",
+            timeout=SHOWN_MS,
+        )
+        members_header = page.locator("#groups-table thead a", has_text="Members")
+        members_header.focus()
+        page.keyboard.press("Enter")  # sorts, without a reload
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('#groups-table th[aria-sort]')]"
+            ".some((th) => th.innerText.startsWith('Members'))",
+            timeout=SHOWN_MS,
+        )
+        # The live update kept the focus on the header the user pressed.
+        assert page.evaluate("document.activeElement.innerText").startswith("Members")
+        assert still_the_same_page(page)
+        page.screenshot(path=str(tmp_path / "groups-keyboard.png"), full_page=True)
+    finally:
+        for m in group:
+            m.close()
