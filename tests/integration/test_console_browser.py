@@ -4,6 +4,9 @@ actions work only with --http-admin, and the browser asks nothing of anyone but 
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -39,11 +42,10 @@ def console_daemon(start_daemon: Callable[..., Daemon], *extra: str) -> tuple[Da
         *extra,
     )
     base = f"http://127.0.0.1:{port}"
-    import urllib.request
 
     def up() -> bool:
         try:
-            with urllib.request.urlopen(f"{base}/api/overview", timeout=1):
+            with urllib.request.urlopen(f"{base}/static/favicon.svg", timeout=1):
                 return True
         except OSError:
             return False
@@ -264,3 +266,66 @@ def test_pages_are_labelled_readable_and_work_with_the_keyboard(
     finally:
         for m in group:
             m.close()
+
+
+def cli(data_dir: Path, *args: str) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "coordinator.cli", *args, "--data-dir", str(data_dir)],
+        capture_output=True,
+        check=True,
+        timeout=60,
+    )
+
+
+def test_with_acls_the_browser_logs_in_and_sees_and_does_only_what_the_user_may(
+    start_daemon: Callable[..., Daemon], browser: Any, tmp_path: Path
+) -> None:
+    data = tmp_path / "data"
+    cli(data, "users", "add", "alice", "--password", "alice-pw-3", "--mechanism", "SCRAM-SHA-256")
+    # The consumers connect in plain text, as User:ANONYMOUS; alice reads her groups only.
+    cli(data, "acls", "add", "--principal", "User:ANONYMOUS", "--operation", "read",
+        "--group", "*")  # fmt: skip
+    cli(data, "acls", "add", "--principal", "User:*", "--operation", "read", "--topic", TOPIC)
+    cli(data, "acls", "add", "--principal", "User:alice", "--operation", "read",
+        "--group", "alice-", "--pattern-type", "prefixed")  # fmt: skip
+    daemon, base = console_daemon(start_daemon, "--acls-enabled", "--http-admin")
+    for name in ("alice-app", "other-app"):
+        [consumer] = members(daemon, name, 1)
+        try:
+            assert wait_until(lambda c=consumer: len(c.assigned) == 6, 30)  # type: ignore[misc]
+            consumer.commit({(TOPIC, 0): 4})
+        finally:
+            consumer.close()
+
+    requests: list[str] = []
+    page = open_page(browser, f"{base}/groups", requests)
+    assert page.url.startswith(f"{base}/login")
+    page.get_by_label("User name").fill("alice")
+    page.get_by_label("Password").fill("wrong")
+    page.get_by_role("button", name="Log in").click()
+    assert "wrong user name or password" in page.get_by_role("alert").inner_text()
+    page.get_by_label("User name").fill("alice")
+    page.get_by_label("Password").fill("alice-pw-3")
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(f"{base}/groups")
+    page.locator('tr[data-group="alice-app"]').wait_for(timeout=SHOWN_MS)
+    assert page.locator("#groups-table tr[data-group]").count() == 1  # not other-app
+    assert "User:alice" in page.locator("header").inner_text()
+
+    page.goto(f"{base}/group?id=alice-app")
+    page.on("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Delete this group").click()
+    page.wait_for_function(
+        "() => document.querySelector('#action-result').innerText.startsWith('Refused')",
+        timeout=SHOWN_MS,
+    )
+    assert "User:alice may not DELETE group" in page.locator("#action-result").inner_text()
+    page.get_by_role("button", name="Reset to earliest").click()  # READ is enough for this
+    page.wait_for_function(
+        "() => document.querySelector('#action-result').innerText.startsWith('Done')",
+        timeout=SHOWN_MS,
+    )
+    page.screenshot(path=str(tmp_path / "group-as-alice.png"), full_page=True)
+    page.goto(f"{base}/group?id=other-app")
+    assert "404" in page.title() or "no group" in page.content()
+    assert all(url.startswith(f"{base}/") for url in requests), requests
