@@ -376,10 +376,10 @@ class Server:
             # before the first client is accepted.
             self.cluster = ClusterMembership(self.runtime, self.runtime.store)
             await self.cluster.start()
+        if self.console is not None:
+            await self.console.start()  # a port in use stops the start before any client
         for server in self._servers:
             await server.start_serving()
-        if self.console is not None:
-            await self.console.start()
         self._schedule_sweep()
         if not len(self.runtime.catalog) and not self.settings.auto_create_topics:
             log.warning(

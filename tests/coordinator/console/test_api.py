@@ -4,12 +4,16 @@ and follows them live over server-sent events."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aiohttp
 import pytest
 
+from coordinator.console.settings import ConsoleSettings
+from coordinator.errors import StartupError
 from coordinator.server import Server
 from tests.coordinator.console.helpers import (
     base_url,
@@ -204,3 +208,19 @@ async def test_pages_render_and_load_only_the_daemons_assets(
     async with http.get("/group?id=nobody") as resp:
         assert resp.status == 404
     await a.close()
+
+
+async def test_a_console_port_in_use_stops_the_start_in_one_line(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        s = dataclasses.replace(
+            settings(tmp_path), console=ConsoleSettings(listen=("127.0.0.1", port))
+        )
+        srv = Server(s)
+        with pytest.raises(
+            StartupError, match=f"cannot listen on 127.0.0.1:{port} \\(--http-listen\\)"
+        ):
+            await srv.start()
+        await srv.stop()
