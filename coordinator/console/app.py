@@ -13,6 +13,7 @@ under ``/static/`` (every one ships in this package: the pages load nothing from
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import Awaitable, Callable
 from importlib import resources
@@ -45,6 +46,10 @@ STREAM_REFRESH_S = 2.0
 #: page never holds the loop more than a tenth of the time (a groups page of 10,000
 #: groups sorted by rebalances takes ~0.1 s: it then updates once a second at most).
 RENDER_BUDGET = 10
+#: A comment line this often keeps proxies from closing a quiet stream and finds closed ones.
+STREAM_KEEPALIVE_S = 15.0
+#: Live pages open at once (each polls the state four times a second).
+MAX_STREAMS = 200
 #: Pages load nothing but the daemon's own assets.
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
@@ -70,6 +75,7 @@ class Console:
         self.carry_out = runtime.carry_out
         self.sessions = Sessions()
         self.closing = asyncio.Event()
+        self.streams = 0  # live pages open now
         self.templates = jinja2.Environment(
             loader=jinja2.FileSystemLoader(_package_dir("templates")),
             autoescape=True,
@@ -338,6 +344,8 @@ async def stream(request: web.Request) -> web.StreamResponse:
     view = request.query.get("view", "overview")
     if view not in VIEWS:
         return _json({"error": f"view is one of {', '.join(VIEWS)}"}, 400)
+    if console.streams >= MAX_STREAMS:
+        return _json({"error": f"{MAX_STREAMS} live pages are open: try again later"}, 503)
     as_html = request.query.get("format") == "html"
     response = web.StreamResponse(
         headers={
@@ -347,38 +355,56 @@ async def stream(request: web.Request) -> web.StreamResponse:
         }
     )
     await response.prepare(request)
+    console.streams += 1
+    try:
+        await _push(console, request, response, view, as_html)
+    except ConnectionResetError:
+        pass  # the page was closed
+    finally:
+        console.streams -= 1
+    return response
+
+
+async def _push(
+    console: Console,
+    request: web.Request,
+    response: web.StreamResponse,
+    view: str,
+    as_html: bool,
+) -> None:
     loop = asyncio.get_running_loop()
     sent: str | None = None
     seen_version = -1
-    rendered_at = 0.0
+    rendered_at = written_at = 0.0
     render_s = 0.0  # how long the last render held the loop
-    try:
-        await response.write(b"retry: 1000\n\n")
-        while not console.closing.is_set():
-            now = loop.time()
-            changed = console.activity.version != seen_version
-            due = now - rendered_at >= max(STREAM_POLL_S, RENDER_BUDGET * render_s)
-            if due and (changed or now - rendered_at >= STREAM_REFRESH_S):
-                seen_version, rendered_at = console.activity.version, now
-                data = console.data(view, request.query, viewer)
-                if data is None:
-                    payload = json.dumps({"gone": True})
-                elif as_html:
-                    payload = console.live_html(view, data, request.query)
-                else:
-                    payload = json.dumps(data, default=str)
-                render_s = loop.time() - now
-                if payload != sent:
-                    sent = payload
-                    lines = "".join(f"data: {line}\n" for line in payload.split("\n"))
-                    await response.write(f"event: update\n{lines}\n".encode())
-            try:
-                await asyncio.wait_for(console.closing.wait(), STREAM_POLL_S)
-            except TimeoutError:
-                pass
-    except (ConnectionResetError, asyncio.CancelledError):
-        pass
-    return response
+    await response.write(b"retry: 1000\n\n")
+    while not console.closing.is_set():
+        viewer = console.viewer(request)  # a session that ended (logout) ends its streams
+        transport = request.transport
+        if viewer is None or transport is None or transport.is_closing():
+            return
+        now = loop.time()
+        changed = console.activity.version != seen_version
+        due = now - rendered_at >= max(STREAM_POLL_S, RENDER_BUDGET * render_s)
+        if due and (changed or now - rendered_at >= STREAM_REFRESH_S):
+            seen_version, rendered_at = console.activity.version, now
+            data = console.data(view, request.query, viewer)
+            if data is None:
+                payload = json.dumps({"gone": True})
+            elif as_html:
+                payload = console.live_html(view, data, request.query)
+            else:
+                payload = json.dumps(data, default=str)
+            render_s = loop.time() - now
+            if payload != sent:
+                sent, written_at = payload, now
+                lines = "".join(f"data: {line}\n" for line in payload.split("\n"))
+                await response.write(f"event: update\n{lines}\n".encode())
+        if now - written_at >= STREAM_KEEPALIVE_S:
+            written_at = now
+            await response.write(b": still here\n\n")  # finds pages closed without a word
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(console.closing.wait(), STREAM_POLL_S)
 
 
 # -- actions --------------------------------------------------------------------------------

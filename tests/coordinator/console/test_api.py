@@ -184,6 +184,13 @@ async def test_a_stream_pushes_each_change_without_asking(
         await b.close()
         left = await until(lambda u: len(u["members"]) == 1 and u["state"] == "Stable")
         assert left["rebalances"][0]["trigger"] == "member_left"
+        assert server.console is not None and server.console.streams == 1
+    # The page is gone: its stream stops polling (found at its next turn).
+    for _ in range(40):
+        if server.console.streams == 0:
+            break
+        await asyncio.sleep(0.05)
+    assert server.console.streams == 0
     await a.close()
 
 
