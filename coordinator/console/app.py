@@ -73,6 +73,7 @@ class Console:
         runtime.event_sinks.append(self.activity)
         self.state = ConsoleState(runtime.node, self.activity, connections, settings.admin)
         self.carry_out = runtime.carry_out
+        self.runtime = runtime
         self.sessions = Sessions()
         self.closing = asyncio.Event()
         self.streams = 0  # live pages open now
@@ -407,6 +408,19 @@ async def _push(
             await asyncio.wait_for(console.closing.wait(), STREAM_POLL_S)
 
 
+async def metrics(request: web.Request) -> web.StreamResponse:
+    """Prometheus metrics, as ``--metrics-listen`` serves them (when that is on)."""
+    console = _console(request)
+    found = console.runtime.metrics
+    if found is None:
+        return web.Response(status=404, text="metrics are off: start with --metrics-listen\n")
+    from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+    # Off the loop: the scrape-time gauges ask the loop for a snapshot and wait for it.
+    body = await asyncio.to_thread(generate_latest, found.registry)
+    return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+
 # -- actions --------------------------------------------------------------------------------
 
 
@@ -480,5 +494,6 @@ def build_app(console: Console) -> web.Application:
     app.router.add_get("/api/events", api_events)
     app.router.add_get("/api/stream", stream)
     app.router.add_post("/api/actions/{action}", action)
+    app.router.add_get("/metrics", metrics)
     app.router.add_static("/static", _package_dir("static"), append_version=False)
     return app

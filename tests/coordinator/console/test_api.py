@@ -14,6 +14,7 @@ import pytest
 
 from coordinator.console.settings import ConsoleSettings
 from coordinator.errors import StartupError
+from coordinator.observability import ObservabilitySettings
 from coordinator.server import Server
 from tests.coordinator.console.helpers import (
     base_url,
@@ -231,3 +232,28 @@ async def test_a_console_port_in_use_stops_the_start_in_one_line(tmp_path: Path)
         ):
             await srv.start()
         await srv.stop()
+
+
+async def test_prometheus_metrics_are_also_on_the_console_port(tmp_path: Path) -> None:
+    s = dataclasses.replace(
+        settings(tmp_path), observability=ObservabilitySettings(metrics_listen=("127.0.0.1", 0))
+    )
+    srv = await started(s)
+    try:
+        a = member(srv, "metered")
+        await a.start(10)
+        async with aiohttp.ClientSession(base_url(srv)) as http, http.get("/metrics") as resp:
+            assert resp.status == 200
+            text = await resp.text()
+        assert 'group_coordinator_groups{state="Stable"} 1.0' in text
+        assert 'group_coordinator_rebalances_total{trigger="new_member"}' in text
+        await a.close()
+    finally:
+        await srv.stop()
+
+
+async def test_without_metrics_the_console_says_how_to_turn_them_on(
+    http: aiohttp.ClientSession,
+) -> None:
+    async with http.get("/metrics") as resp:
+        assert resp.status == 404 and "--metrics-listen" in await resp.text()
