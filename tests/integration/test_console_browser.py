@@ -325,6 +325,10 @@ def test_with_acls_the_browser_logs_in_and_sees_and_does_only_what_the_user_may(
         "() => document.querySelector('#action-result').innerText.startsWith('Done')",
         timeout=SHOWN_MS,
     )
+    page.wait_for_function(
+        "() => document.querySelectorAll('#offsets-table tr[data-offset]').length === 6",
+        timeout=SHOWN_MS,
+    )
     page.screenshot(path=str(tmp_path / "group-as-alice.png"), full_page=True)
     page.goto(f"{base}/group?id=other-app")
     assert "404" in page.title() or "no group" in page.content()
