@@ -44,7 +44,7 @@ STREAM_POLL_S = 0.25
 STREAM_REFRESH_S = 2.0
 #: A stream waits at least this many times its last render before the next, so one open
 #: page never holds the loop more than a tenth of the time (a groups page of 10,000
-#: groups sorted by rebalances takes ~0.1 s: it then updates once a second at most).
+#: groups sorted by last rebalance takes ~30 ms: it then updates 3 times a second at most).
 RENDER_BUDGET = 10
 #: A comment line this often keeps proxies from closing a quiet stream and finds closed ones.
 STREAM_KEEPALIVE_S = 15.0

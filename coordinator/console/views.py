@@ -177,10 +177,32 @@ def _group_row(state: ConsoleState, g: ClassicGroup, hour_ago: int) -> dict[str,
     }
 
 
-def _sort_key(key: str) -> Callable[[dict[str, Any]], Any]:
+def _sort_key(state: ConsoleState, key: str, hour_ago: int) -> Callable[[ClassicGroup], Any]:
+    """Each column's value, read from the group itself: sorting builds no rows."""
+    activity = state.activity.groups
     if key == "last_rebalance":
-        return lambda row: (row["last_rebalance"] or {}).get("started_ms") or 0
-    return lambda row: row[key]
+
+        def last_started(g: ClassicGroup) -> int:
+            found = activity.get(g.group_id)
+            last = found.last if found is not None else None
+            return last.started_ms if last is not None else 0
+
+        return last_started
+    if key == "rebalances_1h":
+
+        def recent(g: ClassicGroup) -> int:
+            found = activity.get(g.group_id)
+            return found.starts_since(hour_ago) if found is not None else 0
+
+        return recent
+    by_column: dict[str, Callable[[ClassicGroup], Any]] = {
+        "type": lambda g: CLASSIC,
+        "state": lambda g: g.state.value,
+        "protocol": lambda g: (g.protocol_type or "", g.protocol_name or ""),
+        "members": lambda g: len(g.members),
+        "generation": lambda g: g.generation_id,
+    }
+    return by_column[key]
 
 
 def groups_page(
@@ -212,16 +234,11 @@ def groups_page(
     page = min(max(page, 1), pages)
     hour_ago = state.now_ms() - HOUR_MS
     reverse = order == "desc"
-    if sort == "id":
-        # The common case, and the only one that needs no row for every group.
-        groups.sort(key=lambda g: g.group_id, reverse=reverse)
-        chosen = groups[(page - 1) * page_size : page * page_size]
-        rows = [_group_row(state, g, hour_ago) for g in chosen]
-    else:
-        every = [_group_row(state, g, hour_ago) for g in groups]
-        every.sort(key=lambda r: r["id"])  # ties keep id order
-        every.sort(key=_sort_key(sort), reverse=reverse)
-        rows = every[(page - 1) * page_size : page * page_size]
+    groups.sort(key=lambda g: g.group_id, reverse=reverse and sort == "id")
+    if sort != "id":
+        groups.sort(key=_sort_key(state, sort, hour_ago), reverse=reverse)  # ties by id
+    chosen = groups[(page - 1) * page_size : page * page_size]
+    rows = [_group_row(state, g, hour_ago) for g in chosen]
     return {
         "total": total,
         "page": page,
