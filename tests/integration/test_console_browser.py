@@ -59,9 +59,28 @@ def members(daemon: Daemon, group: str, n: int) -> list[Member]:
     return [cls(daemon.bootstrap, group, TOPIC, client_id=f"console-{i}") for i in range(n)]
 
 
+#: Script errors and Content-Security-Policy violations the pages reported (a refused
+#: action's 403 or a missing group's 404 is not one: "Failed to load resource" is left out).
+PAGE_ERRORS: list[str] = []
+
+
+@pytest.fixture(autouse=True)
+def no_page_errors() -> Iterator[None]:
+    PAGE_ERRORS.clear()
+    yield
+    assert PAGE_ERRORS == []
+
+
+def _console_message(message: Any) -> None:
+    if message.type == "error" and not message.text.startswith("Failed to load resource"):
+        PAGE_ERRORS.append(message.text)
+
+
 def open_page(browser: Any, url: str, requests: list[str]) -> Any:
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     page.on("request", lambda request: requests.append(request.url))
+    page.on("console", _console_message)
+    page.on("pageerror", lambda error: PAGE_ERRORS.append(str(error)))
     page.goto(url)
     # Set once: a reload would lose it, so its survival proves the page never reloaded.
     page.evaluate("window.__loadedOnce = true")
