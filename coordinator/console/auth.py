@@ -89,4 +89,6 @@ async def check_password(
     ok = matched and credential is not None
     if not ok:
         security.limiter.record_failure(address, username, now_ms)
+        # connection.failed.authentication.delay.ms, as a Kafka listener answers a failure.
+        await asyncio.sleep(security.settings.failed_authentication_delay_ms / 1000)
     return ok

@@ -190,3 +190,25 @@ async def test_with_acls_the_console_asks_for_a_login_and_applies_the_acls(
             await get_json(root, "/api/groups", status=401)
     finally:
         await srv.stop()
+
+
+async def test_guessing_passwords_is_limited_as_on_the_kafka_listeners(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    srv = await acl_server(tmp_path, monkeypatch)
+    try:
+        jar = aiohttp.CookieJar(unsafe=True)
+        async with aiohttp.ClientSession(base_url(srv), cookie_jar=jar) as http:
+            for guess in range(5):  # --max-failed-authentications (5 by default)
+                async with http.post(
+                    "/login", data={"username": "alice", "password": f"guess-{guess}"}
+                ) as resp:
+                    assert "wrong user name or password" in await resp.text()
+            # Past the limit even the right password is refused, unchecked, for the window.
+            async with http.post(
+                "/login", data={"username": "alice", "password": "alice-secret"}
+            ) as resp:
+                assert resp.url.path == "/login"
+            await get_json(http, "/api/groups", status=401)
+    finally:
+        await srv.stop()
