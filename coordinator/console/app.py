@@ -26,6 +26,7 @@ import structlog
 from aiohttp import web
 
 from ..errors import StartupError
+from ..node import Node
 from ..security.config import ANONYMOUS
 from . import actions, filters, views
 from .activity import Activity
@@ -89,7 +90,7 @@ class Console:
         self.port: int | None = None
 
     @property
-    def node(self) -> Any:
+    def node(self) -> Node:
         return self.state.node
 
     async def start(self) -> None:
