@@ -99,6 +99,11 @@ def test_a_commit_a_member_leaving_and_the_rebalance_appear_live(
     requests: list[str] = []
     try:
         assert wait_until(lambda: all(len(m.assigned) == 2 for m in group), 30)
+        overview = open_page(browser, f"{base}/", requests)
+        overview.wait_for_function(
+            "() => document.querySelector('#stat-members').innerText === '3'", timeout=SHOWN_MS
+        )
+        assert "offsets_committed" not in overview.locator("table.events").inner_text()
         page = open_page(browser, f"{base}/group?id=live-app", requests)
         rows = page.locator("#members-table tbody tr[data-member]")
         rows.first.wait_for()
@@ -144,10 +149,13 @@ def test_a_commit_a_member_leaving_and_the_rebalance_appear_live(
         )
         assert status == 403
 
-        overview = open_page(browser, f"{base}/", requests)
+        # The overview, open all along, followed too: members, rebalances and commits.
         overview.wait_for_function(
             "() => document.querySelector('#stat-members').innerText === '2'", timeout=SHOWN_MS
         )
+        assert "offsets_committed" in overview.locator("table.events").inner_text()
+        assert overview.locator("#stat-rebalances").inner_text() != "0"
+        assert still_the_same_page(overview)
         assert overview.locator("figure.chart svg rect.bar").count() == 60
         overview.screenshot(path=str(tmp_path / "overview.png"), full_page=True)
 
