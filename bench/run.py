@@ -23,6 +23,7 @@ from typing import Any
 from . import (
     cluster,
     codec,
+    console,
     durable,
     heartbeat,
     rebalance,
@@ -190,7 +191,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--no-tansu", action="store_true", help="leave Tansu out")
     parser.add_argument(
         "--only",
-        default="heartbeat,rebalance,scale,codec,durable,time_to_stable,slow_clients,cluster",
+        default="heartbeat,rebalance,scale,codec,durable,time_to_stable,slow_clients,cluster,console",
         help="comma-separated parts to run",
     )
     args = parser.parse_args(argv)
@@ -244,6 +245,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         result["slow_clients"] = slow_clients.main(quick)
     if "cluster" in parts:
         result["cluster"] = cluster.main(quick + (["--no-write"] if args.quick else []))
+    if "console" in parts:
+        result["console"] = console.main(quick + (["--no-write"] if args.quick else []))
     result["meta"]["wall_s"] = time.monotonic() - started
     if out is not None:
         report.write(result, out)

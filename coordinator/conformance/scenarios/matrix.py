@@ -357,14 +357,14 @@ async def testEveryAdvertisedVersionAnswersAsKafkaDoes(probe: Probe) -> None:
                 continue
             got, want = api_probe.codes(reply, version), api_probe.expected(version)
             if got != want:
-                shown = ", ".join(error_name(c) for c in got)
+                shown = ", ".join(error_name(c) for c in got) or "no partition in the answer"
                 problems.append(f"{label}: [{shown}], Kafka: [{', '.join(map(error_name, want))}]")
     if problems:
         probe.fail(
             f"{len(problems)} of {sent + len(problems)} versions answered unlike Kafka",
             "each advertised version with a small well-formed request",
             "every answer decodes at its version, with Kafka's error codes",
-            "; ".join(problems[:12]),
+            "; ".join(problems),
         )
 
 
