@@ -15,11 +15,21 @@ ASSIGNOR_NAMES: tuple[str, ...] = tuple(SERVER_ASSIGNORS)
 
 def compute_target(g: ConsumerGroup, assignor: str) -> dict[str, Partitions]:
     metadata = g.subscription_metadata
+    # Built for every member at every new target: kept cheap (the assignors sort what they
+    # need themselves).
     members = {
         m.member_id: Subscription(
-            topics=sorted(t for t in g.member_topics(m) if t in metadata),
+            topics=[
+                t
+                for t in (
+                    m.subscribed_topic_names
+                    if m.subscribed_topic_regex is None
+                    else sorted(g.member_topics(m))
+                )
+                if t in metadata
+            ],
             owned_partitions={
-                t: sorted(ps) for t, ps in g.target.get(m.member_id, {}).items() if t in metadata
+                t: tuple(ps) for t, ps in g.target.get(m.member_id, {}).items() if t in metadata
             },
             rack_id=m.rack_id,
             group_instance_id=m.instance_id,
