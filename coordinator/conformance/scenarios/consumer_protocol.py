@@ -1,5 +1,6 @@
 """KIP-848, the consumer group protocol (ConsumerGroupHeartbeat): epochs, fencing,
-revocation before reassignment, leaving, and offsets committed at the member's epoch.
+revocation before reassignment, leaving, static members, regular expressions, and offsets
+committed at the member's epoch.
 A broker that does not advertise ConsumerGroupHeartbeat skips these."""
 
 from __future__ import annotations
@@ -56,11 +57,13 @@ class Consumer:
         self.owned: set[int] = set()
         self.conn: Any = None
         self.last: tuple[Any, int] | None = None
+        self.instance_id: str | None = None
 
     async def send(self, **fields: Any) -> ConsumerGroupHeartbeatResponse:
         if self.conn is None:
             self.conn = await self.probe.connect(f"kip848-{self.member_id[:8]}")
         version = self.probe.version(ApiKey.CONSUMER_GROUP_HEARTBEAT)
+        fields.setdefault("instance_id", self.instance_id)
         req = ConsumerGroupHeartbeatRequest(
             group_id=self.group_id, member_id=self.member_id, **fields
         )
@@ -194,4 +197,58 @@ async def testConsumerGroupOffsetCommitChecksTheMemberEpoch(probe: Probe) -> Non
 
     a.expect("a commit at a stale epoch", ErrorCode.STALE_MEMBER_EPOCH, await commit(a.epoch + 1))
     a.expect("a commit at the member's epoch", 0, await commit(a.epoch))
+    await a.leave()
+
+
+@scenario(AREA, faults=("kip848_leave_keeps_partitions",), requires=REQUIRES)
+async def testConsumerGroupLeaverPartitionsGoToTheOthers(probe: Probe) -> None:
+    a, b = await consumers(probe, 2)
+    await a.join()
+    await b.join()
+    for _ in range(3):  # settle: a revokes half, b takes it
+        await a.beat()
+        await b.beat()
+    await a.leave()
+    await b.beat()
+    partitions = set(range(probe.target.topic_partitions))
+    probe.check("the remaining member owns everything after a leave", partitions, b.owned)
+    await b.leave()
+
+
+@scenario(AREA, faults=("kip848_static_assignment_lost",), requires=REQUIRES)
+async def testConsumerGroupStaticMemberComesBackToItsAssignment(probe: Probe) -> None:
+    a, b = await consumers(probe, 2)
+    instance = probe.instance_id()
+    a.instance_id = instance
+    await a.join()
+    await b.join()
+    for _ in range(3):
+        await a.beat()
+        await b.beat()
+    kept = set(a.owned)
+    r = await a.send(member_epoch=-2, instance_id=instance)
+    a.expect("a static member leaving for a while (epoch -2)", 0, r.error_code)
+    back = Consumer(probe, a.group_id, a.topic)
+    back.instance_id = instance
+    await back.join()
+    probe.check("the instance's assignment, under a new member id", kept, back.owned)
+    await back.leave()
+    await b.leave()
+
+
+@scenario(AREA, faults=("kip848_regex_matches_nothing",), requires=REQUIRES)
+async def testConsumerGroupRegexSubscription(probe: Probe) -> None:
+    probe.version(ApiKey.CONSUMER_GROUP_HEARTBEAT, at_least=1)  # the regex field is v1+
+    [a] = await consumers(probe, 1)
+    r = await a.send(
+        member_epoch=0,
+        rebalance_timeout_ms=30000,
+        subscribed_topic_names=[],
+        subscribed_topic_regex=f"{probe.target.topic[:4]}.*",
+        topic_partitions=[],
+    )
+    a.expect("joining by regular expression", 0, r.error_code)
+    a._absorb(r)
+    partitions = set(range(probe.target.topic_partitions))
+    probe.check("the partitions of the topic the regex matches", partitions, a.owned)
     await a.leave()

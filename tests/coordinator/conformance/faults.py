@@ -17,6 +17,7 @@ from coordinator.cluster.routing import ClusterRouting
 from coordinator.group import admin, coordinator, join, membership, offsets, rebalance, sync
 from coordinator.group.consumer import heartbeat as consumer_heartbeat
 from coordinator.group.consumer import offsets as consumer_offsets
+from coordinator.group.consumer import regex as consumer_regex
 from coordinator.group.consumer.group import ConsumerGroup
 from coordinator.group.context import Context
 from coordinator.group.events import RemovalCause
@@ -529,3 +530,34 @@ def kip848_commit_skips_epoch(mp: pytest.MonkeyPatch) -> None:
 
     original = consumer_offsets.validate_commit
     mp.setattr(consumer_offsets, "validate_commit", current)
+
+
+@fault
+def kip848_leave_keeps_partitions(mp: pytest.MonkeyPatch) -> None:
+    """A leave answered, but the member stays with its partitions."""
+
+    def leave(ctx: Context, req: Any) -> Any:
+        return consumer_heartbeat.ConsumerHeartbeatResult(
+            ErrorCode.NONE, member_id=req.member_id, member_epoch=-1
+        )
+
+    mp.setattr(consumer_heartbeat, "_leave", leave)
+
+
+@fault
+def kip848_static_assignment_lost(mp: pytest.MonkeyPatch) -> None:
+    original = consumer_heartbeat._replace_static
+
+    def fresh(ctx: Context, g: Any, old: Any, member_id: str) -> Any:
+        m = original(ctx, g, old, member_id)
+        g.release(m)
+        m.assigned = {}
+        g.target[member_id] = {}
+        return m
+
+    mp.setattr(consumer_heartbeat, "_replace_static", fresh)
+
+
+@fault
+def kip848_regex_matches_nothing(mp: pytest.MonkeyPatch) -> None:
+    mp.setattr(consumer_regex, "matching", lambda pattern, topics: frozenset())
