@@ -33,7 +33,7 @@ from protocol.apis.metadata import MetadataRequest, MetadataResponse
 from protocol.errors import ErrorCode
 
 from .errors import FatalGroupError, KafkaClientError
-from .offsets import GroupIdentity, OffsetAndMetadata, commit_offsets
+from .offsets import GroupIdentity, OffsetAndMetadata, commit_offsets, fetch_offsets
 from .pool import Address, BrokerConnection, ConnectionPool, parse_bootstrap
 
 log = logging.getLogger(__name__)
@@ -65,8 +65,10 @@ class ConsumerGroupMember:
         rebalance_timeout_ms: int = 300000,
         on_assigned: Callback | None = None,
         on_revoked: Callback | None = None,
+        on_lost: Callback | None = None,
         pool: ConnectionPool | None = None,
         request_timeout_s: float = 30.0,
+        client_id: str | None = None,
     ) -> None:
         self.bootstrap: list[Address] = parse_bootstrap(bootstrap)
         self.group_id = group_id
@@ -77,8 +79,15 @@ class ConsumerGroupMember:
         self.rebalance_timeout_ms = rebalance_timeout_ms
         self.on_assigned = on_assigned
         self.on_revoked = on_revoked
+        #: Fenced or unknown: what it owned may already be someone else's. Without this
+        #: callback, the revoked one is called (as Kafka's default onPartitionsLost does).
+        self.on_lost = on_lost
         self._own_pool = pool is None
-        self.pool = pool or ConnectionPool(request_timeout_s=request_timeout_s)
+        self.pool = pool or (
+            ConnectionPool(request_timeout_s=request_timeout_s)
+            if client_id is None
+            else ConnectionPool(client_id=client_id, request_timeout_s=request_timeout_s)
+        )
         self.timeout = request_timeout_s
         self.member_id = str(uuid.uuid4())
         self.member_epoch = 0
@@ -119,6 +128,13 @@ class ConsumerGroupMember:
         """OffsetCommit at the member's epoch (the coordinator checks it)."""
         who = GroupIdentity(self.group_id, self.member_epoch, self.member_id, self.instance_id)
         await commit_offsets(await self._coordinator(), who, offsets, timeout=self.timeout)
+
+    async def fetch_offsets(
+        self, partitions: Sequence[TopicPartition] | None = None
+    ) -> dict[TopicPartition, OffsetAndMetadata]:
+        """Committed offsets of the group (all of them when ``partitions`` is None)."""
+        conn = await self._coordinator()
+        return await fetch_offsets(conn, self.group_id, partitions, timeout=self.timeout)
 
     async def close(self) -> None:
         self._stopping = True
@@ -239,7 +255,7 @@ class ConsumerGroupMember:
         lost = sorted((t, p) for t, ps in self._owned.items() for p in ps)
         self._owned = {}
         if lost:
-            await _call(self.on_revoked, lost)
+            await _call(self.on_lost or self.on_revoked, lost)
 
     async def _learn_topic_names(self) -> None:
         """Topic ids to names, from Metadata of every topic (v10+ carries ids)."""

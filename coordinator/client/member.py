@@ -33,6 +33,7 @@ from protocol.apis.sync_group import SyncGroupRequest, SyncGroupRequestAssignmen
 from protocol.consumer import CONSUMER_PROTOCOL_TYPE
 from protocol.errors import ErrorCode
 
+from .consumer_member import ConsumerGroupMember
 from .consumer_role import ConsumerRole, PartitionsCallback
 from .errors import FatalGroupError, KafkaClientError
 from .metadata import partition_counts
@@ -57,6 +58,8 @@ MAX_CONSECUTIVE_FAILURES = 20
 MAX_ROUNDS_WITHOUT_ASSIGNMENT = 1000
 #: MEMBER_ID_REQUIRED answers in one round: one is expected, more means a misbehaving server.
 MAX_MEMBER_ID_REQUIRED = 3
+#: Kafka's group.protocol: the classic protocol (JoinGroup/SyncGroup) or KIP-848's.
+GROUP_PROTOCOLS = ("classic", "consumer")
 
 
 class MemberState(Enum):
@@ -96,6 +99,15 @@ class _Rejoin(Exception):
 
 
 class GroupMember:
+    def __new__(cls, *args: Any, group_protocol: str = "classic", **kwargs: Any) -> Any:
+        """``group_protocol="consumer"`` (Kafka's ``group.protocol``): a member of a KIP-848
+        consumer group instead, a ``ConsumerGroupMember`` made from the same options."""
+        if group_protocol not in GROUP_PROTOCOLS:
+            raise ValueError(f"group_protocol must be one of {GROUP_PROTOCOLS}")
+        if group_protocol == "consumer" and cls is GroupMember:
+            return _consumer_group_member(*args, **kwargs)
+        return super().__new__(cls)
+
     def __init__(
         self,
         bootstrap: str | Sequence[str],
@@ -103,6 +115,7 @@ class GroupMember:
         protocol_type: str = CONSUMER_PROTOCOL_TYPE,
         protocols: Sequence[str] | Sequence[tuple[str, bytes]] = ("range",),
         *,
+        group_protocol: str = "classic",
         topics: Sequence[str] = (),
         assign: AssignCallable | None = None,
         group_instance_id: str | None = None,
@@ -502,3 +515,61 @@ _REJOIN_AT_ONCE = {
     ErrorCode.ILLEGAL_GENERATION,
     ErrorCode.UNKNOWN_MEMBER_ID,
 }
+
+
+#: GroupMember options the consumer group protocol has no use for: the coordinator assigns
+#: and sets the session timeout and heartbeat interval (group.consumer.* settings).
+_CLASSIC_ONLY = (
+    "protocols",
+    "assign",
+    "on_assignment",
+    "session_timeout_ms",
+    "heartbeat_interval_ms",
+)
+
+
+def _consumer_group_member(
+    bootstrap: str | Sequence[str],
+    group_id: str,
+    protocol_type: str = CONSUMER_PROTOCOL_TYPE,
+    *args: Any,
+    topics: Sequence[str] = (),
+    group_instance_id: str | None = None,
+    rebalance_timeout_ms: int = 300000,
+    request_timeout_ms: int = 30000,
+    on_partitions_revoked: PartitionsCallback | None = None,
+    on_partitions_assigned: PartitionsCallback | None = None,
+    on_partitions_lost: PartitionsCallback | None = None,
+    pool: ConnectionPool | None = None,
+    client_id: str = "group-coordinator-client",
+    server_assignor: str | None = None,
+    regex: str | None = None,
+    **classic: Any,
+) -> Any:
+    """A ConsumerGroupMember from GroupMember's options (callbacks get frozensets here too)."""
+    if protocol_type != CONSUMER_PROTOCOL_TYPE:
+        raise ValueError("the consumer group protocol serves protocol type 'consumer' only")
+    unknown = set(classic) - set(_CLASSIC_ONLY)
+    if unknown:
+        raise TypeError(f"unexpected options {sorted(unknown)}")
+
+    def as_set(callback: PartitionsCallback | None) -> Any:
+        if callback is None:
+            return None
+        return lambda partitions: callback(frozenset(partitions))
+
+    return ConsumerGroupMember(
+        bootstrap,
+        group_id,
+        topics,
+        regex=regex,
+        server_assignor=server_assignor,
+        instance_id=group_instance_id,
+        rebalance_timeout_ms=rebalance_timeout_ms,
+        on_assigned=as_set(on_partitions_assigned),
+        on_revoked=as_set(on_partitions_revoked),
+        on_lost=as_set(on_partitions_lost),
+        pool=pool,
+        request_timeout_s=request_timeout_ms / 1000,
+        client_id=client_id,
+    )
