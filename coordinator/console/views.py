@@ -18,14 +18,20 @@ from protocol.errors import DecodeError
 
 from ..accounts import CLUSTER_NAME, Operation, ResourceType
 from ..cluster.routing import ClusterRouting
+from ..group.consumer.config import DEFAULT_ASSIGNOR
+from ..group.consumer.group import CONSUMER, ConsumerGroup
+from ..group.deadlines import consumer_session_key
 from ..group.group import ClassicGroup
 from ..journal.schema import to_entry
 from ..node import Node
 from .activity import HOUR_MS, Activity
 
-#: Every group is a classic group for now; KIP-848 groups will say "consumer".
+#: ListGroups' group types: classic groups, and KIP-848 consumer groups (``CONSUMER``).
 CLASSIC = "classic"
 STATES = ("Stable", "PreparingRebalance", "CompletingRebalance", "Empty", "Dead")
+#: A consumer group's states besides Stable and Empty (KIP-848).
+CONSUMER_STATES = ("Assigning", "Reconciling")
+AnyGroup = ClassicGroup | ConsumerGroup
 SORT_KEYS = (
     "id",
     "type",
@@ -75,11 +81,40 @@ class ConsoleState:
     def now_ms(self) -> int:
         return self.node.now_ms()
 
-    def visible_groups(self, viewer: Viewer) -> list[ClassicGroup]:
-        groups = self.node.groups.groups.values()
+    def visible_groups(self, viewer: Viewer) -> list[AnyGroup]:
+        """Classic and consumer groups; a consumer group's offsets are kept by an empty
+        classic group of the same id, which is not listed apart."""
+        consumer = self.node.groups.consumer_groups
+        groups: list[AnyGroup] = [
+            g for g in self.node.groups.groups.values() if g.group_id not in consumer
+        ]
+        groups.extend(consumer.values())
         if viewer.sees_all_groups(self.node):
-            return list(groups)
+            return groups
         return [g for g in groups if viewer.sees_group(self.node, g.group_id)]
+
+
+# What the tables show of either kind of group.
+
+
+def type_of(g: AnyGroup) -> str:
+    return CONSUMER if isinstance(g, ConsumerGroup) else CLASSIC
+
+
+def state_of(g: AnyGroup) -> str:
+    return str(g.state.value)
+
+
+def protocol_of(g: AnyGroup) -> tuple[str, str]:
+    """(protocol type, protocol): a consumer group's protocol is its server assignor."""
+    if isinstance(g, ConsumerGroup):
+        return CONSUMER_PROTOCOL_TYPE, g.preferred_assignor(DEFAULT_ASSIGNOR) if g.members else ""
+    return g.protocol_type or "", g.protocol_name or ""
+
+
+def generation_of(g: AnyGroup) -> int:
+    """The generation of a classic group, the group epoch of a consumer group."""
+    return g.group_epoch if isinstance(g, ConsumerGroup) else g.generation_id
 
 
 # -- overview ---------------------------------------------------------------------------------
@@ -88,7 +123,9 @@ class ConsoleState:
 def overview(state: ConsoleState, viewer: Viewer) -> dict[str, Any]:
     node, now = state.node, state.now_ms()
     groups = state.visible_groups(viewer)
-    by_state = Counter(g.state.value for g in groups)
+    by_state = Counter(state_of(g) for g in groups)
+    by_type = Counter(type_of(g) for g in groups)
+    shown_states = [s for s in STATES if s != "Dead"] + [s for s in CONSUMER_STATES if by_state[s]]
     per_minute = state.activity.rebalances_per_minute(now)
     return {
         "now_ms": now,
@@ -97,8 +134,8 @@ def overview(state: ConsoleState, viewer: Viewer) -> dict[str, Any]:
         "nodes": _nodes(node),
         "connections": state.connections(),
         "groups": len(groups),
-        "groups_by_state": {s: by_state.get(s, 0) for s in STATES if s != "Dead"},
-        "groups_by_type": {CLASSIC: len(groups)},
+        "groups_by_state": {s: by_state.get(s, 0) for s in shown_states},
+        "groups_by_type": {CLASSIC: by_type[CLASSIC], CONSUMER: by_type[CONSUMER]},
         "members": sum(len(g.members) for g in groups),
         "topics": sum(1 for t in node.catalog.all() if viewer.sees_topic(node, t.name)),
         "rebalances_last_hour": sum(c for _, c in per_minute),
@@ -120,7 +157,7 @@ def _nodes(node: Node) -> list[dict[str, Any]]:
                 "this": True,
                 "address": f"{host}:{port}",
                 "partitions": None,  # one node coordinates every group
-                "groups": len(node.groups.groups),
+                "groups": _group_count(node),
             }
         ]
     owned = Counter(routing.owners.values())
@@ -134,10 +171,16 @@ def _nodes(node: Node) -> list[dict[str, Any]]:
                 "this": address.node_id == me,
                 "address": None if first is None else f"{first[0]}:{first[1]}",
                 "partitions": owned.get(address.node_id, 0),
-                "groups": len(node.groups.groups) if address.node_id == me else None,
+                "groups": _group_count(node) if address.node_id == me else None,
             }
         )
     return out
+
+
+def _group_count(node: Node) -> int:
+    consumer = node.groups.consumer_groups
+    classic = sum(1 for gid in node.groups.groups if gid not in consumer)
+    return classic + len(consumer)
 
 
 def recent_events(state: ConsoleState, viewer: Viewer, limit: int) -> list[dict[str, Any]]:
@@ -161,28 +204,29 @@ def recent_events(state: ConsoleState, viewer: Viewer, limit: int) -> list[dict[
 # -- groups -----------------------------------------------------------------------------------
 
 
-def _group_row(state: ConsoleState, g: ClassicGroup, hour_ago: int) -> dict[str, Any]:
+def _group_row(state: ConsoleState, g: AnyGroup, hour_ago: int) -> dict[str, Any]:
     activity = state.activity.group(g.group_id)
     last = activity.last if activity is not None else None
+    protocol_type, protocol = protocol_of(g)
     return {
         "id": g.group_id,
-        "type": CLASSIC,
-        "state": g.state.value,
-        "protocol_type": g.protocol_type or "",
-        "protocol": g.protocol_name or "",
+        "type": type_of(g),
+        "state": state_of(g),
+        "protocol_type": protocol_type,
+        "protocol": protocol,
         "members": len(g.members),
-        "generation": g.generation_id,
+        "generation": generation_of(g),
         "last_rebalance": None if last is None else last.as_dict(),
         "rebalances_1h": 0 if activity is None else activity.starts_since(hour_ago),
     }
 
 
-def _sort_key(state: ConsoleState, key: str, hour_ago: int) -> Callable[[ClassicGroup], Any]:
+def _sort_key(state: ConsoleState, key: str, hour_ago: int) -> Callable[[AnyGroup], Any]:
     """Each column's value, read from the group itself: sorting builds no rows."""
     activity = state.activity.groups
     if key == "last_rebalance":
 
-        def last_started(g: ClassicGroup) -> int:
+        def last_started(g: AnyGroup) -> int:
             found = activity.get(g.group_id)
             last = found.last if found is not None else None
             return last.started_ms if last is not None else 0
@@ -190,17 +234,17 @@ def _sort_key(state: ConsoleState, key: str, hour_ago: int) -> Callable[[Classic
         return last_started
     if key == "rebalances_1h":
 
-        def recent(g: ClassicGroup) -> int:
+        def recent(g: AnyGroup) -> int:
             found = activity.get(g.group_id)
             return found.starts_since(hour_ago) if found is not None else 0
 
         return recent
-    by_column: dict[str, Callable[[ClassicGroup], Any]] = {
-        "type": lambda g: CLASSIC,
-        "state": lambda g: g.state.value,
-        "protocol": lambda g: (g.protocol_type or "", g.protocol_name or ""),
+    by_column: dict[str, Callable[[AnyGroup], Any]] = {
+        "type": type_of,
+        "state": state_of,
+        "protocol": protocol_of,
         "members": lambda g: len(g.members),
-        "generation": lambda g: g.generation_id,
+        "generation": generation_of,
     }
     return by_column[key]
 
@@ -227,7 +271,7 @@ def groups_page(
         g
         for g in state.visible_groups(viewer)
         if (not needle or needle in g.group_id.lower())
-        and (not wanted_state or g.state.value.lower() == wanted_state)
+        and (not wanted_state or state_of(g).lower() == wanted_state)
     ]
     total = len(groups)
     pages = max((total + page_size - 1) // page_size, 1)
@@ -275,8 +319,13 @@ def decode_partitions(protocol_type: str | None, data: bytes) -> dict[str, list[
 def group_detail(state: ConsoleState, viewer: Viewer, group_id: str) -> dict[str, Any] | None:
     """Everything about one group, or None when it does not exist or may not be seen."""
     node = state.node
+    if not viewer.sees_group(node, group_id):
+        return None
+    consumer = node.groups.consumer_groups.get(group_id)
+    if consumer is not None:
+        return _consumer_group_detail(state, viewer, consumer)
     g = node.groups.groups.get(group_id)
-    if g is None or not viewer.sees_group(node, group_id):
+    if g is None:
         return None
     now = state.now_ms()
     # DescribeGroups' view of the assignments: shown once stored.
@@ -331,6 +380,68 @@ def group_detail(state: ConsoleState, viewer: Viewer, group_id: str) -> dict[str
     }
 
 
+def _consumer_group_detail(state: ConsoleState, viewer: Viewer, g: ConsumerGroup) -> dict[str, Any]:
+    """A KIP-848 consumer group: members with their epochs and reconciliation state, what
+    each owns (and still has to revoke), its target, and the offsets."""
+    node, now = state.node, state.now_ms()
+    session_ms = node.groups.config.consumer.session_timeout_ms
+    owners: dict[str, dict[int, str]] = {}
+    members = []
+    for m in g.members.values():
+        for topic, ps in m.assigned.items():
+            for p in ps:
+                owners.setdefault(topic, {})[p] = m.member_id
+        deadline = node.groups.timer_deadline(consumer_session_key(g.group_id, m.member_id))
+        last = deadline - session_ms if deadline is not None else None
+        members.append(
+            {
+                "member_id": m.member_id,
+                "instance_id": m.instance_id,
+                "client_id": m.client_id,
+                "host": m.client_host,
+                "session_timeout_ms": session_ms,
+                "rebalance_timeout_ms": m.rebalance_timeout_ms,
+                "last_heartbeat_ms": last,
+                "since_heartbeat_ms": None if last is None else max(now - last, 0),
+                "leader": False,
+                "epoch": m.member_epoch,
+                "reconciliation": m.state.value,
+                "assignment": _sorted_partitions(m.assigned),
+                "pending_revocation": _sorted_partitions(m.pending_revocation),
+                "target": _sorted_partitions(g.target.get(m.member_id, {})),
+            }
+        )
+    holder = node.groups.groups.get(g.group_id)  # the classic record keeping its offsets
+    activity = state.activity.group(g.group_id)
+    protocol_type, protocol = protocol_of(g)
+    return {
+        "now_ms": now,
+        "id": g.group_id,
+        "type": CONSUMER,
+        "state": state_of(g),
+        "state_since_ms": None,
+        "protocol_type": protocol_type,
+        "protocol": protocol,
+        "generation": g.group_epoch,
+        "assignment_epoch": g.assignment_epoch,
+        "leader": "",
+        "members": members,
+        "assignment": _assignment_map(node, owners),
+        "offsets": _offsets(node, viewer, holder) if holder is not None else [],
+        "rebalances": []
+        if activity is None
+        else [r.as_dict() for r in reversed(activity.rebalances)],
+        "rebalances_1h": 0 if activity is None else activity.starts_since(now - HOUR_MS),
+        "time_in_states_ms": {} if activity is None else activity.time_in_states(now),
+        "last_commit_ms": None if activity is None else activity.last_commit_ms,
+        "admin": state.admin,
+    }
+
+
+def _sorted_partitions(partitions: dict[str, frozenset[int]]) -> dict[str, list[int]]:
+    return {t: sorted(ps) for t, ps in sorted(partitions.items()) if ps}
+
+
 def _assignment_map(node: Node, owners: dict[str, dict[int, str]]) -> list[dict[str, Any]]:
     """Per assigned topic, each partition's owner (None: nobody), for the picture."""
     out = []
@@ -380,9 +491,16 @@ def topics(state: ConsoleState, viewer: Viewer) -> dict[str, Any]:
     subscribed: dict[str, list[str]] = {}
     committed: dict[str, list[str]] = {}
     for g in state.visible_groups(viewer):
-        for topic in g.subscribed_topics or ():
-            subscribed.setdefault(topic, []).append(g.group_id)
-        for topic in g.offsets:
+        if isinstance(g, ConsumerGroup):
+            for topic in g.subscribed_topics():
+                subscribed.setdefault(topic, []).append(g.group_id)
+            holder = node.groups.groups.get(g.group_id)
+            offsets = holder.offsets if holder is not None else {}
+        else:
+            for topic in g.subscribed_topics or ():
+                subscribed.setdefault(topic, []).append(g.group_id)
+            offsets = g.offsets
+        for topic in offsets:
             committed.setdefault(topic, []).append(g.group_id)
     return {
         "topics": [

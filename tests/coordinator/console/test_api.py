@@ -96,7 +96,7 @@ async def test_a_group_shows_members_decoded_assignment_offsets_and_its_rebalanc
     overview = await get_json(http, "/api/overview")
     assert overview["groups"] == 1 and overview["members"] == 2
     assert overview["groups_by_state"]["Stable"] == 1
-    assert overview["groups_by_type"] == {"classic": 1}
+    assert overview["groups_by_type"] == {"classic": 1, "consumer": 0}
     assert overview["rebalances_last_hour"] == 2
     assert overview["commits_per_second"] > 0
     assert overview["nodes"][0]["this"] is True
