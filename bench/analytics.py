@@ -217,7 +217,8 @@ def run(events: int, groups: int, nodes: int, workdir: Path) -> dict[str, Any]:
     spark = spark_session("local[*]")
     startup_s = time.perf_counter() - started
     started = time.perf_counter()
-    analysis, report = analyze_journals(spark, [str(journals)], workdir / "out", AnalysisOptions())
+    out = workdir / "out"
+    analysis, report = analyze_journals(spark, [str(journals)], out, out, AnalysisOptions())
     analyze_s = time.perf_counter() - started
     summary = [
         r.asDict() for r in spark.read.parquet(str(analysis.tables["group_summary"])).collect()

@@ -8,7 +8,6 @@ Tables are written as Parquet under ``OUT/tables/<name>``; see README "Rebalance
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from .schema import journal_schema
@@ -46,10 +45,11 @@ class Analysis:
     per_minute: list[tuple[str, int]]
     duration_histogram: list[tuple[float, int]]  # (bucket lower bound in s, rebalances)
     triggers: list[tuple[str, int]]  # cluster-wide, most frequent first
-    tables: dict[str, Path] = field(default_factory=dict)
+    tables: dict[str, str] = field(default_factory=dict)  # name: path or URI
 
 
-def run(spark: Any, paths: list[str], out: Path, options: AnalysisOptions) -> Analysis:
+def run(spark: Any, paths: list[str], out: str, options: AnalysisOptions) -> Analysis:
+    """Read ``paths``, write the tables under ``out/tables`` (a directory or URI)."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
@@ -99,14 +99,14 @@ def run(spark: Any, paths: list[str], out: Path, options: AnalysisOptions) -> An
         "storms": storms,
         "rebalances_per_minute": per_minute,
     }
-    written: dict[str, Path] = {}
+    written: dict[str, str] = {}
     for name in TABLES:
-        path = out / "tables" / name
-        tables[name].coalesce(1).write.mode("overwrite").parquet(str(path))
+        path = f"{out}/tables/{name}"
+        tables[name].coalesce(1).write.mode("overwrite").parquet(path)
         written[name] = path
 
     # Read back what was just written: the report's numbers are exactly the tables'.
-    summary_out = spark.read.parquet(str(written["group_summary"])).persist()
+    summary_out = spark.read.parquet(written["group_summary"]).persist()
     analysis = Analysis(
         totals=_totals(summary_out, entries, F),
         top_groups=[
@@ -117,21 +117,21 @@ def run(spark: Any, paths: list[str], out: Path, options: AnalysisOptions) -> An
         ],
         storms=[
             r.asDict()
-            for r in spark.read.parquet(str(written["storms"]))
+            for r in spark.read.parquet(written["storms"])
             .orderBy(F.desc("rebalances"), "group", "start")
             .limit(100)
             .collect()
         ],
         per_minute=[
             (r["minute"].isoformat(), int(r["rebalances"]))
-            for r in spark.read.parquet(str(written["rebalances_per_minute"]))
+            for r in spark.read.parquet(written["rebalances_per_minute"])
             .orderBy("minute")
             .collect()
         ],
         duration_histogram=_duration_histogram(durations, F),
         triggers=[
             (str(r["trigger"]), int(r["rebalances"]))
-            for r in spark.read.parquet(str(written["rebalance_triggers"]))
+            for r in spark.read.parquet(written["rebalance_triggers"])
             .groupBy("trigger")
             .agg(F.sum("count").alias("rebalances"))
             .orderBy(F.desc("rebalances"), "trigger")

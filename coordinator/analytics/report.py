@@ -98,12 +98,22 @@ def write(analysis: Analysis, charts: dict[str, Path], out: Path, options: Analy
     else:
         parts.append("<p>None.</p>")
     parts.append("<h2>Tables (Parquet)</h2><ul>")
-    for name, path in analysis.tables.items():
-        parts.append(f"<li><a href='{_e(path.relative_to(out))}/'>{_e(name)}</a></li>")
+    for name, location in analysis.tables.items():
+        parts.append(f"<li><a href='{_e(_link(location, out))}'>{_e(name)}</a></li>")
     parts.append("</ul></body></html>")
     report = out / "report.html"
     report.write_text("\n".join(parts), encoding="utf-8")
     return report
+
+
+def _link(location: str, out: Path) -> str:
+    """A table's location relative to the report when both are local, else as given."""
+    from .command import local_path
+
+    path = local_path(location)
+    if path is not None and path.resolve().is_relative_to(out.resolve()):
+        return f"{path.resolve().relative_to(out.resolve())}/"
+    return location
 
 
 def _table(header: list[str], rows: list[list[Any]]) -> str:
