@@ -67,6 +67,12 @@ def _parse_conf(
     metavar="SIZE",
     help="spark.driver.memory, e.g. 4g (under spark-submit use its --driver-memory)",
 )
+@click.option(
+    "--full",
+    is_flag=True,
+    help="parse every journal file again (default: only files new or changed since the "
+    "last run into the same --out)",
+)
 @click.option("--storm-threshold", default=5, show_default=True, type=click.IntRange(min=2))
 @click.option(
     "--storm-window-s",
@@ -83,6 +89,7 @@ def analyze(
     master: str | None,
     confs: dict[str, str],
     driver_memory: str | None,
+    full: bool,
     storm_threshold: int,
     storm_window_s: int,
     top_groups: int,
@@ -111,7 +118,7 @@ def analyze(
             )
     if driver_memory is not None:
         confs = {**confs, "spark.driver.memory": driver_memory}
-    options = AnalysisOptions(storm_threshold, storm_window_s, top_groups)
+    options = AnalysisOptions(storm_threshold, storm_window_s, top_groups, incremental=not full)
     started = time.perf_counter()
     spark = spark_session(master, confs)
     try:
@@ -122,7 +129,8 @@ def analyze(
     t = analysis.totals
     click.echo(
         f"{t['entries']} entries, {t['groups']} groups, {t['rebalances']} rebalances, "
-        f"{t['storms']} storms in {time.perf_counter() - started:.1f}s on {on}; "
+        f"{t['storms']} storms in {time.perf_counter() - started:.1f}s on {on} "
+        f"({analysis.files_parsed} journal files parsed); "
         f"tables: {table_root(out)}; report: {report}"
     )
 

@@ -130,14 +130,19 @@ def test_analysis_finds_exactly_the_scripted_rebalances(
 
     storms = spark.read.parquet(str(tables / "storms")).collect()
     assert [(r["group"], r["rebalances"]) for r in storms] == [("storm", STORM_REBALANCES)]
-    per_minute = spark.read.parquet(str(tables / "rebalances_per_minute")).collect()
-    assert sum(r["rebalances"] for r in per_minute) == 17
+    over_time = spark.read.parquet(str(tables / "rebalances_over_time")).collect()
+    assert sum(r["rebalances"] for r in over_time) == 17
     expiries = spark.read.parquet(str(tables / "member_churn")).agg({"session_expiries": "sum"})
     assert expiries.first()[0] == 1
 
     reasons = spark.read.parquet(str(tables / "rebalance_reasons"))
     expired = reasons.where("`group` = 'alpha' AND trigger = 'member_expired'").collect()
-    assert [r["reason"].endswith("expired (session timeout)") for r in expired] == [True]
+    assert [(r["reason"], r["count"]) for r in expired] == [
+        ("member <member> expired (session timeout)", 1)
+    ]
+    sessions = spark.read.parquet(str(tables / "sessions")).where("`group` = 'alpha'").collect()
+    assert sorted(r["outcome"] for r in sessions) == ["expired", "left", "open"]
+    assert {r["client_host"] for r in sessions} == {"127.0.0.1"}
 
     page = (out / "report.html").read_text()
     assert "storm" in page and "data:image/png;base64," in page
@@ -145,5 +150,6 @@ def test_analysis_finds_exactly_the_scripted_rebalances(
     assert "<td>member_rejoined</td><td>9</td>" in page
     assert "<td>new_member</td><td>6</td>" in page
     assert all((tmp_path / "out" / "charts" / name).stat().st_size > 0 for name in (
-        "rebalances_over_time.png", "rebalance_durations.png", "top_groups.png"
+        "rebalances_over_time.png", "rebalance_durations.png", "top_groups.png",
+        "group_timelines.png",
     ))  # fmt: skip

@@ -39,7 +39,7 @@ def test_spark_submit_to_a_standalone_master_writes_tables_to_a_uri(tmp_path: Pa
         assert done.returncode == 0, done.stderr[-3000:]
         state = cluster.state()
     # It ran on the standalone master, not locally (spark-submit's --master was kept).
-    assert f"on {cluster.url};" in done.stdout
+    assert f"on {cluster.url} (" in done.stdout
     assert [a["name"] for a in state["completedapps"]] == [APP_NAME]
     assert f"{truth.entries} entries" in done.stdout
     assert f"{sum(truth.rebalances.values())} rebalances" in done.stdout
