@@ -21,6 +21,7 @@ import json
 import os
 import platform
 import random
+import resource
 import tempfile
 import time
 from collections import Counter
@@ -323,7 +324,7 @@ def check(
             raise AssertionError(f"{name}: {row['seconds_in_state']} != generated {seconds}")
 
 
-def run(events: int, groups: int, nodes: int, workdir: Path) -> dict[str, Any]:
+def run(events: int, groups: int, nodes: int, workdir: Path, rerun: bool = True) -> dict[str, Any]:
     from coordinator.analytics.command import analyze_journals, spark_session
 
     journals = workdir / "journals"
@@ -335,37 +336,71 @@ def run(events: int, groups: int, nodes: int, workdir: Path) -> dict[str, Any]:
 
     load_before = os.getloadavg()[0]
     started = time.perf_counter()
-    spark = spark_session("local[*]")
+    spark = spark_session()  # the defaults: local[*], Spark's own driver memory (1g)
     startup_s = time.perf_counter() - started
-    started = time.perf_counter()
-    out = workdir / "out"
-    analysis, report = analyze_journals(spark, [str(journals)], out, out, AnalysisOptions())
-    analyze_s = time.perf_counter() - started
-    summary = [
-        r.asDict(recursive=True)
-        for r in spark.read.parquet(analysis.tables["group_summary"]).collect()
-    ]
-    sessions = spark.read.parquet(analysis.tables["sessions"]).groupBy("outcome").count()
-    check(truth, analysis, summary, {r["outcome"]: r["count"] for r in sessions.collect()})
-    return {
-        "events": truth.entries,
-        "groups": groups,
-        "nodes": nodes,
-        "journal_mb": round(journal_bytes / 2**20, 1),
-        "generate_s": round(generate_s, 1),
-        "spark_startup_s": round(startup_s, 1),
-        "analyze_s": round(analyze_s, 1),
-        "events_per_s": round(truth.entries / analyze_s),
-        "rebalances": analysis.totals["rebalances"],
-        "storms": analysis.totals["storms"],
-        # The machine is shared: a 1-minute load average above its CPU count means the
-        # job did not have the cores to itself.
-        "load_average_before": round(load_before, 2),
-        "report": str(report),
-        "master": "local[*]",
-        "cpus": os.cpu_count(),
-        "python": platform.python_version(),
-    }
+    try:
+        started = time.perf_counter()
+        out = workdir / "out"
+        analysis, report = analyze_journals(spark, [str(journals)], out, out, AnalysisOptions())
+        analyze_s = time.perf_counter() - started
+        summary = [
+            r.asDict(recursive=True)
+            for r in spark.read.parquet(analysis.tables["group_summary"]).collect()
+        ]
+        sessions = spark.read.parquet(analysis.tables["sessions"]).groupBy("outcome").count()
+        check(truth, analysis, summary, {r["outcome"]: r["count"] for r in sessions.collect()})
+        rerun_s = None
+        if rerun:
+            # A rerun after one more (small) journal file: only that file is parsed.
+            (journals / "later").mkdir()
+            generate(journals / "later", 10_000, 10, 1, seed=8)
+            started = time.perf_counter()
+            again, _ = analyze_journals(spark, [str(journals)], out, out, AnalysisOptions())
+            rerun_s = time.perf_counter() - started
+            if again.files_parsed != 1:
+                raise AssertionError(f"the rerun parsed {again.files_parsed} files, not 1")
+        jvm_peak_mb = _peak_rss_mb(spark.sparkContext._gateway.proc.pid)
+        return {
+            "events": truth.entries,
+            "groups": groups,
+            "nodes": nodes,
+            "journal_mb": round(journal_bytes / 2**20, 1),
+            "generate_s": round(generate_s, 1),
+            "spark_startup_s": round(startup_s, 1),
+            "analyze_s": round(analyze_s, 1),
+            "events_per_s": round(truth.entries / analyze_s),
+            "rerun_s": None if rerun_s is None else round(rerun_s, 1),
+            "parse_s": round(analysis.phases["parse"], 1),
+            "rebalances": analysis.totals["rebalances"],
+            "storms": analysis.totals["storms"],
+            # The machine is shared: a 1-minute load average above its CPU count means the
+            # job did not have the cores to itself.
+            "load_average_before": round(load_before, 2),
+            # Peak resident memory (VmHWM) of the Spark JVM (driver and local executors) and
+            # of this Python process (the generator's truth and the collected results).
+            "jvm_peak_rss_mb": jvm_peak_mb,
+            "python_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+            "driver_memory": spark.sparkContext.getConf().get(
+                "spark.driver.memory", "1g (default)"
+            ),
+            "report": str(report),
+            "master": spark.sparkContext.master,
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+        }
+    finally:
+        spark.stop()
+
+
+def _peak_rss_mb(pid: int) -> int | None:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    for line in status.splitlines():
+        if line.startswith("VmHWM:"):
+            return round(int(line.split()[1]) / 1024)
+    return None
 
 
 def write_report(result: dict[str, Any]) -> None:
@@ -385,11 +420,18 @@ def write_report(result: dict[str, Any]) -> None:
         "|---|---:|",
         f"| generate the journal (Python) | {result['generate_s']} |",
         f"| start Spark (JVM) | {result['spark_startup_s']} |",
-        f"| analyze: read, 11 Parquet tables, 3 charts, report | {result['analyze_s']} |",
+        f"| analyze: parse, stage, 15 Parquet tables, 4 charts, report | {result['analyze_s']} |",
+        f"| of which parsing the JSON lines into the staged Parquet | {result['parse_s']} |",
+        f"| rerun after one more journal file (10,000 entries): only it is parsed "
+        f"| {result['rerun_s']} |",
         "",
-        f"{result['events_per_s']:,} entries/s analysed. The analysis was checked against the "
-        "generator's counts (rebalances, joins, leaves, expiries, commits per group, "
-        "and storms counted in plain Python).",
+        f"{result['events_per_s']:,} entries/s analysed, with Spark's defaults (master "
+        f"{result['master']}, driver memory {result['driver_memory']}). Peak resident memory: "
+        f"Spark JVM {result['jvm_peak_rss_mb']} MiB, Python {result['python_peak_rss_mb']} MiB "
+        "(the generator's truth). The analysis was checked against the generator's counts "
+        "(rebalances, joins, leaves, expiries, evictions, static replacements, deletions, "
+        "commits and nodes per group, time in each state, sessions by outcome, and storms "
+        "counted in plain Python).",
         "",
     ]
     (RESULTS / "analytics.md").write_text("\n".join(md))
@@ -407,7 +449,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if args.quick:
         args.events, args.groups = 3_000, 30
     with tempfile.TemporaryDirectory(prefix="analytics-bench-") as tmp:
-        result = run(args.events, args.groups, args.nodes, args.workdir or Path(tmp))
+        workdir = args.workdir or Path(tmp)
+        result = run(args.events, args.groups, args.nodes, workdir, rerun=not args.quick)
     if not args.no_write:
         write_report(result)
     print(

@@ -39,7 +39,6 @@ def staging_path(out: str) -> str:
 def ingest(spark: Any, paths: list[str], out: str, incremental: bool) -> tuple[Any, int]:
     """The staged entries of exactly the files under ``paths``, and how many files were
     parsed this time (all of them unless ``incremental`` finds earlier staging)."""
-    from pyspark.errors import AnalysisException
     from pyspark.sql import functions as F
 
     files = (
@@ -54,14 +53,11 @@ def ingest(spark: Any, paths: list[str], out: str, incremental: bool) -> tuple[A
         raise ValueError(f"no journal files under {', '.join(paths)}")
     manifest_path = f"{staging_path(out)}-files"
     seen: set[tuple[str, int, Any]] = set()
-    if incremental:
-        try:
-            seen = {
-                (r["path"], r["length"], r["modificationTime"])
-                for r in spark.read.parquet(manifest_path).collect()
-            }
-        except AnalysisException:  # no earlier run into this --out: parse everything
-            seen = set()
+    if incremental and exists(spark, manifest_path):
+        seen = {
+            (r["path"], r["length"], r["modificationTime"])
+            for r in spark.read.parquet(manifest_path).collect()
+        }
     fresh = [
         r["path"] for r in files if (r["path"], r["length"], r["modificationTime"]) not in seen
     ]
@@ -81,6 +77,14 @@ def ingest(spark: Any, paths: list[str], out: str, incremental: bool) -> tuple[A
     sources = [int(r["source"]) for r in files]
     staged = spark.read.parquet(staging_path(out)).where(F.col("source").isin(sources))
     return staged, len(fresh)
+
+
+def exists(spark: Any, path: str) -> bool:
+    """Whether ``path`` (any URI Hadoop knows) exists, asked of Hadoop's FileSystem."""
+    jvm = spark.sparkContext._jvm
+    hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
+    fs = hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+    return bool(fs.exists(hadoop_path))
 
 
 def _entries(spark: Any, paths: list[str], F: Any) -> Any:

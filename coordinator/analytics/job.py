@@ -10,6 +10,7 @@ and ``node``. docs/observability.md describes every table.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +41,8 @@ PARTITIONED = frozenset(
 )
 
 ORDER = ("ts_ms", "node", "seq")
+
+CONCURRENT_WRITERS = "spark.sql.maxConcurrentOutputFileWriters"
 
 #: Candidate bin widths of the charts over time (seconds); the first giving few enough bins.
 BIN_WIDTHS_S = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 86400)
@@ -77,13 +80,25 @@ class Analysis:
     timelines: dict[str, list[dict[str, Any]]]  # group: [{at, state, members}] in order
     tables: dict[str, str] = field(default_factory=dict)  # name: path or URI
     files_parsed: int = 0
+    phases: dict[str, float] = field(default_factory=dict)  # seconds: parse, tables
 
 
 def run(spark: Any, paths: list[str], out: str, options: AnalysisOptions) -> Analysis:
-    """Read ``paths``, write the tables under ``out/tables`` (a directory or URI)."""
+    """Read ``paths``, write the tables under ``out/tables`` (a directory or URI).
+
+    Each table is computed once: the ones others are built from (rebalances, sessions,
+    storms...) are read back from their Parquet, never recomputed from the entries."""
     from pyspark.sql import functions as F
 
+    if not spark.sparkContext.getConf().contains(CONCURRENT_WRITERS):
+        # Partitioned writes then keep a file open per partition instead of sorting all
+        # rows by partition first (Spark's default): about half the cost of staging.
+        spark.conf.set(CONCURRENT_WRITERS, "64")
+    phases: dict[str, float] = {}
+    clock = time.perf_counter()
     entries, parsed = ingest.ingest(spark, paths, out, options.incremental)
+    phases["parse"] = time.perf_counter() - clock
+    clock = time.perf_counter()
     entries = entries.withColumn("at", F.timestamp_millis("ts_ms")).withColumn(
         "date", F.to_date("at")
     )
@@ -94,61 +109,60 @@ def run(spark: Any, paths: list[str], out: str, options: AnalysisOptions) -> Ana
         F.max("ts_ms").alias("end_ms"),
     ).first()
     end_ms = span["end_ms"] or 0
+    written: dict[str, str] = {}
 
-    rebalances = entries.where(F.col("type") == "rebalance_started").select(
-        "group", "node", "seq", "at", "ts_ms", "date", "generation", "trigger", "reason",
-        "reason_member", "client_reason",
+    def save(name: str, frame: Any) -> Any:
+        written[name] = _write(frame, f"{out}/tables/{name}", name in PARTITIONED)
+        return spark.read.parquet(written[name])
+
+    rebalances = save(
+        "rebalances",
+        entries.where(F.col("type") == "rebalance_started").select(
+            "group", "node", "seq", "at", "ts_ms", "date", "generation", "trigger", "reason",
+            "reason_member", "client_reason",
+        ),
     )  # fmt: skip
-    sessions = _sessions(entries, F)
-    clients = _client_churn(sessions, F)
-    durations = _durations(entries, F)
-    per_group = _per_group(entries, F)
-    states = _state_durations(entries, end_ms, F)
-    generations = entries.where(F.col("type") == "join_completed").select(
-        "group", "node", "seq", "at", "date", "generation", "members", "leader", "duration_ms"
-    )
-    skew = _assignment_skew(entries, F)
-    storm_table = storms.storms(rebalances, sessions, options, F)
-    triggers = rebalances.groupBy("group", "trigger").count()
-    reasons = rebalances.groupBy("group", "trigger", "reason", "client_reason").agg(
-        F.count("*").alias("count"),
-        F.countDistinct("reason_member").alias("members"),
+    sessions = save("sessions", _sessions(entries, F))
+    durations = save("rebalance_durations", _durations(entries, F))
+    save(
+        "generations",
+        entries.where(F.col("type") == "join_completed").select(
+            "group", "node", "seq", "at", "date", "generation", "members", "leader",
+            "duration_ms",
+        ),
+    )  # fmt: skip
+    skew = save("assignment_skew", _assignment_skew(entries, F))
+    per_group = save("member_churn", _per_group(entries, F))
+    states = save("state_durations", _state_durations(entries, end_ms, F))
+    storm_table = save("storms", storms.storms(rebalances, sessions, options, F))
+    clients = save("client_churn", _client_churn(sessions, F))
+    triggers = save("rebalance_triggers", rebalances.groupBy("group", "trigger").count())
+    save(
+        "rebalance_reasons",
+        rebalances.groupBy("group", "trigger", "reason", "client_reason").agg(
+            F.count("*").alias("count"),
+            F.countDistinct("reason_member").alias("members"),
+        ),
     )
     bin_s = _bin_seconds((span["start_ms"] or 0), end_ms)
     bin_ms = bin_s * 1000
-    over_time = (
+    over_time = save(
+        "rebalances_over_time",
         rebalances.groupBy(
             F.timestamp_millis(F.floor(F.col("ts_ms") / bin_ms) * bin_ms).alias("bin"), "trigger"
         )
         .agg(F.count("*").alias("rebalances"))
-        .withColumn("bin_seconds", F.lit(bin_s))
+        .withColumn("bin_seconds", F.lit(bin_s)),
     )
-    summary = _group_summary(
-        per_group, rebalances, durations, sessions, clients, states, triggers, skew,
-        storm_table, F,
+    summary_out = save(
+        "group_summary",
+        _group_summary(
+            per_group, rebalances, durations, sessions, clients, states, triggers, skew,
+            storm_table, F,
+        ),
     )  # fmt: skip
 
-    tables: dict[str, Any] = {
-        "group_summary": summary,
-        "sessions": sessions,
-        "client_churn": clients,
-        "rebalances": rebalances,
-        "rebalance_triggers": triggers,
-        "rebalance_reasons": reasons,
-        "rebalance_durations": durations,
-        "member_churn": per_group.drop("first_seen", "last_seen", "nodes", "last_generation"),
-        "state_durations": states,
-        "generations": generations,
-        "assignment_skew": skew,
-        "storms": storm_table,
-        "rebalances_over_time": over_time,
-    }
-    written: dict[str, str] = {}
-    for name, frame in tables.items():
-        written[name] = _write(frame, f"{out}/tables/{name}", name in PARTITIONED)
-
-    # Read back what was just written: the report's numbers are exactly the tables'.
-    summary_out = spark.read.parquet(written["group_summary"])
+    # The report's numbers are exactly the tables'.
     top = [
         r.asDict(recursive=True)
         for r in summary_out.orderBy(F.desc("rebalances"), "group")
@@ -158,45 +172,37 @@ def run(spark: Any, paths: list[str], out: str, options: AnalysisOptions) -> Ana
     for rank, group in enumerate(top, 1):
         group["rank"] = rank
         group["story"] = story.sentence(group)
-    written["top_groups"] = _write(
+    save(
+        "top_groups",
         spark.createDataFrame(
             [(g["rank"], g["group"], g["rebalances"], g["story"]) for g in top],
             "rank int, group string, rebalances long, story string",
         ),
-        f"{out}/tables/top_groups",
-        False,
     )
     timeline_groups = [g["group"] for g in top[:TIMELINE_GROUPS] if g["rebalances"]]
-    written["group_timeline"] = _write(
-        _timeline(entries, timeline_groups, F), f"{out}/tables/group_timeline", False
-    )
-    timeline_rows = spark.read.parquet(written["group_timeline"]).orderBy("group", *ORDER)
+    timeline_rows = save("group_timeline", _timeline(entries, timeline_groups, F))
     timelines: dict[str, list[dict[str, Any]]] = {g: [] for g in timeline_groups}
-    for r in timeline_rows.collect():
+    for r in timeline_rows.orderBy("group", *ORDER).collect():
         timelines[r["group"]].append({"at": r["at"], "state": r["state"], "members": r["members"]})
 
     analysis = Analysis(
-        totals=_totals(summary_out, span, spark.read.parquet(written["sessions"]), F),
+        totals=_totals(summary_out, span, sessions, F),
         top_groups=top,
         storms=[
             r.asDict(recursive=True)
-            for r in spark.read.parquet(written["storms"])
-            .orderBy(F.desc("rebalances"), "group", "start")
+            for r in storm_table.orderBy(F.desc("rebalances"), "group", "start")
             .limit(100)
             .collect()
         ],
         bin_seconds=bin_s,
         over_time=[
             (r["bin"].isoformat(), str(r["trigger"]), int(r["rebalances"]))
-            for r in spark.read.parquet(written["rebalances_over_time"]).collect()
+            for r in over_time.collect()
         ],
-        duration_histogram=_duration_histogram(
-            spark.read.parquet(written["rebalance_durations"]), F
-        ),
+        duration_histogram=_duration_histogram(durations, F),
         triggers=[
             (str(r["trigger"]), int(r["rebalances"]))
-            for r in spark.read.parquet(written["rebalance_triggers"])
-            .groupBy("trigger")
+            for r in triggers.groupBy("trigger")
             .agg(F.sum("count").alias("rebalances"))
             .orderBy(F.desc("rebalances"), "trigger")
             .collect()
@@ -204,16 +210,16 @@ def run(spark: Any, paths: list[str], out: str, options: AnalysisOptions) -> Ana
         timelines=timelines,
         tables={name: written[name] for name in TABLES},
         files_parsed=parsed,
+        phases=phases,
     )
+    phases["tables"] = time.perf_counter() - clock
     return analysis
 
 
 def _write(frame: Any, path: str, partitioned: bool) -> str:
     if partitioned:
-        # One file per day and node, written in parallel, instead of one file for all.
-        frame.repartition("date", "node").write.mode("overwrite").partitionBy(
-            "date", "node"
-        ).parquet(path)
+        # Files per day and node, written in parallel, instead of one file for all.
+        frame.write.mode("overwrite").partitionBy("date", "node").parquet(path)
     else:
         frame.coalesce(1).write.mode("overwrite").parquet(path)
     return path

@@ -144,6 +144,8 @@ def test_analysis_finds_exactly_the_scripted_rebalances(
     assert sorted(r["outcome"] for r in sessions) == ["expired", "left", "open"]
     assert {r["client_host"] for r in sessions} == {"127.0.0.1"}
 
+    spark.stop()
+
     page = (out / "report.html").read_text()
     assert "storm" in page and "data:image/png;base64," in page
     # Cluster-wide, why: 6 new members, 9 leader rejoins, 1 leave, 1 expiry.

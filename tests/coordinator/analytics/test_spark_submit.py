@@ -33,7 +33,8 @@ def test_spark_submit_to_a_standalone_master_writes_tables_to_a_uri(tmp_path: Pa
              "--driver-memory", "512m", "--executor-memory", "512m",
              "--conf", "spark.ui.enabled=false",
              entry_point.__file__, str(journals),
-             "--out", tables.as_uri(), "--report", str(report)],
+             "--out", tables.as_uri(), "--report", str(report),
+             "--conf", "spark.sql.shuffle.partitions=2"],
             env=env, cwd=tmp_path, capture_output=True, text=True, timeout=240,
         )  # fmt: skip
         assert done.returncode == 0, done.stderr[-3000:]
