@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from . import (
+    analytics,
     cluster,
     codec,
     durable,
@@ -190,7 +191,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--no-tansu", action="store_true", help="leave Tansu out")
     parser.add_argument(
         "--only",
-        default="heartbeat,rebalance,scale,codec,durable,time_to_stable,slow_clients,cluster",
+        default=(
+            "heartbeat,rebalance,scale,codec,durable,time_to_stable,slow_clients,cluster,analytics"
+        ),
         help="comma-separated parts to run",
     )
     args = parser.parse_args(argv)
@@ -244,6 +247,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         result["slow_clients"] = slow_clients.main(quick)
     if "cluster" in parts:
         result["cluster"] = cluster.main(quick + (["--no-write"] if args.quick else []))
+    if "analytics" in parts:
+        # 10M journal entries of 3 nodes on local[*] with Spark's defaults (a few minutes).
+        events = ["--quick", "--no-write"] if args.quick else ["--events", "10000000"]
+        result["analytics"] = analytics.main(events)
     result["meta"]["wall_s"] = time.monotonic() - started
     if out is not None:
         report.write(result, out)
