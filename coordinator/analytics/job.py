@@ -172,13 +172,24 @@ def run(spark: Any, paths: list[str], out: str, options: AnalysisOptions) -> Ana
     for rank, group in enumerate(top, 1):
         group["rank"] = rank
         group["story"] = story.sentence(group)
-    save(
-        "top_groups",
-        spark.createDataFrame(
-            [(g["rank"], g["group"], g["rebalances"], g["story"]) for g in top],
-            "rank int, group string, rebalances long, story string",
-        ),
+    # Built from literals in the JVM: executors need no Python for it.
+    rows = [
+        F.struct(
+            F.lit(g["rank"]).alias("rank"),
+            F.lit(g["group"]).cast("string").alias("group"),
+            F.lit(g["rebalances"]).cast("long").alias("rebalances"),
+            F.lit(g["story"]).alias("story"),
+        )
+        for g in top
+    ]
+    empty = F.struct(
+        F.lit(0).alias("rank"),
+        F.lit("").alias("group"),
+        F.lit(0).cast("long").alias("rebalances"),
+        F.lit("").alias("story"),
     )
+    top_frame = spark.range(1 if rows else 0).select(F.inline(F.array(*(rows or [empty]))))
+    save("top_groups", top_frame)
     timeline_groups = [g["group"] for g in top[:TIMELINE_GROUPS] if g["rebalances"]]
     timeline_rows = save("group_timeline", _timeline(entries, timeline_groups, F))
     timelines: dict[str, list[dict[str, Any]]] = {g: [] for g in timeline_groups}
