@@ -40,10 +40,17 @@ def sentence(g: dict[str, Any]) -> str:
             f"member `{member['member']}` caused {member['rebalances']} rebalances ({what}) "
             f"in {_num(member.get('seconds'))} s"
         )
+    elif (g.get("members_expired") or 0) >= 2:
+        parts.append(f"{g['members_expired']} members expired")
     triggers: dict[str, int] = g.get("triggers") or {}
     if triggers:
         trigger, n = max(sorted(triggers.items()), key=lambda kv: kv[1])
-        parts.append(f"{g.get('rebalances', 0)} rebalances, most of them {trigger} ({n})")
+        total = g.get("rebalances", 0)
+        plural = "s" if total != 1 else ""
+        if n == total:
+            parts.append(f"{total} rebalance{plural}: {'all ' if total > 1 else ''}{trigger}")
+        else:
+            parts.append(f"{total} rebalance{plural}, most of them {trigger} ({n})")
     storms = g.get("storms") or 0
     if storms:
         kinds = ", ".join(g.get("storm_kinds") or [])

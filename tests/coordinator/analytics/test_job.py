@@ -211,10 +211,11 @@ def test_top_groups_name_the_churniest_client_in_one_sentence(run: dict[str, Any
     )
     assert "1 storm (flap)" in stories["flappy"]
     # Nobody came and went twice there: the triggers and the storm tell.
-    assert (
-        stories["cascade"]
-        == "12 rebalances, most of them member_expired (6); 1 storm (expiry cascade)"
+    assert stories["cascade"] == (
+        "6 members expired; 12 rebalances, most of them member_expired (6); "
+        "1 storm (expiry cascade)"
     )
+    assert stories["legacy"] == "1 rebalance: new_member"
     assert [r["group"] for r in sorted(run["tables"]["top_groups"], key=lambda r: r["rank"])] == [
         "flappy", "cascade", "deployed", "moved", "legacy",
     ]  # fmt: skip
