@@ -11,14 +11,18 @@ $(STAMP): pyproject.toml
 	@command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 \
 		|| { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; } \
 		|| echo "warning: PostgreSQL's server binaries are missing (Debian: apt-get install postgresql)"
+	@# The console's browser tests drive Debian's chromium through Playwright.
+	@command -v chromium >/dev/null \
+		|| { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } \
+		|| echo "warning: chromium is missing (Debian: apt-get install chromium); the browser tests will skip"
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test,analytics,bench]'
 	touch $(STAMP)
 
 run: install
-	@echo 'group-coordinator on 127.0.0.1:9092 with a demo topic "demo" of 6 partitions (Ctrl-C stops it)'
-	$(VENV)/bin/group-coordinator serve --topic demo:6
+	@echo 'group-coordinator on 127.0.0.1:9092 with a demo topic "demo" of 6 partitions, its console on http://127.0.0.1:8080/ (Ctrl-C stops it)'
+	$(VENV)/bin/group-coordinator serve --topic demo:6 --http-listen 127.0.0.1:8080
 
 test: install
 	$(PY) -m pytest -q

@@ -24,6 +24,7 @@ from . import (
     analytics,
     cluster,
     codec,
+    console,
     durable,
     heartbeat,
     rebalance,
@@ -192,7 +193,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument(
         "--only",
         default=(
-            "heartbeat,rebalance,scale,codec,durable,time_to_stable,slow_clients,cluster,analytics"
+            "heartbeat,rebalance,scale,codec,durable,time_to_stable,slow_clients,cluster,console,"
+            "analytics"
         ),
         help="comma-separated parts to run",
     )
@@ -247,6 +249,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         result["slow_clients"] = slow_clients.main(quick)
     if "cluster" in parts:
         result["cluster"] = cluster.main(quick + (["--no-write"] if args.quick else []))
+    if "console" in parts:
+        result["console"] = console.main(quick + (["--no-write"] if args.quick else []))
     if "analytics" in parts:
         # 10M journal entries of 3 nodes on local[*] with Spark's defaults (a few minutes).
         events = ["--quick", "--no-write"] if args.quick else ["--events", "10000000"]

@@ -24,6 +24,7 @@ from .analytics.command import analyze
 from .cluster.status import cluster
 from .config import Settings, parse_host_port, parse_topic
 from .conformance.command import conformance
+from .console.settings import ConsoleSettings
 from .errors import StartupError
 from .group.config import GroupConfig
 from .limits import ConnectionLimits
@@ -338,6 +339,18 @@ def main(ctx: click.Context) -> None:
     help="HOST:PORT to serve Prometheus metrics on (/metrics); off when not given",
 )
 @option(
+    "--http-listen",
+    default=None,
+    callback=_host_port,
+    help="HOST:PORT to serve the web console and its JSON API on (docs/console.md); off"
+    " when not given",
+)
+@option(
+    "--http-admin/--no-http-admin",
+    default=ConsoleSettings().admin,
+    help="let the console delete empty groups, reset offsets and remove static members",
+)
+@option(
     "--log-format",
     default=_SETTINGS.log_format,
     type=click.Choice(["plain", "json"]),
@@ -412,6 +425,7 @@ def settings_from_options(options: dict[str, Any]) -> Settings:
             journal_rotate_seconds=options["journal_rotate_seconds"],
             metrics_listen=options["metrics_listen"],
         ),
+        console=ConsoleSettings(listen=options["http_listen"], admin=options["http_admin"]),
         log_format=options["log_format"],
         log_level=options["log_level"],
         listeners=listeners_from_options(options),

@@ -13,6 +13,7 @@ from pathlib import Path
 from protocol.frames import DEFAULT_MAX_FRAME_BYTES
 
 from .catalog import MAX_TOPIC_NAME, valid_topic_name
+from .console.settings import ConsoleSettings
 from .group.config import GroupConfig
 from .limits import ConnectionLimits
 from .observability import ObservabilitySettings
@@ -69,6 +70,7 @@ class Settings:
     sasl_server_max_receive_size: int = 524288
     fetch_max_wait_cap_ms: int = 30000  # a Fetch long-poll never parks longer than this
     observability: ObservabilitySettings = field(default_factory=ObservabilitySettings)
+    console: ConsoleSettings = field(default_factory=ConsoleSettings)
     log_format: str = "plain"
     log_level: str = "INFO"
     #: Kafka's ``listeners``; empty means one PLAINTEXT listener on ``listen``.

@@ -14,7 +14,7 @@ import signal
 import ssl
 from collections import deque
 from collections.abc import Callable
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import structlog
 
@@ -27,6 +27,7 @@ from .config import Settings
 from .connection import ConnectionProtocol, RawSaslToken, SendNow
 from .connection_context import ConnectionContext
 from .errors import StartupError
+from .handlers.outcome import CloseConnection
 from .limits import ConnectionGuard
 from .observability import Observability
 from .runtime import Runtime
@@ -34,6 +35,9 @@ from .security.config import Listener
 from .security.tls import principal_from_peercert, server_context
 from .store import MemoryStore, SqliteStore, Store
 from .store.postgres import PostgresStore
+
+if TYPE_CHECKING:
+    from .console.app import Console
 
 log = structlog.get_logger("server")
 
@@ -227,6 +231,10 @@ class KafkaConnection(asyncio.Protocol):
     def _dispatch(self, request: Request) -> None:
         try:
             reply = self.runtime.handle(request, self.ctx)
+        except CloseConnection as why:
+            log.info("closing connection", peer=self.ctx.client_host, reason=str(why))
+            self.close()
+            return
         except Exception:
             log.exception("request failed", api=request.api.name, version=request.version)
             self.close()
@@ -335,6 +343,7 @@ class Server:
         self.stopped = asyncio.Event()
         self._on_empty: asyncio.Future[None] | None = None
         self.cluster: ClusterMembership | None = None
+        self.console: Console | None = None
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
@@ -347,6 +356,12 @@ class Server:
         )
         if self.observability.metrics is not None:
             self.guard.on_hit = self.observability.metrics.limit_hit
+        if self.settings.console.listen is not None:
+            from .console.app import Console  # aiohttp and Jinja2 only when it is on
+
+            self.console = Console(
+                self.settings.console, self.runtime, lambda: len(self.connections)
+            )
         # Everything is reloaded before the first connection is accepted.
         await self.runtime.load()
         for index, listener in enumerate(self.listeners):
@@ -366,6 +381,8 @@ class Server:
             # before the first client is accepted.
             self.cluster = ClusterMembership(self.runtime, self.runtime.store)
             await self.cluster.start()
+        if self.console is not None:
+            await self.console.start()  # a port in use stops the start before any client
         for server in self._servers:
             await server.start_serving()
         self._schedule_sweep()
@@ -480,6 +497,8 @@ class Server:
             return
         for server in self._servers:
             server.close()
+        if self.console is not None:
+            await self.console.close()
         if self._sweeper is not None:
             self._sweeper.cancel()
         if self.cluster is not None:

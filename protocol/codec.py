@@ -21,7 +21,7 @@ from .structs import KStruct, build_struct
 T = TypeVar("T", bound=Struct)
 
 # What the generated decoders can raise on hostile input besides DecodeError itself.
-_DECODE_FAULTS = (
+DECODE_FAULTS = (
     struct.error,
     IndexError,
     UnicodeDecodeError,
@@ -30,7 +30,7 @@ _DECODE_FAULTS = (
     MemoryError,
     RecursionError,
 )
-_ENCODE_FAULTS = (
+ENCODE_FAULTS = (
     struct.error,
     AttributeError,
     TypeError,
@@ -59,7 +59,8 @@ def construct_for(cls: type[Struct], version: int) -> Construct:
 _COMPILED: dict[tuple[type[Struct], int], tuple[Decoder, Encoder]] = {}
 
 
-def _compiled(cls: type[Struct], version: int) -> tuple[Decoder, Encoder]:
+def compiled(cls: type[Struct], version: int) -> tuple[Decoder, Encoder]:
+    """The compiled (decoder, encoder) of ``cls`` at ``version`` (valid versions only)."""
     fns = _COMPILED.get((cls, version))
     if fns is None:
         fns = _COMPILED[(cls, version)] = compile_struct(struct_for(cls, version))
@@ -68,13 +69,13 @@ def _compiled(cls: type[Struct], version: int) -> tuple[Decoder, Encoder]:
 
 def read(cls: type[T], buf: bytes, offset: int, version: int) -> tuple[T, int]:
     """Decode ``cls`` from ``buf`` at ``offset``; return it and the offset after it."""
-    dec, _ = _compiled(cls, version)
+    dec, _ = compiled(cls, version)
     try:
         obj, end = dec(buf, offset, len(buf))
         return cast(T, obj), end
     except DecodeError:
         raise
-    except _DECODE_FAULTS as exc:
+    except DECODE_FAULTS as exc:
         raise DecodeError(f"malformed {cls.__name__} v{version}: {exc!r}") from exc
 
 
@@ -89,12 +90,12 @@ def decode(cls: type[T], data: bytes | bytearray | memoryview, version: int) -> 
 
 def write(msg: Struct, version: int, w: bytearray) -> None:
     """Append ``msg`` encoded at ``version`` to ``w``."""
-    _, enc = _compiled(type(msg), version)
+    _, enc = compiled(type(msg), version)
     try:
         enc(msg, w)
     except EncodeError:
         raise
-    except _ENCODE_FAULTS as exc:
+    except ENCODE_FAULTS as exc:
         raise EncodeError(f"cannot encode {type(msg).__name__} v{version}: {exc!r}") from exc
 
 
@@ -111,7 +112,7 @@ def parse_reference(cls: type[T], data: bytes, version: int) -> T:
         obj: T = construct_for(cls, version).parse_stream(stream)
     except DecodeError:
         raise
-    except (ConstructError, *_DECODE_FAULTS) as exc:
+    except (ConstructError, *DECODE_FAULTS) as exc:
         raise DecodeError(f"malformed {cls.__name__} v{version}: {exc!r}") from exc
     if stream.tell() != len(data):
         raise DecodeError(f"trailing bytes after {cls.__name__} v{version}")
@@ -124,6 +125,6 @@ def build_reference(msg: Struct, version: int) -> bytes:
         data: Any = construct_for(type(msg), version).build(msg)
     except EncodeError:
         raise
-    except (ConstructError, *_ENCODE_FAULTS) as exc:
+    except (ConstructError, *ENCODE_FAULTS) as exc:
         raise EncodeError(f"cannot encode {type(msg).__name__} v{version}: {exc!r}") from exc
     return bytes(data)

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from . import codec
 from .apis import BY_KEY, Api
-from .errors import DecodeError
+from .codegen import Decoder, Encoder
+from .errors import DecodeError, EncodeError
 from .headers import RequestHeader, ResponseHeader
 from .schema import Struct
 
@@ -95,27 +96,49 @@ def peek_api(frame: bytes) -> tuple[int, int]:
     return int(key), int(version)
 
 
+# Per (api key, version): the API and its compiled header and body decoders, so a request
+# costs one dict lookup before its bytes are read (the hot path: one per request served).
+_REQUEST_PLANS: dict[tuple[int, int], tuple[Api, Decoder, Decoder]] = {}
+
+
 def decode_request(frame: bytes) -> Request:
     """Decode a request frame (without size prefix).
 
     Raises ``UnknownApi`` or ``UnsupportedVersion`` (both ``DecodeError``s) for keys and
     versions this package does not know, and ``DecodeError`` for malformed bytes.
     """
-    key, version = peek_api(frame)
-    api = BY_KEY.get(key)
-    if api is None:
-        raise UnknownApi(key)
-    if not api.supports(version):
-        header = None
-        try:
-            header, _ = codec.read(RequestHeader, frame, 0, 1)
-        except DecodeError:
-            pass
-        raise UnsupportedVersion(api, version, header)
-    header, offset = codec.read(RequestHeader, frame, 0, api.request_header_version(version))
-    body, end = codec.read(api.request, frame, offset, version)
-    if end != len(frame):
-        raise DecodeError(f"{len(frame) - end} trailing bytes after {api.name} v{version}")
+    if len(frame) < 4:
+        raise DecodeError("request frame shorter than its header")
+    key, version = _KEY_VERSION.unpack_from(frame)
+    plan = _REQUEST_PLANS.get((key, version))
+    if plan is None:
+        api = BY_KEY.get(key)
+        if api is None:
+            raise UnknownApi(key)
+        if not api.supports(version):
+            header = None
+            try:
+                header, _ = codec.read(RequestHeader, frame, 0, 1)
+            except DecodeError:
+                pass
+            raise UnsupportedVersion(api, version, header)
+        header_dec = codec.compiled(RequestHeader, api.request_header_version(version))[0]
+        plan = _REQUEST_PLANS[(key, version)] = (
+            api,
+            header_dec,
+            codec.compiled(api.request, version)[0],
+        )
+    api, header_dec, body_dec = plan
+    size = len(frame)
+    try:
+        header, offset = header_dec(frame, 0, size)
+        body, end = body_dec(frame, offset, size)
+    except DecodeError:
+        raise
+    except codec.DECODE_FAULTS as exc:
+        raise DecodeError(f"malformed {api.name} v{version} request: {exc!r}") from exc
+    if end != size:
+        raise DecodeError(f"{size - end} trailing bytes after {api.name} v{version}")
     return Request(api, header, body)
 
 
@@ -142,14 +165,32 @@ def encode_request(
     return _framed(w)
 
 
+# Per (api key, version): whether the response header has a tagged-field section (v1),
+# and the compiled body encoder. The header is only the correlation id (and an empty tag
+# section), so it is packed directly rather than through a header object.
+_RESPONSE_PLANS: dict[tuple[int, int], tuple[bool, Encoder]] = {}
+_SIZE_AND_CORRELATION = struct.Struct(">ii")
+
+
 def encode_response(api: Api, version: int, correlation_id: int, body: Struct) -> bytes:
     """A size-prefixed response frame."""
-    w = bytearray(4)
-    codec.write(
-        ResponseHeader(correlation_id=correlation_id), api.response_header_version(version), w
-    )
-    codec.write(body, version, w)
-    return _framed(w)
+    plan = _RESPONSE_PLANS.get((api.key, version))
+    if plan is None:
+        tagged = api.response_header_version(version) == 1
+        plan = _RESPONSE_PLANS[(api.key, version)] = (
+            tagged,
+            codec.compiled(api.response, version)[1],
+        )
+    tagged, body_enc = plan
+    w = bytearray(9 if tagged else 8)  # size, correlation id, and an empty tag section
+    try:
+        body_enc(body, w)
+    except EncodeError:
+        raise
+    except codec.ENCODE_FAULTS as exc:
+        raise EncodeError(f"cannot encode {type(body).__name__} v{version}: {exc!r}") from exc
+    _SIZE_AND_CORRELATION.pack_into(w, 0, len(w) - 4, correlation_id)
+    return bytes(w)
 
 
 def decode_response(api: Api, version: int, frame: bytes) -> tuple[int, Struct]:

@@ -204,27 +204,28 @@ def sync_group(
 def heartbeat(
     node: Node, body: HeartbeatRequest, version: int, conn: ConnectionContext
 ) -> Outcome[HeartbeatResponse]:
+    # The hottest request: no closures are made per call, the renderers are module-level.
+    if not may_group(node.security, conn, Operation.READ, body.group_id):
+        return Outcome(HeartbeatResponse(error_code=GROUP_AUTHORIZATION_FAILED))
+    if (moved := elsewhere(node, body.group_id)) is not None:
+        return Outcome(HeartbeatResponse(error_code=moved))
     inp = HeartbeatInput(
         group_id=body.group_id,
         generation_id=body.generation_id,
         member_id=body.member_id,
         group_instance_id=body.group_instance_id,
     )
-
-    def render(r: HeartbeatResult) -> HeartbeatResponse:
-        return HeartbeatResponse(error_code=r.error_code)
-
-    if not may_group(node.security, conn, Operation.READ, body.group_id):
-        return Outcome(render(HeartbeatResult(error_code=GROUP_AUTHORIZATION_FAILED)))
-    if (moved := elsewhere(node, body.group_id)) is not None:
-        return Outcome(render(HeartbeatResult(error_code=moved)))
     token = Pending()
-    return call(
-        node.groups.heartbeat(token, inp, node.now_ms()),
-        token,
-        render,
-        lambda code: render(HeartbeatResult(error_code=code)),
-    )
+    effects = node.groups.heartbeat(token, inp, node.now_ms())
+    return call(effects, token, _heartbeat_response, _heartbeat_failed)
+
+
+def _heartbeat_response(r: HeartbeatResult) -> HeartbeatResponse:
+    return HeartbeatResponse(error_code=r.error_code)
+
+
+def _heartbeat_failed(code: ErrorCode) -> HeartbeatResponse:
+    return HeartbeatResponse(error_code=code)
 
 
 def leave_group(

@@ -52,6 +52,11 @@ class Pending:
             self.on_answer(None, exc)
 
 
+class CloseConnection(Exception):
+    """Close the connection instead of answering: how Kafka tells a client that expects
+    no answer (a Produce with acks=0) that its request failed."""
+
+
 @dataclass(frozen=True, slots=True)
 class Awaiting(Generic[R]):
     """The reply is ``render(result)`` once the state machine answers ``token`` (at once,

@@ -18,13 +18,14 @@ from protocol.apis.metadata import MetadataRequest
 from protocol.apis.offset_commit import OffsetCommitRequest
 from protocol.apis.offset_delete import OffsetDeleteRequest
 from protocol.apis.offset_fetch import OffsetFetchRequest
+from protocol.apis.produce import ProduceRequest
 from protocol.apis.sasl_authenticate import SaslAuthenticateRequest
 from protocol.apis.sasl_handshake import SaslHandshakeRequest
 from protocol.apis.sync_group import SyncGroupRequest
 
 from ..node import Node
 from ..security import handlers as sasl
-from . import cluster, groups
+from . import cluster, groups, produce
 from .dispatcher import Dispatcher
 
 
@@ -36,6 +37,7 @@ def daemon_dispatcher(node: Node) -> Dispatcher:
     d.route(CreateTopicsRequest, cluster.create_topics)
     d.route(ListOffsetsRequest, cluster.list_offsets)
     d.route(FetchRequest, cluster.fetch)
+    d.route(ProduceRequest, produce.produce)
     d.route(JoinGroupRequest, groups.join_group)
     d.route(SyncGroupRequest, groups.sync_group)
     d.route(HeartbeatRequest, groups.heartbeat)

@@ -45,3 +45,6 @@ SASL_HANDSHAKE_RAW_TOKENS = 0  # v0: bare SASL tokens follow (KIP-43)
 
 # Fetch
 FETCH_BY_TOPIC_ID = 13  # topics by id only (KIP-516)
+
+# Produce
+PRODUCE_BY_TOPIC_ID = 13  # topics by id only (KIP-516)

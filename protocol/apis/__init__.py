@@ -24,6 +24,7 @@ from .metadata import MetadataRequest, MetadataResponse
 from .offset_commit import OffsetCommitRequest, OffsetCommitResponse
 from .offset_delete import OffsetDeleteRequest, OffsetDeleteResponse
 from .offset_fetch import OffsetFetchRequest, OffsetFetchResponse
+from .produce import ProduceRequest, ProduceResponse
 from .sasl_authenticate import SaslAuthenticateRequest, SaslAuthenticateResponse
 from .sasl_handshake import SaslHandshakeRequest, SaslHandshakeResponse
 from .sync_group import SyncGroupRequest, SyncGroupResponse
@@ -33,6 +34,7 @@ class ApiKey(IntEnum):
     """Every API this package declares, by Kafka's name; checked against the message
     declarations below, so the two cannot drift apart."""
 
+    PRODUCE = 0
     FETCH = 1
     LIST_OFFSETS = 2
     METADATA = 3
@@ -98,6 +100,7 @@ def _api(name: str, request: type[Struct], response: type[Struct]) -> Api:
 
 
 ALL: tuple[Api, ...] = (
+    _api("Produce", ProduceRequest, ProduceResponse),
     _api("Fetch", FetchRequest, FetchResponse),
     _api("ListOffsets", ListOffsetsRequest, ListOffsetsResponse),
     _api("Metadata", MetadataRequest, MetadataResponse),

@@ -39,7 +39,7 @@ class FetchRequestReplicaState(Struct):
     replica_epoch: int = f("int64", "15+", default=-1)
 
 
-@message(api_key=1, valid="4-17", flexible="12+")
+@message(api_key=1, valid="0-17", flexible="12+")
 @dataclass(slots=True, kw_only=True)
 class FetchRequest(Struct):
     cluster_id: str | None = f(
@@ -138,7 +138,7 @@ class FetchResponseNodeEndpoint(Struct):
     rack: str | None = f("string", "16+", nullable="16+", default=None)
 
 
-@message(api_key=1, valid="4-17", flexible="12+")
+@message(api_key=1, valid="0-17", flexible="12+")
 @dataclass(slots=True, kw_only=True)
 class FetchResponse(Struct):
     throttle_time_ms: int = f("int32", "1+", ignorable=True)

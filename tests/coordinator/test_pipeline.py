@@ -12,7 +12,7 @@ from coordinator.config import Settings
 from coordinator.connection import ConnectionProtocol, RawSaslToken, SendNow
 from coordinator.group.config import GroupConfig
 from coordinator.group.deadlines import join_key
-from coordinator.handlers.outcome import Offloaded
+from coordinator.handlers.outcome import CloseConnection, Offloaded
 from coordinator.security import handlers as sasl
 from coordinator.security.acls import AclBinding, Operation, PatternType, Permission, ResourceType
 from coordinator.security.config import Listener, SecurityProtocol, SecuritySettings
@@ -23,6 +23,8 @@ from protocol.apis.api_versions import ApiVersionsRequest, ApiVersionsResponse
 from protocol.apis.fetch import FetchPartition, FetchRequest, FetchResponse, FetchTopic
 from protocol.apis.join_group import JoinGroupRequest, JoinGroupRequestProtocol, JoinGroupResponse
 from protocol.apis.metadata import MetadataRequest, MetadataRequestTopic, MetadataResponse
+from protocol.apis.produce import PartitionProduceData, ProduceRequest, ProduceResponse
+from protocol.apis.produce import TopicProduceData as ProduceTopic
 from protocol.apis.sasl_authenticate import SaslAuthenticateRequest, SaslAuthenticateResponse
 from protocol.apis.sasl_handshake import SaslHandshakeRequest
 from protocol.errors import ErrorCode
@@ -201,12 +203,78 @@ def test_a_fetch_by_topic_id_finds_the_topic_and_an_unknown_id_is_unknown_topic_
     assert unknown.error_code == ErrorCode.UNKNOWN_TOPIC_ID
 
 
-def test_api_versions_advertises_fetch_up_to_kafka_4_1s_newest() -> None:
+def test_api_versions_advertises_fetch_and_produce_up_to_kafka_4_1s_newest() -> None:
     p = Pipeline()
     body = answered(p.send(p.connect(), ApiVersionsRequest(), 3)).body
     assert isinstance(body, ApiVersionsResponse)
-    fetch = next(k for k in body.api_keys if k.api_key == 1)
-    assert (fetch.min_version, fetch.max_version) == (4, 17)
+    ranges = {k.api_key: (k.min_version, k.max_version) for k in body.api_keys}
+    # Fetch keeps v0-3, which Kafka 4 dropped, for the clients that still send them.
+    assert ranges[1] == (0, 17)
+    # Produce is served (refused per partition): librdkafka needs it to pick a Fetch version.
+    assert ranges[0] == (3, 13)
+
+
+def produce(p: Pipeline, conn: ConnectionProtocol, topic: ProduceTopic, version: int) -> Answer:
+    request = ProduceRequest(acks=-1, timeout_ms=1000, topic_data=[topic])
+    return answered(p.send(conn, request, version))
+
+
+def batch(partition: int) -> PartitionProduceData:
+    return PartitionProduceData(index=partition, records=b"")
+
+
+@pytest.mark.parametrize("version", [3, 8, 12])
+def test_produce_is_refused_per_partition_with_a_reason(version: int) -> None:
+    p = Pipeline()
+    p.node.catalog.create("orders", 2)
+    topic = ProduceTopic(name="orders", partition_data=[batch(1), batch(7)])
+    body = produce(p, p.connect(), topic, version).body
+    assert isinstance(body, ProduceResponse)
+    refused, missing = body.responses[0].partition_responses
+    assert (refused.index, refused.error_code) == (1, ErrorCode.POLICY_VIOLATION)
+    assert (missing.index, missing.error_code) == (7, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    if version >= 8:  # the version that carries a message says why
+        assert refused.error_message is not None and "no records" in refused.error_message
+
+
+def test_produce_by_topic_id_refuses_a_known_id_and_an_unknown_one_is_unknown_topic_id() -> None:
+    p = Pipeline()
+    orders = p.node.catalog.create("orders", 1)
+    conn = p.connect()
+    known = produce(p, conn, ProduceTopic(topic_id=orders.topic_id, partition_data=[batch(0)]), 13)
+    assert known.body.responses[0].topic_id == orders.topic_id
+    assert known.body.responses[0].partition_responses[0].error_code == ErrorCode.POLICY_VIOLATION
+    unknown = produce(p, conn, ProduceTopic(topic_id=uuid.uuid4(), partition_data=[batch(0)]), 13)
+    code = unknown.body.responses[0].partition_responses[0].error_code
+    assert code == ErrorCode.UNKNOWN_TOPIC_ID
+
+
+def test_produce_needs_write_on_the_topic() -> None:
+    p = secured()
+    conn = p.connect(SASL)
+    login(p, conn, *ALICE)
+    body = produce(p, conn, ProduceTopic(name="orders", partition_data=[batch(0)]), 9).body
+    code = body.responses[0].partition_responses[0].error_code
+    assert code == ErrorCode.TOPIC_AUTHORIZATION_FAILED  # she may describe orders, not write
+
+
+def test_produce_with_acks_0_closes_the_connection_instead_of_answering() -> None:
+    p = Pipeline()
+    p.node.catalog.create("orders", 1)
+    conn = p.connect()
+    request = conn.receive(
+        p.frame(
+            ProduceRequest(
+                acks=0,
+                timeout_ms=1000,
+                topic_data=[ProduceTopic(name="orders", partition_data=[batch(0)])],
+            ),
+            9,
+        )
+    )
+    assert isinstance(request, Request)
+    with pytest.raises(CloseConnection):
+        p.dispatcher.dispatch(request, conn.conn)
 
 
 def test_a_join_parks_until_the_initial_rebalance_delay_has_passed() -> None:

@@ -23,8 +23,9 @@ from protocol.apis.find_coordinator import FindCoordinatorRequest
 from protocol.apis.heartbeat import HeartbeatRequest
 from protocol.apis.list_offsets import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
 from protocol.apis.metadata import MetadataRequest, MetadataRequestTopic
+from protocol.apis.produce import PartitionProduceData, ProduceRequest, TopicProduceData
 from protocol.errors import ErrorCode
-from protocol.frames import decode_response
+from protocol.frames import decode_response, encode_request
 
 
 @pytest.fixture
@@ -58,7 +59,7 @@ async def test_api_versions_advertises_exactly_what_is_served(server: Server) ->
     served = set(ApiKey) - {ApiKey.CONSUMER_GROUP_HEARTBEAT, ApiKey.CONSUMER_GROUP_DESCRIBE}
     assert set(advertised) == served  # KIP-848 is not served yet: not advertised
     assert advertised[11] == (0, 9) and advertised[18] == (0, 4)
-    assert 0 not in advertised  # Produce is never offered
+    assert advertised[0] == (3, 13)  # Produce is offered, and refused per partition
     c.close()
 
 
@@ -102,7 +103,7 @@ async def test_api_versions_above_max_gets_v0_unsupported_version(server: Server
     [
         _frame(11, 10, 1),  # JoinGroup v10 is not served
         _frame(999, 0, 1),  # unknown API key
-        _frame(0, 9, 1),  # Produce is not served
+        _frame(0, 2, 1),  # Produce below v3 is not served
         _frame(12, 0, 1, b"\x00\x05ab"),  # truncated Heartbeat body
         b"\x00\x00\x00\x02\x00\x0c",  # frame shorter than a header
     ],
@@ -111,6 +112,19 @@ async def test_api_versions_above_max_gets_v0_unsupported_version(server: Server
 async def test_bad_requests_close_only_that_connection(server: Server, frame: bytes) -> None:
     healthy = await client(server)
     assert await _raw(server, frame) is None
+    resp = await healthy.request(ApiVersionsRequest(), 0)
+    assert resp.error_code == ErrorCode.NONE
+    healthy.close()
+
+
+async def test_a_produce_with_acks_0_closes_only_that_connection(server: Server) -> None:
+    # No answer is expected, so the refusal is the close (as Kafka does).
+    healthy = await client(server)
+    parts = [PartitionProduceData(index=0, records=b"")]
+    body = ProduceRequest(
+        acks=0, timeout_ms=1000, topic_data=[TopicProduceData(name="orders", partition_data=parts)]
+    )
+    assert await _raw(server, encode_request(body, 9, 5, "acks-0")) is None
     resp = await healthy.request(ApiVersionsRequest(), 0)
     assert resp.error_code == ErrorCode.NONE
     healthy.close()

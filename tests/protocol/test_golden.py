@@ -47,6 +47,51 @@ def s(text: str) -> str:
 
 # Hand-assembled vectors for the versions kio does not know (Kafka 4 dropped them).
 HAND = {
+    ("Fetch", "request", 0): (
+        "00000001"  # replica_id
+        + "00000002"  # max_wait_ms
+        + "00000003"  # min_bytes (no max_bytes before v3, no isolation level before v4)
+        + "00000002"
+        + s("s6")
+        + "00000002"
+        + "00000009"  # partition
+        + "000000000000000a"  # fetch_offset
+        + "0000000b"  # partition_max_bytes
+        + "0000000d"
+        + "000000000000000e"
+        + "0000000f"
+        + s("s17")
+        + "00000002"
+        + "00000014"
+        + "0000000000000015"
+        + "00000016"
+        + "00000018"
+        + "0000000000000019"
+        + "0000001a"
+    ),
+    ("Fetch", "response", 0): (
+        "00000002"  # no throttle_time_ms before v1
+        + s("s3")
+        + "00000002"
+        + "00000006"  # partition
+        + "0007"  # error_code
+        + "0000000000000008"  # high_watermark
+        + "0000000209ab"  # records, int32 length
+        + "0000000b"
+        + "000c"
+        + "000000000000000d"
+        + "000000020eab"
+        + s("s16")
+        + "00000002"
+        + "00000013"
+        + "0014"
+        + "0000000000000015"
+        + "0000000216ab"
+        + "00000018"
+        + "0019"
+        + "000000000000001a"
+        + "000000021bab"
+    ),
     ("OffsetCommit", "request", 0): (
         s("s1")
         + "00000002"  # group_id, 2 topics

@@ -8,6 +8,7 @@ from . import (  # noqa: F401
     leave,
     liveness,
     load,
+    matrix,
     max_size,
     offsets,
     rejoin,
@@ -19,6 +20,7 @@ from . import (  # noqa: F401
 #: The order scenarios run and are reported in: negotiation first, load last.
 ORDER = (
     "versions",
+    "matrix",
     "coordinators",
     "join",
     "rejoin",

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from coordinator import connection, server
+from coordinator.catalog import Catalog
 from coordinator.cluster.routing import ClusterRouting
 from coordinator.group import admin, coordinator, join, membership, offsets, rebalance, sync
 from coordinator.group.context import Context
@@ -460,3 +461,25 @@ def every_node_names_itself(mp: pytest.MonkeyPatch) -> None:
 @fault
 def every_node_coordinates(mp: pytest.MonkeyPatch) -> None:
     mp.setattr(ClusterRouting, "refusal", lambda _self, _group, _now: None)
+
+
+# -- version matrix ---------------------------------------------------------------------------
+
+
+@fault
+def responses_one_version_down(mp: pytest.MonkeyPatch) -> None:
+    """Answers an older version in the layout of the one below it (the newest versions,
+    which clients and the runner speak, and ApiVersions are answered right)."""
+    original = connection.encode_response
+
+    def older(api: Any, version: int, correlation_id: int, body: Any) -> bytes:
+        if api.key != 18 and api.min_version < version < api.max_version:
+            version -= 1
+        return original(api, version, correlation_id, body)
+
+    mp.setattr(connection, "encode_response", older)
+
+
+@fault
+def topic_ids_unknown(mp: pytest.MonkeyPatch) -> None:
+    mp.setattr(Catalog, "by_id", lambda self, topic_id: None)

@@ -1,0 +1,84 @@
+"""The Python cost of one heartbeat, without sockets, split into its three stages.
+
+    python -m bench.hotpath [--heartbeats 50000] [--repeats 7]
+
+A Stable group's member sends Heartbeat v4; each stage runs in a tight loop on its own:
+``decode`` (``ConnectionProtocol.receive``: the frame to a typed request, through the
+connection's gate), ``handle`` (``Runtime.handle``: handler, state machine, effects) and
+``encode`` (the response frame). CPU time (``time.process_time``), so a busy machine moves
+it less than wall time; medians and minimums of the repeats are printed. Issue 19's target
+is 3 µs per heartbeat for all of it, sockets included.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+from coordinator.config import Settings
+from coordinator.connection import ConnectionProtocol
+from coordinator.connection_context import ConnectionContext
+from coordinator.group.config import GroupConfig
+from coordinator.runtime import Runtime
+from protocol.apis.heartbeat import HeartbeatRequest
+from protocol.frames import Request, encode_request
+
+from .metrics_overhead import stable_member
+
+
+def _per_call_us(fn: Callable[[], Any], calls: int, repeats: int) -> list[float]:
+    out = []
+    for _ in range(repeats):
+        started = time.process_time()
+        for _ in range(calls):
+            fn()
+        out.append((time.process_time() - started) / calls * 1e6)
+    return out
+
+
+async def measure(heartbeats: int, repeats: int) -> dict[str, tuple[float, float]]:
+    runtime = Runtime(
+        Settings(store="memory", group=GroupConfig(initial_rebalance_delay_ms=0)),
+        asyncio.get_running_loop(),
+    )
+    try:
+        member_id, generation = await stable_member(runtime)
+        body = HeartbeatRequest(group_id="bench", generation_id=generation, member_id=member_id)
+        frame = encode_request(body, 4, 1, "bench")[4:]
+        ctx = ConnectionContext(client_host="/127.0.0.1", client_id="bench")
+        conn = ConnectionProtocol(ctx, runtime.dispatcher.supports)
+        request = conn.receive(frame)
+        assert isinstance(request, Request)
+        reply = runtime.handle(request, ctx)
+        assert getattr(reply, "error_code", None) == 0
+        stages = {
+            "decode": lambda: conn.receive(frame),
+            "handle": lambda: runtime.handle(request, ctx),
+            "encode": lambda: conn.response(request, reply),
+        }
+        timings = {name: _per_call_us(fn, heartbeats, repeats) for name, fn in stages.items()}
+    finally:
+        runtime.timers.cancel_all()
+    result = {k: (statistics.median(v), min(v)) for k, v in timings.items()}
+    result["total"] = (sum(m for m, _ in result.values()), sum(n for _, n in result.values()))
+    return result
+
+
+def main(argv: list[str] | None = None) -> dict[str, tuple[float, float]]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--heartbeats", type=int, default=50_000)
+    parser.add_argument("--repeats", type=int, default=7)
+    args = parser.parse_args(argv)
+    result = asyncio.run(measure(args.heartbeats, args.repeats))
+    print("| stage | µs per heartbeat (median) | min |\n|---|---:|---:|")
+    for stage, (median, least) in result.items():
+        print(f"| {stage} | {median:.2f} | {least:.2f} |")
+    return result
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,399 @@
+"""What the console shows, as plain data: the JSON API returns it, the templates render it.
+
+Every function reads the node's state in memory, on the event loop, and returns at once:
+nothing here awaits, writes or blocks. A ``Viewer`` filters what its principal may see with
+the Kafka APIs' own ACL checks (DESCRIBE on a group or topic), so the console shows no more
+than DescribeGroups, ListGroups, OffsetFetch and Metadata would.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from protocol.consumer import CONSUMER_PROTOCOL_TYPE, decode_assignment
+from protocol.errors import DecodeError
+
+from ..accounts import CLUSTER_NAME, Operation, ResourceType
+from ..cluster.routing import ClusterRouting
+from ..group.group import ClassicGroup
+from ..journal.schema import to_entry
+from ..node import Node
+from .activity import HOUR_MS, Activity
+
+#: Every group is a classic group for now; KIP-848 groups will say "consumer".
+CLASSIC = "classic"
+STATES = ("Stable", "PreparingRebalance", "CompletingRebalance", "Empty", "Dead")
+SORT_KEYS = (
+    "id",
+    "type",
+    "state",
+    "protocol",
+    "members",
+    "generation",
+    "last_rebalance",
+    "rebalances_1h",
+)
+DEFAULT_PAGE_SIZE = 50
+MAX_PAGE_SIZE = 500
+#: Journal events on the overview.
+OVERVIEW_EVENTS = 30
+
+
+@dataclass(frozen=True, slots=True)
+class Viewer:
+    """Who is looking: a principal from an address ("/127.0.0.1", as Kafka writes it)."""
+
+    principal: str
+    host: str
+
+    def may(self, node: Node, operation: Operation, kind: ResourceType, name: str) -> bool:
+        return node.security.may(self.principal, self.host, operation, kind, name)
+
+    def sees_group(self, node: Node, group_id: str) -> bool:
+        return self.may(node, Operation.DESCRIBE, ResourceType.GROUP, group_id)
+
+    def sees_topic(self, node: Node, topic: str) -> bool:
+        return self.may(node, Operation.DESCRIBE, ResourceType.TOPIC, topic)
+
+    def sees_all_groups(self, node: Node) -> bool:
+        # ListGroups lists every group to a principal with DESCRIBE on the cluster.
+        return not node.security.acls_enabled or self.may(
+            node, Operation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME
+        )
+
+
+@dataclass
+class ConsoleState:
+    node: Node
+    activity: Activity
+    connections: Callable[[], int]
+    admin: bool = False
+
+    def now_ms(self) -> int:
+        return self.node.now_ms()
+
+    def visible_groups(self, viewer: Viewer) -> list[ClassicGroup]:
+        groups = self.node.groups.groups.values()
+        if viewer.sees_all_groups(self.node):
+            return list(groups)
+        return [g for g in groups if viewer.sees_group(self.node, g.group_id)]
+
+
+# -- overview ---------------------------------------------------------------------------------
+
+
+def overview(state: ConsoleState, viewer: Viewer) -> dict[str, Any]:
+    node, now = state.node, state.now_ms()
+    groups = state.visible_groups(viewer)
+    by_state = Counter(g.state.value for g in groups)
+    per_minute = state.activity.rebalances_per_minute(now)
+    return {
+        "now_ms": now,
+        "cluster_id": node.settings.cluster_id,
+        "node_id": node.settings.node_id,
+        "nodes": _nodes(node),
+        "connections": state.connections(),
+        "groups": len(groups),
+        "groups_by_state": {s: by_state.get(s, 0) for s in STATES if s != "Dead"},
+        "groups_by_type": {CLASSIC: len(groups)},
+        "members": sum(len(g.members) for g in groups),
+        "topics": sum(1 for t in node.catalog.all() if viewer.sees_topic(node, t.name)),
+        "rebalances_last_hour": sum(c for _, c in per_minute),
+        "rebalances_per_minute": [{"minute_ms": m, "count": c} for m, c in per_minute],
+        "commits_per_second": state.activity.commits_per_second(now),
+        "recent_events": recent_events(state, viewer, OVERVIEW_EVENTS),
+        "admin": state.admin,
+    }
+
+
+def _nodes(node: Node) -> list[dict[str, Any]]:
+    me = node.settings.node_id
+    routing = node.routing
+    if not isinstance(routing, ClusterRouting):
+        host, port = node.settings.advertised
+        return [
+            {
+                "node_id": me,
+                "this": True,
+                "address": f"{host}:{port}",
+                "partitions": None,  # one node coordinates every group
+                "groups": len(node.groups.groups),
+            }
+        ]
+    owned = Counter(routing.owners.values())
+    out: list[dict[str, Any]] = []
+    for address in routing.nodes():
+        listeners = address.listeners
+        first = next(iter(listeners.values()), None)
+        out.append(
+            {
+                "node_id": address.node_id,
+                "this": address.node_id == me,
+                "address": None if first is None else f"{first[0]}:{first[1]}",
+                "partitions": owned.get(address.node_id, 0),
+                "groups": len(node.groups.groups) if address.node_id == me else None,
+            }
+        )
+    return out
+
+
+def recent_events(state: ConsoleState, viewer: Viewer, limit: int) -> list[dict[str, Any]]:
+    """The last journal entries (as docs/journal.md writes them) this viewer may see."""
+    node = state.node
+    out: list[dict[str, Any]] = []
+    for ts_ms, event in reversed(state.activity.recent):
+        group_id = getattr(event, "group_id", None)
+        if group_id is not None and not viewer.sees_group(node, group_id):
+            continue
+        if group_id is None and not viewer.sees_all_groups(node):
+            continue  # cluster events: for who may describe the cluster
+        entry = to_entry(event, ts_ms / 1000, node.settings.node_id)
+        if entry is not None:
+            out.append(entry)
+        if len(out) >= limit:
+            break
+    return out
+
+
+# -- groups -----------------------------------------------------------------------------------
+
+
+def _group_row(state: ConsoleState, g: ClassicGroup, hour_ago: int) -> dict[str, Any]:
+    activity = state.activity.group(g.group_id)
+    last = activity.last if activity is not None else None
+    return {
+        "id": g.group_id,
+        "type": CLASSIC,
+        "state": g.state.value,
+        "protocol_type": g.protocol_type or "",
+        "protocol": g.protocol_name or "",
+        "members": len(g.members),
+        "generation": g.generation_id,
+        "last_rebalance": None if last is None else last.as_dict(),
+        "rebalances_1h": 0 if activity is None else activity.starts_since(hour_ago),
+    }
+
+
+def _sort_key(state: ConsoleState, key: str, hour_ago: int) -> Callable[[ClassicGroup], Any]:
+    """Each column's value, read from the group itself: sorting builds no rows."""
+    activity = state.activity.groups
+    if key == "last_rebalance":
+
+        def last_started(g: ClassicGroup) -> int:
+            found = activity.get(g.group_id)
+            last = found.last if found is not None else None
+            return last.started_ms if last is not None else 0
+
+        return last_started
+    if key == "rebalances_1h":
+
+        def recent(g: ClassicGroup) -> int:
+            found = activity.get(g.group_id)
+            return found.starts_since(hour_ago) if found is not None else 0
+
+        return recent
+    by_column: dict[str, Callable[[ClassicGroup], Any]] = {
+        "type": lambda g: CLASSIC,
+        "state": lambda g: g.state.value,
+        "protocol": lambda g: (g.protocol_type or "", g.protocol_name or ""),
+        "members": lambda g: len(g.members),
+        "generation": lambda g: g.generation_id,
+    }
+    return by_column[key]
+
+
+def groups_page(
+    state: ConsoleState,
+    viewer: Viewer,
+    *,
+    q: str = "",
+    group_state: str = "",
+    sort: str = "id",
+    order: str = "asc",
+    page: int = 1,
+    page_size: int = DEFAULT_PAGE_SIZE,
+) -> dict[str, Any]:
+    """One page of the groups this viewer may see, searched (a substring of the id,
+    case-insensitive), filtered by state, sorted and paginated on the server."""
+    sort = sort if sort in SORT_KEYS else "id"
+    order = "desc" if order == "desc" else "asc"
+    page_size = min(max(page_size, 1), MAX_PAGE_SIZE)
+    needle = q.strip().lower()
+    wanted_state = group_state.strip().lower()
+    groups = [
+        g
+        for g in state.visible_groups(viewer)
+        if (not needle or needle in g.group_id.lower())
+        and (not wanted_state or g.state.value.lower() == wanted_state)
+    ]
+    total = len(groups)
+    pages = max((total + page_size - 1) // page_size, 1)
+    page = min(max(page, 1), pages)
+    hour_ago = state.now_ms() - HOUR_MS
+    reverse = order == "desc"
+    groups.sort(key=lambda g: g.group_id, reverse=reverse and sort == "id")
+    if sort != "id":
+        groups.sort(key=_sort_key(state, sort, hour_ago), reverse=reverse)  # ties by id
+    chosen = groups[(page - 1) * page_size : page * page_size]
+    rows = [_group_row(state, g, hour_ago) for g in chosen]
+    return {
+        "total": total,
+        "page": page,
+        "pages": pages,
+        "page_size": page_size,
+        "q": q,
+        "state": group_state,
+        "sort": sort,
+        "order": order,
+        "groups": rows,
+    }
+
+
+# -- one group --------------------------------------------------------------------------------
+
+
+def decode_partitions(protocol_type: str | None, data: bytes) -> dict[str, list[int]] | None:
+    """A member's assignment as topic -> partitions (consumer protocol), or None when it
+    is not the consumer protocol or does not decode."""
+    if protocol_type != CONSUMER_PROTOCOL_TYPE:
+        return None
+    if not data:
+        return {}
+    try:
+        _version, assignment = decode_assignment(data)
+    except DecodeError:
+        return None
+    out: dict[str, list[int]] = {}
+    for tp in assignment.assigned_partitions:
+        out.setdefault(tp.topic, []).extend(tp.partitions)
+    return {t: sorted(set(ps)) for t, ps in sorted(out.items())}
+
+
+def group_detail(state: ConsoleState, viewer: Viewer, group_id: str) -> dict[str, Any] | None:
+    """Everything about one group, or None when it does not exist or may not be seen."""
+    node = state.node
+    g = node.groups.groups.get(group_id)
+    if g is None or not viewer.sees_group(node, group_id):
+        return None
+    now = state.now_ms()
+    # DescribeGroups' view of the assignments: shown once stored.
+    described = node.groups.describe_groups([group_id])[0]
+    stored = {m.member_id: m.member_assignment for m in described.members}
+    members = []
+    owners: dict[str, dict[int, str]] = {}
+    for m in g.members.values():
+        data = stored.get(m.member_id, b"")
+        partitions = decode_partitions(g.protocol_type, data)
+        for topic, ps in (partitions or {}).items():
+            for p in ps:
+                owners.setdefault(topic, {})[p] = m.member_id
+        members.append(
+            {
+                "member_id": m.member_id,
+                "instance_id": m.group_instance_id,
+                "client_id": m.client_id,
+                "host": m.client_host,
+                "session_timeout_ms": m.session_timeout_ms,
+                "rebalance_timeout_ms": m.rebalance_timeout_ms,
+                "last_heartbeat_ms": m.last_heartbeat_ms or None,
+                "since_heartbeat_ms": max(now - m.last_heartbeat_ms, 0)
+                if m.last_heartbeat_ms
+                else None,
+                "leader": g.leader_id == m.member_id,
+                "assignment_bytes": len(data),
+                "assignment": partitions,
+            }
+        )
+    activity = state.activity.group(group_id)
+    return {
+        "now_ms": now,
+        "id": g.group_id,
+        "type": CLASSIC,
+        "state": g.state.value,
+        "state_since_ms": g.state_timestamp_ms,
+        "protocol_type": g.protocol_type or "",
+        "protocol": g.protocol_name or "",
+        "generation": g.generation_id,
+        "leader": g.leader_id,
+        "members": members,
+        "assignment": _assignment_map(node, owners),
+        "offsets": _offsets(node, viewer, g),
+        "rebalances": []
+        if activity is None
+        else [r.as_dict() for r in reversed(activity.rebalances)],
+        "rebalances_1h": 0 if activity is None else activity.starts_since(now - HOUR_MS),
+        "time_in_states_ms": {} if activity is None else activity.time_in_states(now),
+        "last_commit_ms": None if activity is None else activity.last_commit_ms,
+        "admin": state.admin,
+    }
+
+
+def _assignment_map(node: Node, owners: dict[str, dict[int, str]]) -> list[dict[str, Any]]:
+    """Per assigned topic, each partition's owner (None: nobody), for the picture."""
+    out = []
+    for topic in sorted(owners):
+        known = node.catalog.get(topic)
+        count = max(known.partitions if known else 0, max(owners[topic]) + 1)
+        out.append(
+            {
+                "topic": topic,
+                "partitions": [
+                    {"partition": p, "owner": owners[topic].get(p)} for p in range(count)
+                ],
+            }
+        )
+    return out
+
+
+def _offsets(node: Node, viewer: Viewer, g: ClassicGroup) -> list[dict[str, Any]]:
+    """Committed offsets, stored ones (as OffsetFetch), with those still being written."""
+    out = []
+    for topic in sorted(g.offsets):
+        if not viewer.sees_topic(node, topic):
+            continue
+        for partition in sorted(g.offsets[topic]):
+            r = g.offsets[topic][partition]
+            out.append(
+                {
+                    "topic": topic,
+                    "partition": partition,
+                    "offset": r.offset,
+                    "leader_epoch": r.leader_epoch,
+                    "metadata": r.metadata,
+                    "commit_ms": r.commit_timestamp_ms,
+                    "expire_ms": r.expire_timestamp_ms,
+                    "pending": (topic, partition) in g.pending_offsets,
+                }
+            )
+    return out
+
+
+# -- topics -----------------------------------------------------------------------------------
+
+
+def topics(state: ConsoleState, viewer: Viewer) -> dict[str, Any]:
+    """The virtual topics, each with the groups subscribed to it and those with offsets."""
+    node = state.node
+    subscribed: dict[str, list[str]] = {}
+    committed: dict[str, list[str]] = {}
+    for g in state.visible_groups(viewer):
+        for topic in g.subscribed_topics or ():
+            subscribed.setdefault(topic, []).append(g.group_id)
+        for topic in g.offsets:
+            committed.setdefault(topic, []).append(g.group_id)
+    return {
+        "topics": [
+            {
+                "name": t.name,
+                "partitions": t.partitions,
+                "topic_id": str(t.topic_id),
+                "subscribed_groups": sorted(subscribed.get(t.name, [])),
+                "committed_groups": sorted(committed.get(t.name, [])),
+            }
+            for t in node.catalog.all()
+            if viewer.sees_topic(node, t.name)
+        ]
+    }

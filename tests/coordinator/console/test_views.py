@@ -1,0 +1,83 @@
+"""What the pages are drawn from, without HTTP: the nodes of a cluster, the owners' colours,
+the durations and the memory of rebalances."""
+
+from __future__ import annotations
+
+from coordinator.clock import ManualClock
+from coordinator.cluster.routing import ClusterRouting, NodeAddress, PartitionState
+from coordinator.config import Settings
+from coordinator.console.activity import REBALANCES_PER_GROUP, Activity
+from coordinator.console.filters import PALETTE, UNOWNED, duration
+from coordinator.console.views import ConsoleState, Viewer, overview
+from coordinator.group import events
+from coordinator.node import Node
+from coordinator.security.config import ANONYMOUS
+
+
+def relative_luminance(colour: str) -> float:
+    channels = [int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+    linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def test_partition_numbers_are_readable_on_every_owners_colour() -> None:
+    # White numbers on each owner's colour: WCAG AA for text, 4.5:1.
+    for colour in (*PALETTE, UNOWNED):
+        assert 1.05 / (relative_luminance(colour) + 0.05) >= 4.5, colour
+    assert len(set(PALETTE)) == len(PALETTE)
+
+
+def test_durations_read_in_the_unit_that_fits() -> None:
+    assert [duration(v) for v in (None, 7, 1500, 90_000, 7_200_000)] == [
+        "-",
+        "7 ms",
+        "1.5 s",
+        "1.5 min",
+        "2.0 h",
+    ]
+
+
+def test_the_overview_lists_the_clusters_live_nodes_with_their_partitions() -> None:
+    clock = ManualClock()
+    node = Node(Settings(node_id=1), clock)
+    node.routing = ClusterRouting(
+        node_id=1,
+        partitions=6,
+        owners={0: 1, 1: 1, 2: 2, 3: 2, 4: 2, 5: 3},
+        live={n: NodeAddress(n, {"PLAINTEXT": (f"node{n}", 9092)}) for n in (1, 2)},
+        mine={0: PartitionState.OWNED, 1: PartitionState.OWNED},
+    )
+    state = ConsoleState(node, Activity(clock.now_ms), lambda: 0)
+    nodes = overview(state, Viewer(ANONYMOUS, "/127.0.0.1"))["nodes"]
+    assert [(n["node_id"], n["this"], n["address"], n["partitions"]) for n in nodes] == [
+        (1, True, "node1:9092", 2),
+        (2, False, "node2:9092", 3),
+    ]  # node 3 owns a partition but its lease ran out: it is not listed
+
+
+def test_the_memory_of_rebalances_is_bounded_and_forgets_deleted_groups() -> None:
+    clock = ManualClock()
+    activity = Activity(clock.now_ms)
+    trigger = events.RebalanceTrigger.NEW_MEMBER
+    for generation in range(REBALANCES_PER_GROUP + 5):
+        activity(events.RebalanceStarted("g", generation, "a member joined", trigger))
+        clock.advance(10)
+        activity(events.JoinCompleted("g", generation + 1, 1, "m", "range", 10))
+        activity(events.StateChanged("g", "PreparingRebalance", "CompletingRebalance"))
+        clock.advance(5)
+        activity(events.StateChanged("g", "CompletingRebalance", "Stable"))
+        activity(events.SyncCompleted("g", generation + 1, 5, 15, "consumer", ()))
+        clock.advance(1000)
+    g = activity.group("g")
+    assert g is not None and len(g.rebalances) == REBALANCES_PER_GROUP
+    last = g.rebalances[-1].as_dict()
+    assert (last["join_ms"], last["sync_ms"], last["duration_ms"], last["outcome"]) == (
+        10,
+        5,
+        15,
+        "Stable",
+    )
+    assert g.starts_since(clock.now_ms() - 3_600_000) == REBALANCES_PER_GROUP + 5
+    assert activity.rebalances_last_hour(clock.now_ms()) == REBALANCES_PER_GROUP + 5
+    activity(events.GroupDeleted("g", "DeleteGroups"))
+    assert activity.group("g") is None
