@@ -116,7 +116,7 @@ def write(analysis: Analysis, charts: dict[str, Path], out: Path, options: Analy
                     "churniest client",
                     "its sessions",
                     "median lifetime s",
-                    "member causing most",
+                    "member rejoining most",
                 ],
                 [
                     [

@@ -5,9 +5,9 @@ before (window / threshold: the pace of a storm), so it ends with its last rebal
 burst is a storm when some ``storm_window_s`` of it hold ``storm_threshold`` rebalances.
 
 Kinds, in this order:
-- ``flap``: the same client joined and went again within the storm (two or more sessions
-  started and ended inside it), or one member caused three or more of its rebalances (a
-  leader rejoining in a loop);
+- ``flap``: a client came and went and came back within the storm (two or more of its
+  sessions started and ended inside it, one starting after another ended), or one member
+  rejoined three or more times (a leader rejoining in a loop);
 - ``expiry cascade``: half or more of its rebalances were members expiring;
 - ``deploy``: the rest: members arriving, leaving or restarting once each (a rollout, a
   scale-up: three kafka-python consumers starting cost 4-5 rebalances).
@@ -19,7 +19,7 @@ from typing import Any
 
 ORDER = ("ts_ms", "node", "seq")
 
-#: Rebalances one member must cause for a storm to be a flap.
+#: Rejoins of one member that make a storm a flap.
 REPEATS_FOR_FLAP = 3
 
 
@@ -54,8 +54,9 @@ def storms(rebalances: Any, sessions: Any, options: Any, F: Any) -> Any:
         .groupBy(*key)
         .agg(F.map_from_entries(F.collect_list(F.struct("trigger", "count"))).alias("triggers"))
     )
+    # Only rejoins count: a member joining, rejoining once and leaving is a deploy's leader.
     repeats = (
-        in_storm.where(F.col("reason_member") != "")
+        in_storm.where((F.col("reason_member") != "") & (F.col("trigger") == "member_rejoined"))
         .groupBy(*key, "reason_member")
         .count()
         .groupBy(*key)
@@ -76,14 +77,29 @@ def storms(rebalances: Any, sessions: Any, options: Any, F: Any) -> Any:
             & (F.col("x.joined_ms") >= F.col("s.start_ms"))
             & (F.col("x.ended_ms") <= F.col("s.end_ms")),
         )
-        .select("s.group", "s.burst", "x.client_id", "x.client_host", "x.lifetime_s")
+        .select(
+            "s.group",
+            "s.burst",
+            "x.client_id",
+            "x.client_host",
+            "x.lifetime_s",
+            "x.joined_ms",
+            "x.ended_ms",
+        )
     )
+    # A client came back when one of its sessions began after another had ended: several
+    # consumers sharing a client id and host (kafka-python's default) that start together
+    # and stop together did not.
     per_client = (
         lived.groupBy(*key, "client_id", "client_host")
-        .agg(F.count("*").alias("n"), F.percentile_approx("lifetime_s", 0.5, 10000).alias("p50"))
+        .agg(
+            (F.max("joined_ms") > F.min("ended_ms")).alias("came_back"),
+            F.count("*").alias("n"),
+            F.percentile_approx("lifetime_s", 0.5, 10000).alias("p50"),
+        )
         .groupBy(*key)
         .agg(
-            F.max(F.struct("n", "client_id", "client_host", "p50")).alias("c"),
+            F.max(F.struct("came_back", "n", "client_id", "client_host", "p50")).alias("c"),
             F.sum("n").alias("short_sessions"),
         )
     )
@@ -93,7 +109,9 @@ def storms(rebalances: Any, sessions: Any, options: Any, F: Any) -> Any:
     joined = spans
     for part in (trigger_map, repeats, per_client, lifetimes):
         joined = joined.join(part, list(key), "left")
-    flap = (F.col("c.n") >= 2) | (F.col("top_member_rebalances") >= REPEATS_FOR_FLAP)
+    flap = (F.col("c.came_back") & (F.col("c.n") >= 2)) | (
+        F.col("top_member_rebalances") >= REPEATS_FOR_FLAP
+    )
     kind = (
         F.when(flap, "flap")
         .when(F.col("expiries") * 2 >= F.col("rebalances"), "expiry cascade")

@@ -54,6 +54,20 @@ def scenario() -> Journal:
     j.rebalance(1, T0 + 300_000, "deployed", "static_member_replaced",
                 "static member inst-c rejoined as kp-2b", 100, 10)  # fmt: skip
 
+    # kp-deploy (node 1), as kafka-python writes it: three consumers with the default client
+    # id on one host start (3 joins and the leader rejoining: 4 rebalances in 25 ms), and
+    # stop together 10 s later. A deploy, not a flap.
+    t = T0 + 400_000
+    for k, ms in enumerate((0, 5, 17)):
+        j.join(1, t + ms, "kp-deploy", f"kpd-{k}", "kafka-python-3.0.12", "/127.0.0.1")
+    j.rebalance(1, t + 25, "kp-deploy", "member_rejoined", "member kpd-0 rejoined in Stable",
+                10, 2)  # fmt: skip
+    for k in (1, 2):  # they leave while the leader's LeaveGroup rebalance runs
+        j.add(1, t + 10_000, "member_left", "kp-deploy", member=f"kpd-{k}", instance=None,
+              reason=None)  # fmt: skip
+        j.members["kp-deploy"].remove(f"kpd-{k}")
+    j.remove(1, t + 10_000, "kp-deploy", "kpd-0", "left")
+
     # cascade (node 0): six members join 20 s apart, then all expire within 4 s.
     for k in range(6):
         j.join(0, T0 + 100_000 + 20_000 * k, "cascade", f"c-{k}", f"worker-{k}", "/h8")
@@ -159,7 +173,9 @@ def test_counts_and_time_in_each_state_across_nodes(run: dict[str, Any]) -> None
     assert (cascade["members_expired"], cascade["session_expiries"]) == (6, 6)
     assert summary(run, "deployed")["static_members_replaced"] == 1
     totals = run["analysis"].totals
-    assert (totals["groups"], totals["rebalances"], totals["nodes"]) == (5, 18 + 6 + 12 + 4 + 1, 3)
+    assert (totals["groups"], totals["rebalances"], totals["nodes"]) == (
+        6, 18 + 6 + 5 + 12 + 4 + 1, 3,
+    )  # fmt: skip
     assert (totals["members_evicted"], totals["static_members_replaced"]) == (1, 1)
 
 
@@ -217,7 +233,7 @@ def test_top_groups_name_the_churniest_client_in_one_sentence(run: dict[str, Any
     )
     assert stories["legacy"] == "1 rebalance: new_member"
     assert [r["group"] for r in sorted(run["tables"]["top_groups"], key=lambda r: r["rank"])] == [
-        "flappy", "cascade", "deployed", "moved", "legacy",
+        "flappy", "cascade", "deployed", "kp-deploy", "moved", "legacy",
     ]  # fmt: skip
     page = run["page"]
     assert "client `etl-7` on host h3 joined and left 8 times in 19 s" in page
@@ -225,7 +241,7 @@ def test_top_groups_name_the_churniest_client_in_one_sentence(run: dict[str, Any
 
 def test_storms_end_with_their_burst_and_say_what_they_are(run: dict[str, Any]) -> None:
     storms = {s["group"]: s for s in run["tables"]["storms"]}
-    assert set(storms) == {"flappy", "deployed", "cascade"}
+    assert set(storms) == {"flappy", "deployed", "kp-deploy", "cascade"}
     flap = storms["flappy"]
     # The join 50 s after the burst is within the 60 s window but not the burst.
     assert (flap["start"], flap["end"]) == (at(T0 + 40_000), at(T0 + 59_000))
@@ -237,6 +253,10 @@ def test_storms_end_with_their_burst_and_say_what_they_are(run: dict[str, Any]) 
         at(T0 + 200_000), at(T0 + 202_000), 5,
     )  # fmt: skip
     assert deploy["kind"] == "deploy"
+    # Three sessions of one client id and host began and ended inside it, but together.
+    kafka_python = storms["kp-deploy"]
+    assert (kafka_python["rebalances"], kafka_python["kind"]) == (5, "deploy")
+    assert kafka_python["churn_client_sessions"] == 3
     cascade = storms["cascade"]
     assert (cascade["start"], cascade["end"], cascade["rebalances"]) == (
         at(T0 + 250_000), at(T0 + 254_000), 6,
@@ -254,7 +274,7 @@ def test_reasons_are_templates_with_the_member_apart(run: dict[str, Any]) -> Non
     rejoin = reasons["deployed", "member <member> rejoined in Stable", "metadata changed"]
     assert rejoin["count"] == 1
     assert reasons["deployed", "static member <instance> rejoined as <member>", None]["count"] == 1
-    assert len(run["tables"]["rebalance_reasons"]) == 12
+    assert len(run["tables"]["rebalance_reasons"]) == 15
 
 
 def test_rebalances_over_time_are_zero_filled_bins_by_trigger(run: dict[str, Any]) -> None:
@@ -266,7 +286,9 @@ def test_rebalances_over_time_are_zero_filled_bins_by_trigger(run: dict[str, Any
     assert sum(sum(c) for c in series.values()) == analysis.totals["rebalances"]
     assert 0 in series["new_member"]  # quiet bins are there, at 0
     assert series["member_expired"][bins.index(at(T0 + 250_000))] == 6  # 250.0 to 254.0 s
-    assert set(analysis.timelines) == {"flappy", "deployed", "cascade", "moved", "legacy"}
+    assert set(analysis.timelines) == {
+        "flappy", "deployed", "kp-deploy", "cascade", "moved", "legacy",
+    }  # fmt: skip
     moved = analysis.timelines["moved"]
     assert [r["state"] for r in moved if r["state"]][-2:] == ["Empty", "Dead"]
     for name in charts.CHARTS:
