@@ -329,6 +329,9 @@ def _client_churn(sessions: Any, F: Any) -> Any:
         F.min("joined").alias("first_joined"),
         F.max("ended").alias("last_ended"),
         F.countDistinct("member").alias("members"),
+        # A session began after another had ended: one consumer coming back, not several
+        # sharing a client id (kafka-python's default) and host.
+        (F.max("joined_ms") > F.min("ended_ms")).alias("came_back"),
     )
 
 
@@ -468,6 +471,7 @@ def _group_summary(
                         "lifetime_p50_s",
                         "first_joined",
                         "last_ended",
+                        "came_back",
                     )
                 ),
                 asc=False,

@@ -29,11 +29,14 @@ def sentence(g: dict[str, Any]) -> str:
         verb = VERBS[max(outcomes, key=lambda k: outcomes[k])]
         span = _seconds_between(top.get("first_joined"), top.get("last_ended"))
         host = f" on host {top['client_host']}" if top.get("client_host") else ""
-        parts.append(
-            f"client `{top.get('client_id')}`{host} {verb} {top['ended']} times"
-            f"{f' in {_num(span)} s' if span is not None else ''}"
-            f" (median lifetime {_num(top.get('lifetime_p50_s'))} s)"
-        )
+        within = f" in {_num(span)} s" if span is not None else ""
+        lifetime = f"(median lifetime {_num(top.get('lifetime_p50_s'))} s)"
+        if top.get("came_back", True):
+            who = f"client `{top.get('client_id')}`{host}"
+            parts.append(f"{who} {verb} {top['ended']} times{within} {lifetime}")
+        else:  # several consumers with one client id, side by side
+            who = f"{top['ended']} consumers of client `{top.get('client_id')}`{host}"
+            parts.append(f"{who} {verb}{within} {lifetime}")
     elif member is not None and repeated >= 2:
         what = (member.get("trigger") or "rebalance").replace("_", " ")
         parts.append(

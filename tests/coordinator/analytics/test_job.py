@@ -232,6 +232,11 @@ def test_top_groups_name_the_churniest_client_in_one_sentence(run: dict[str, Any
         "1 storm (expiry cascade)"
     )
     assert stories["legacy"] == "1 rebalance: new_member"
+    # Side by side, not one coming back: said as several consumers sharing a client id.
+    assert stories["kp-deploy"].startswith(
+        "3 consumers of client `kafka-python-3.0.12` on host 127.0.0.1 joined and left in 10 s"
+        " (median lifetime 10 s)"
+    )
     assert [r["group"] for r in sorted(run["tables"]["top_groups"], key=lambda r: r["rank"])] == [
         "flappy", "cascade", "deployed", "kp-deploy", "moved", "legacy",
     ]  # fmt: skip
