@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from . import (
+    analytics,
     cluster,
     codec,
     console,
@@ -191,7 +192,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--no-tansu", action="store_true", help="leave Tansu out")
     parser.add_argument(
         "--only",
-        default="heartbeat,rebalance,scale,codec,durable,time_to_stable,slow_clients,cluster,console",
+        default=(
+            "heartbeat,rebalance,scale,codec,durable,time_to_stable,slow_clients,cluster,console,"
+            "analytics"
+        ),
         help="comma-separated parts to run",
     )
     args = parser.parse_args(argv)
@@ -247,6 +251,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         result["cluster"] = cluster.main(quick + (["--no-write"] if args.quick else []))
     if "console" in parts:
         result["console"] = console.main(quick + (["--no-write"] if args.quick else []))
+    if "analytics" in parts:
+        # 10M journal entries of 3 nodes on local[*] with Spark's defaults (a few minutes).
+        events = ["--quick", "--no-write"] if args.quick else ["--events", "10000000"]
+        result["analytics"] = analytics.main(events)
     result["meta"]["wall_s"] = time.monotonic() - started
     if out is not None:
         report.write(result, out)

@@ -1,4 +1,9 @@
-"""``group-coordinator analyze JOURNAL_PATH... --out DIR``."""
+"""``group-coordinator analyze JOURNAL_PATH... --out DIR_OR_URI``.
+
+Also ``python -m coordinator.analytics`` and, for ``spark-submit``, the file
+``coordinator/analytics/__main__.py``. The master and Spark settings are whatever the user
+gives (``--master``, ``--conf``, or spark-submit's own); nothing here overrides them.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +12,25 @@ import shutil
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 import click
 
 from .job import Analysis, AnalysisOptions
+
+APP_NAME = "group-coordinator-analyze"
+
+
+def _parse_conf(
+    _ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]
+) -> dict[str, str]:
+    confs: dict[str, str] = {}
+    for value in values:
+        key, sep, setting = value.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"{value!r} is not KEY=VALUE", param_hint="--conf")
+        confs[key.strip()] = setting
+    return confs
 
 
 @click.command()
@@ -18,14 +38,40 @@ from .job import Analysis, AnalysisOptions
 @click.option(
     "--out",
     required=True,
+    help="where the Parquet tables go: a directory or a URI (file://, hdfs://, s3a://...)",
+)
+@click.option(
+    "--report",
+    "report_dir",
     type=click.Path(file_okay=False, path_type=Path),
-    help="where the tables, charts and report.html go",
+    default=None,
+    help="local directory for report.html and the charts [default: --out when it is local]",
 )
 @click.option(
     "--master",
-    default="local[*]",
-    show_default=True,
-    help="Spark master URL (local[*], spark://HOST:PORT, yarn, ...)",
+    default=None,
+    help="Spark master URL (local[*], spark://HOST:PORT, yarn...) [default: spark-submit's, "
+    "else Spark's own: local[*]]",
+)
+@click.option(
+    "--conf",
+    "confs",
+    multiple=True,
+    metavar="KEY=VALUE",
+    callback=_parse_conf,
+    help="a Spark setting, as spark-submit --conf (repeatable)",
+)
+@click.option(
+    "--driver-memory",
+    default=None,
+    metavar="SIZE",
+    help="spark.driver.memory, e.g. 4g (under spark-submit use its --driver-memory)",
+)
+@click.option(
+    "--full",
+    is_flag=True,
+    help="parse every journal file again (default: only files new or changed since the "
+    "last run into the same --out)",
 )
 @click.option("--storm-threshold", default=5, show_default=True, type=click.IntRange(min=2))
 @click.option(
@@ -38,8 +84,12 @@ from .job import Analysis, AnalysisOptions
 @click.option("--top-groups", default=20, show_default=True, type=click.IntRange(min=1))
 def analyze(
     journal_paths: tuple[str, ...],
-    out: Path,
-    master: str,
+    out: str,
+    report_dir: Path | None,
+    master: str | None,
+    confs: dict[str, str],
+    driver_memory: str | None,
+    full: bool,
     storm_threshold: int,
     storm_window_s: int,
     top_groups: int,
@@ -48,7 +98,7 @@ def analyze(
 
     Needs the analytics extra (pip install '.[analytics]') and Java 17+. With a remote
     master, journal paths (local, hdfs://, s3a://...) and --out must be visible to the
-    executors; charts and report.html are written by the driver.
+    executors; the charts and report.html are written by the driver to --report.
     """
     try:
         import pyspark  # noqa: F401
@@ -57,19 +107,31 @@ def analyze(
             "analyze needs PySpark: pip install 'group-coordinator[analytics]'"
         ) from exc
     for path in journal_paths:
-        if not _is_uri(path) and not Path(path).exists():
+        if not is_uri(path) and not Path(path).exists():
             raise click.BadParameter(f"{path!r} does not exist", param_hint="JOURNAL_PATHS")
-    options = AnalysisOptions(storm_threshold, storm_window_s, top_groups)
+    if report_dir is None:
+        report_dir = local_path(out)
+        if report_dir is None:
+            raise click.BadParameter(
+                f"{out!r} is not a local directory: say where the report goes with --report",
+                param_hint="--report",
+            )
+    if driver_memory is not None:
+        confs = {**confs, "spark.driver.memory": driver_memory}
+    options = AnalysisOptions(storm_threshold, storm_window_s, top_groups, incremental=not full)
     started = time.perf_counter()
-    spark = spark_session(master)
+    spark = spark_session(master, confs)
     try:
-        analysis, report = analyze_journals(spark, list(journal_paths), out, options)
+        on = spark.sparkContext.master
+        analysis, report = analyze_journals(spark, list(journal_paths), out, report_dir, options)
     finally:
         spark.stop()
     t = analysis.totals
     click.echo(
         f"{t['entries']} entries, {t['groups']} groups, {t['rebalances']} rebalances, "
-        f"{t['storms']} storms in {time.perf_counter() - started:.1f}s; report: {report}"
+        f"{t['storms']} storms in {time.perf_counter() - started:.1f}s on {on} "
+        f"({analysis.files_parsed} journal files parsed); "
+        f"tables: {table_root(out)}; report: {report}"
     )
 
 
@@ -87,43 +149,67 @@ def java_available() -> bool:
     return shutil.which("java") is not None
 
 
-def spark_session(master: str) -> Any:
-    """A Spark session; a click error in one line when there is no Java to run it."""
+def spark_session(master: str | None = None, confs: dict[str, str] | None = None) -> Any:
+    """A Spark session with the user's master and settings only; a click error in one line
+    when there is no Java to run it.
+
+    Under spark-submit the session already has its master and configuration, and
+    ``getOrCreate`` keeps them. The one setting made here is the SQL session time zone
+    (UTC, so dates and minutes do not depend on the driver's zone), and only when the
+    user did not set it.
+    """
     if not java_available():
         raise click.ClickException(NO_JAVA)
     from pyspark.sql import SparkSession
 
-    if master.startswith("local"):
+    confs = dict(confs or {})
+    effective_master = master or confs.get("spark.master")
+    if effective_master is None and "PYSPARK_GATEWAY_PORT" not in os.environ:
+        effective_master = "local[*]"  # what Spark picks when nobody says
+    if effective_master is not None and effective_master.startswith("local"):
         # A local driver needs no address but loopback (and then does not warn about it).
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    spark = (
-        SparkSession.builder.master(master)
-        .appName("group-coordinator-analyze")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.session.timeZone", "UTC")
-        # Journals are small next to what Spark's 200 default shuffle partitions are for.
-        .config("spark.sql.shuffle.partitions", "8")
-        .config("spark.sql.adaptive.enabled", "true")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
+    builder = SparkSession.builder.appName(APP_NAME)
+    if master is not None:
+        builder = builder.master(master)
+    for key, value in confs.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    if not spark.sparkContext.getConf().contains("spark.sql.session.timeZone"):
+        spark.conf.set("spark.sql.session.timeZone", "UTC")
     return spark
 
 
 def analyze_journals(
-    spark: Any, paths: list[str], out: Path, options: AnalysisOptions
+    spark: Any, paths: list[str], out: str | Path, report_dir: Path, options: AnalysisOptions
 ) -> tuple[Analysis, Path]:
     """Run the job, draw the charts, write the report; returns the analysis and report."""
     from . import charts, job, report
 
-    out.mkdir(parents=True, exist_ok=True)
-    resolved = [p if _is_uri(p) else str(Path(p).resolve()) for p in paths]
-    analysis = job.run(spark, resolved, out, options)
-    pngs = charts.draw(analysis, out / "charts")
-    return analysis, report.write(analysis, pngs, out, options)
+    resolved = [p if is_uri(p) else str(Path(p).resolve()) for p in paths]
+    analysis = job.run(spark, resolved, table_root(out), options)
+    report_dir.mkdir(parents=True, exist_ok=True)
+    pngs = charts.draw(analysis, report_dir / "charts")
+    return analysis, report.write(analysis, pngs, report_dir, options)
 
 
-def _is_uri(path: str) -> bool:
+def is_uri(path: str) -> bool:
     """hdfs://, s3a://, file://...: handed to Spark as given."""
     return "://" in path
+
+
+def local_path(out: str | Path) -> Path | None:
+    """The local directory ``out`` names (a path or a file:// URI), else None."""
+    text = str(out)
+    if not is_uri(text):
+        return Path(text)
+    parsed = urlparse(text)
+    if parsed.scheme == "file" and parsed.netloc in ("", "localhost"):
+        return Path(unquote(parsed.path))
+    return None
+
+
+def table_root(out: str | Path) -> str:
+    """Where the tables go, as Spark reads it: a URI as given, a local path made absolute."""
+    text = str(out)
+    return text.rstrip("/") if is_uri(text) else str(Path(text).resolve())

@@ -1,21 +1,27 @@
-"""The Spark job: journal lines in, per-group and cluster-wide rebalance tables out.
+"""The Spark job: journal entries in, per-group, per-member and cluster-wide tables out.
 
-Every table is computed from one cached DataFrame of journal entries, with Spark SQL
-functions only (no Python UDFs), so the work stays in the JVM and scales with the master.
-Tables are written as Parquet under ``OUT/tables/<name>``; see README "Rebalance analytics".
+Every table is computed from the staged entries (``ingest``: pruned columns in Parquet,
+one partition per journal file) with Spark SQL functions only (no Python UDFs), so the
+work stays in the JVM and scales with the master. Entries are ordered by
+(``ts_ms``, ``node``, ``seq``) wherever order matters. Tables go to ``OUT/tables/<name>``;
+the big ones (one row per rebalance, session, generation...) are partitioned by ``date``
+and ``node``. docs/observability.md describes every table.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from .schema import journal_schema
+from . import ingest, storms, story
 
 #: Tables the job writes, in the order the report lists them.
 TABLES = (
     "group_summary",
+    "top_groups",
+    "sessions",
+    "client_churn",
     "rebalances",
     "rebalance_triggers",
     "rebalance_reasons",
@@ -25,8 +31,25 @@ TABLES = (
     "generations",
     "assignment_skew",
     "storms",
-    "rebalances_per_minute",
+    "rebalances_over_time",
+    "group_timeline",
 )
+
+#: One row per event or per member: partitioned by (date, node) rather than one file.
+PARTITIONED = frozenset(
+    {"sessions", "rebalances", "rebalance_durations", "generations", "assignment_skew"}
+)
+
+ORDER = ("ts_ms", "node", "seq")
+
+CONCURRENT_WRITERS = "spark.sql.maxConcurrentOutputFileWriters"
+
+#: Candidate bin widths of the charts over time (seconds); the first giving few enough bins.
+BIN_WIDTHS_S = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 86400)
+MAX_BINS = 150
+
+#: Groups drawn in the per-group timeline chart.
+TIMELINE_GROUPS = 6
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +57,13 @@ class AnalysisOptions:
     storm_threshold: int = 5  # this many rebalances of one group...
     storm_window_s: int = 60  # ...starting within this many seconds make a storm
     top_groups: int = 20  # groups shown in the report and chart
+    incremental: bool = True  # parse only journal files new or changed since the last run
+
+    @property
+    def storm_gap_ms(self) -> int:
+        """A burst ends where a group goes this long without a rebalance: the pace a storm
+        has on average (window / threshold), so a lone rebalance later does not extend it."""
+        return self.storm_window_s * 1000 // self.storm_threshold
 
 
 @dataclass(slots=True)
@@ -43,144 +73,317 @@ class Analysis:
     totals: dict[str, Any]
     top_groups: list[dict[str, Any]]
     storms: list[dict[str, Any]]
-    per_minute: list[tuple[str, int]]
+    bin_seconds: int
+    over_time: list[tuple[str, str, int]]  # (bin start ISO, trigger, rebalances), sparse
     duration_histogram: list[tuple[float, int]]  # (bucket lower bound in s, rebalances)
     triggers: list[tuple[str, int]]  # cluster-wide, most frequent first
-    tables: dict[str, Path] = field(default_factory=dict)
+    timelines: dict[str, list[dict[str, Any]]]  # group: [{at, state, members}] in order
+    tables: dict[str, str] = field(default_factory=dict)  # name: path or URI
+    files_parsed: int = 0
+    phases: dict[str, float] = field(default_factory=dict)  # seconds: parse, tables
 
 
-def run(spark: Any, paths: list[str], out: Path, options: AnalysisOptions) -> Analysis:
-    from pyspark import StorageLevel
+def run(spark: Any, paths: list[str], out: str, options: AnalysisOptions) -> Analysis:
+    """Read ``paths``, write the tables under ``out/tables`` (a directory or URI).
+
+    Each table is computed once: the ones others are built from (rebalances, sessions,
+    storms...) are read back from their Parquet, never recomputed from the entries."""
     from pyspark.sql import functions as F
 
-    entries = (
-        spark.read.schema(journal_schema())
-        .option("recursiveFileLookup", "true")
-        .json(paths)
-        .where(F.col("type").isNotNull() & F.col("ts_ms").isNotNull())
-        .withColumn("at", F.timestamp_millis("ts_ms"))
-        .persist(StorageLevel.MEMORY_AND_DISK)
+    if not spark.sparkContext.getConf().contains(CONCURRENT_WRITERS):
+        # Partitioned writes then keep a file open per partition instead of sorting all
+        # rows by partition first (Spark's default): about half the cost of staging.
+        spark.conf.set(CONCURRENT_WRITERS, "64")
+    phases: dict[str, float] = {}
+    clock = time.perf_counter()
+    entries, parsed = ingest.ingest(spark, paths, out, options.incremental)
+    phases["parse"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    entries = entries.withColumn("at", F.timestamp_millis("ts_ms")).withColumn(
+        "date", F.to_date("at")
     )
-    end_ms = entries.agg(F.max("ts_ms")).first()[0] or 0
+    span = entries.agg(
+        F.count("*").alias("entries"),
+        F.countDistinct("node").alias("nodes"),
+        F.min("ts_ms").alias("start_ms"),
+        F.max("ts_ms").alias("end_ms"),
+    ).first()
+    end_ms = span["end_ms"] or 0
+    written: dict[str, str] = {}
 
-    rebalances = entries.where(F.col("type") == "rebalance_started").select(
-        "group", "node", "at", "ts_ms", "generation", "trigger", "reason"
-    )
-    durations = _durations(entries, F)
-    churn = _member_churn(entries, F)
-    states = _state_durations(entries, end_ms, F)
-    generations = entries.where(F.col("type") == "join_completed").select(
-        "group", "node", "at", "generation", "members", "leader", "protocol", "duration_ms"
-    )
-    skew = _assignment_skew(entries, F)
-    storms = _storms(rebalances, options, F)
-    triggers = rebalances.groupBy("group", "trigger").count()
-    reasons = rebalances.groupBy("group", "trigger", "reason").count()
-    per_minute = (
-        rebalances.groupBy(F.date_trunc("minute", "at").alias("minute"))
-        .count()
-        .withColumnRenamed("count", "rebalances")
-        .orderBy("minute")
-    )
-    summary = _group_summary(
-        entries, rebalances, durations, churn, states, triggers, skew, storms, F
-    )
+    def save(name: str, frame: Any) -> Any:
+        written[name] = _write(frame, f"{out}/tables/{name}", name in PARTITIONED)
+        return spark.read.parquet(written[name])
 
-    tables = {
-        "group_summary": summary,
-        "rebalances": rebalances,
-        "rebalance_triggers": triggers,
-        "rebalance_reasons": reasons,
-        "rebalance_durations": durations,
-        "member_churn": churn,
-        "state_durations": states,
-        "generations": generations,
-        "assignment_skew": skew,
-        "storms": storms,
-        "rebalances_per_minute": per_minute,
-    }
-    written: dict[str, Path] = {}
-    for name in TABLES:
-        path = out / "tables" / name
-        tables[name].coalesce(1).write.mode("overwrite").parquet(str(path))
-        written[name] = path
+    rebalances = save(
+        "rebalances",
+        entries.where(F.col("type") == "rebalance_started").select(
+            "group", "node", "seq", "at", "ts_ms", "date", "generation", "trigger", "reason",
+            "reason_member", "client_reason",
+        ),
+    )  # fmt: skip
+    sessions = save("sessions", _sessions(entries, F))
+    durations = save("rebalance_durations", _durations(entries, F))
+    save(
+        "generations",
+        entries.where(F.col("type") == "join_completed").select(
+            "group", "node", "seq", "at", "date", "generation", "members", "leader",
+            "duration_ms",
+        ),
+    )  # fmt: skip
+    skew = save("assignment_skew", _assignment_skew(entries, F))
+    per_group = save("member_churn", _per_group(entries, F))
+    states = save("state_durations", _state_durations(entries, end_ms, F))
+    storm_table = save("storms", storms.storms(rebalances, sessions, options, F))
+    clients = save("client_churn", _client_churn(sessions, F))
+    triggers = save("rebalance_triggers", rebalances.groupBy("group", "trigger").count())
+    save(
+        "rebalance_reasons",
+        rebalances.groupBy("group", "trigger", "reason", "client_reason").agg(
+            F.count("*").alias("count"),
+            F.countDistinct("reason_member").alias("members"),
+        ),
+    )
+    bin_s = _bin_seconds((span["start_ms"] or 0), end_ms)
+    bin_ms = bin_s * 1000
+    over_time = save(
+        "rebalances_over_time",
+        rebalances.groupBy(
+            F.timestamp_millis(F.floor(F.col("ts_ms") / bin_ms) * bin_ms).alias("bin"), "trigger"
+        )
+        .agg(F.count("*").alias("rebalances"))
+        .withColumn("bin_seconds", F.lit(bin_s)),
+    )
+    summary_out = save(
+        "group_summary",
+        _group_summary(
+            per_group, rebalances, durations, sessions, clients, states, triggers, skew,
+            storm_table, F,
+        ),
+    )  # fmt: skip
 
-    # Read back what was just written: the report's numbers are exactly the tables'.
-    summary_out = spark.read.parquet(str(written["group_summary"])).persist()
+    # The report's numbers are exactly the tables'.
+    top = [
+        r.asDict(recursive=True)
+        for r in summary_out.orderBy(F.desc("rebalances"), "group")
+        .limit(options.top_groups)
+        .collect()
+    ]
+    for rank, group in enumerate(top, 1):
+        group["rank"] = rank
+        group["story"] = story.sentence(group)
+    # Built from literals in the JVM: executors need no Python for it.
+    rows = [
+        F.struct(
+            F.lit(g["rank"]).alias("rank"),
+            F.lit(g["group"]).cast("string").alias("group"),
+            F.lit(g["rebalances"]).cast("long").alias("rebalances"),
+            F.lit(g["story"]).alias("story"),
+        )
+        for g in top
+    ]
+    empty = F.struct(
+        F.lit(0).alias("rank"),
+        F.lit("").alias("group"),
+        F.lit(0).cast("long").alias("rebalances"),
+        F.lit("").alias("story"),
+    )
+    top_frame = spark.range(1 if rows else 0).select(F.inline(F.array(*(rows or [empty]))))
+    save("top_groups", top_frame)
+    timeline_groups = [g["group"] for g in top[:TIMELINE_GROUPS] if g["rebalances"]]
+    timeline_rows = save("group_timeline", _timeline(entries, timeline_groups, F))
+    timelines: dict[str, list[dict[str, Any]]] = {g: [] for g in timeline_groups}
+    for r in timeline_rows.orderBy("group", *ORDER).collect():
+        timelines[r["group"]].append({"at": r["at"], "state": r["state"], "members": r["members"]})
+
     analysis = Analysis(
-        totals=_totals(summary_out, entries, F),
-        top_groups=[
-            r.asDict(recursive=True)
-            for r in summary_out.orderBy(F.desc("rebalances"), "group")
-            .limit(options.top_groups)
-            .collect()
-        ],
+        totals=_totals(summary_out, span, sessions, F),
+        top_groups=top,
         storms=[
-            r.asDict()
-            for r in spark.read.parquet(str(written["storms"]))
-            .orderBy(F.desc("rebalances"), "group", "start")
+            r.asDict(recursive=True)
+            for r in storm_table.orderBy(F.desc("rebalances"), "group", "start")
             .limit(100)
             .collect()
         ],
-        per_minute=[
-            (r["minute"].isoformat(), int(r["rebalances"]))
-            for r in spark.read.parquet(str(written["rebalances_per_minute"]))
-            .orderBy("minute")
-            .collect()
+        bin_seconds=bin_s,
+        over_time=[
+            (r["bin"].isoformat(), str(r["trigger"]), int(r["rebalances"]))
+            for r in over_time.collect()
         ],
         duration_histogram=_duration_histogram(durations, F),
         triggers=[
             (str(r["trigger"]), int(r["rebalances"]))
-            for r in spark.read.parquet(str(written["rebalance_triggers"]))
-            .groupBy("trigger")
+            for r in triggers.groupBy("trigger")
             .agg(F.sum("count").alias("rebalances"))
             .orderBy(F.desc("rebalances"), "trigger")
             .collect()
         ],
-        tables=written,
+        timelines=timelines,
+        tables={name: written[name] for name in TABLES},
+        files_parsed=parsed,
+        phases=phases,
     )
-    summary_out.unpersist()
-    entries.unpersist()
+    phases["tables"] = time.perf_counter() - clock
     return analysis
+
+
+def _write(frame: Any, path: str, partitioned: bool) -> str:
+    if partitioned:
+        # Files per day and node, written in parallel, instead of one file for all.
+        frame.write.mode("overwrite").partitionBy("date", "node").parquet(path)
+    else:
+        frame.coalesce(1).write.mode("overwrite").parquet(path)
+    return path
+
+
+def _bin_seconds(start_ms: int, end_ms: int) -> int:
+    span_s = max(end_ms - start_ms, 0) / 1000
+    for width in BIN_WIDTHS_S:
+        if span_s / width <= MAX_BINS:
+            return width
+    return BIN_WIDTHS_S[-1]
+
+
+def _sessions(entries: Any, F: Any) -> Any:
+    """One row per member session: from member_joined (or the static replacement that made
+    it) to member_left, _expired, _evicted or its replacement; ``open`` when the journals
+    end first. Keyed by (group, member); a member id seen again starts a new session."""
+    from pyspark.sql import Window
+
+    kind = F.col("type")
+    cols = ("group", "member", "ts_ms", "node", "seq", "instance", "client_id", "client_host")
+    none = F.lit(None).cast("string")
+    starts = entries.where(kind.isin("member_joined", "static_member_replaced")).select(
+        *cols, F.lit(1).alias("is_start"), none.alias("outcome"), none.alias("removal_reason")
+    )
+    ends = entries.where(kind.isin("member_left", "member_expired", "member_evicted")).select(
+        *cols,
+        F.lit(0).alias("is_start"),
+        F.regexp_replace(kind, "^member_", "").alias("outcome"),
+        "removal_reason",
+    )
+    replaced = entries.where(kind == "static_member_replaced").select(
+        "group", F.col("old_member").alias("member"), *cols[2:],
+        F.lit(0).alias("is_start"), F.lit("replaced").alias("outcome"),
+        none.alias("removal_reason"),
+    )  # fmt: skip
+    by_member = Window.partitionBy("group", "member").orderBy(*ORDER)
+    numbered = (
+        starts.unionByName(ends)
+        .unionByName(replaced)
+        .withColumn(
+            "session",
+            F.sum("is_start").over(by_member.rowsBetween(Window.unboundedPreceding, 0)),
+        )
+    )
+    start = F.col("is_start") == 1
+    rows = numbered.groupBy("group", "member", "session").agg(
+        F.min(F.when(start, F.struct(*ORDER, "client_id", "client_host"))).alias("s"),
+        F.min(F.when(~start, F.struct(*ORDER, "outcome", "removal_reason"))).alias("e"),
+        F.max("instance").alias("instance"),
+    )
+    # A restarted static member has no client id of its own in the journal: its
+    # instance's previous session's.
+    by_instance = (
+        Window.partitionBy("group", "instance")
+        .orderBy(F.col("s.ts_ms"))
+        .rowsBetween(Window.unboundedPreceding, 0)
+    )
+
+    def inherited(name: str) -> Any:
+        own = F.col(f"s.{name}")
+        return F.when(
+            F.col("instance").isNotNull(), F.last(own, ignorenulls=True).over(by_instance)
+        ).otherwise(own)
+
+    start_ms, end_ms = F.col("s.ts_ms"), F.col("e.ts_ms")
+    return rows.select(
+        "group",
+        "member",
+        "instance",
+        inherited("client_id").alias("client_id"),
+        F.regexp_replace(inherited("client_host"), "^/", "").alias("client_host"),
+        F.coalesce("s.node", "e.node").alias("node"),
+        F.timestamp_millis(start_ms).alias("joined"),
+        F.timestamp_millis(end_ms).alias("ended"),
+        F.coalesce("e.outcome", F.lit("open")).alias("outcome"),
+        F.col("e.removal_reason").alias("removal_reason"),
+        ((end_ms - start_ms) / 1000).alias("lifetime_s"),
+        start_ms.alias("joined_ms"),
+        end_ms.alias("ended_ms"),
+        F.to_date(F.timestamp_millis(F.coalesce(start_ms, end_ms))).alias("date"),
+    )
+
+
+def _client_churn(sessions: Any, F: Any) -> Any:
+    """Per group and client (client id and host): sessions, how they ended, lifetimes."""
+    outcome = F.col("outcome")
+    return sessions.groupBy("group", "client_id", "client_host").agg(
+        F.count("*").alias("sessions"),
+        F.count("ended").alias("ended"),
+        F.count(F.when(outcome == "left", 1)).alias("left"),
+        F.count(F.when(outcome == "expired", 1)).alias("expired"),
+        F.count(F.when(outcome == "evicted", 1)).alias("evicted"),
+        F.count(F.when(outcome == "replaced", 1)).alias("replaced"),
+        F.percentile_approx("lifetime_s", 0.5, 10000).alias("lifetime_p50_s"),
+        F.min("joined").alias("first_joined"),
+        F.max("ended").alias("last_ended"),
+        F.countDistinct("member").alias("members"),
+        # A session began after another had ended: one consumer coming back, not several
+        # sharing a client id (kafka-python's default) and host.
+        (F.max("joined_ms") > F.min("ended_ms")).alias("came_back"),
+    )
 
 
 def _durations(entries: Any, F: Any) -> Any:
     """One row per completed rebalance: start until Stable (sync) or Empty (everyone left)."""
+    keep = ("group", "node", "seq", "at", "date", "generation")
     synced = entries.where(
         (F.col("type") == "sync_completed") & F.col("rebalance_duration_ms").isNotNull()
-    ).select("group", "at", "generation", F.col("rebalance_duration_ms").alias("duration_ms"))
+    ).select(*keep, F.col("rebalance_duration_ms").alias("duration_ms"))
     emptied = entries.where((F.col("type") == "join_completed") & (F.col("members") == 0)).select(
-        "group", "at", "generation", "duration_ms"
+        *keep, "duration_ms"
     )
     return synced.unionByName(emptied)
 
 
-def _member_churn(entries: Any, F: Any) -> Any:
+def _per_group(entries: Any, F: Any) -> Any:
+    """What one pass over the entries tells per group: when, where, and member churn."""
     kind = F.col("type")
-    return entries.groupBy("group").agg(
-        F.count(F.when(kind == "member_joined", 1)).alias("members_joined"),
-        F.count(F.when(kind == "member_left", 1)).alias("members_left"),
-        F.count(F.when(kind == "member_expired", 1)).alias("members_expired"),
-        F.count(
-            F.when((kind == "member_expired") & (F.col("timer") == "session_timeout"), 1)
-        ).alias("session_expiries"),
-        F.count(F.when(kind == "member_evicted", 1)).alias("members_evicted"),
-        F.count(F.when(kind == "static_member_replaced", 1)).alias("static_members_replaced"),
-        F.coalesce(F.sum(F.when(kind == "offsets_committed", F.col("count"))), F.lit(0)).alias(
-            "offsets_committed"
-        ),
+    return (
+        entries.where(F.col("group").isNotNull())
+        .groupBy("group")
+        .agg(
+            F.min("at").alias("first_seen"),
+            F.max("at").alias("last_seen"),
+            F.array_sort(F.collect_set("node")).alias("nodes"),
+            F.max(F.when(kind == "join_completed", F.col("generation"))).alias("last_generation"),
+            F.count(F.when(kind == "member_joined", 1)).alias("members_joined"),
+            F.count(F.when(kind == "member_left", 1)).alias("members_left"),
+            F.count(F.when(kind == "member_expired", 1)).alias("members_expired"),
+            F.count(
+                F.when(
+                    (kind == "member_expired") & (F.col("removal_reason") == "session_timeout"), 1
+                )
+            ).alias("session_expiries"),
+            F.count(F.when(kind == "member_evicted", 1)).alias("members_evicted"),
+            F.count(F.when(kind == "static_member_replaced", 1)).alias("static_members_replaced"),
+            F.count(F.when(kind == "group_deleted", 1)).alias("deletions"),
+            F.coalesce(F.sum(F.when(kind == "offsets_committed", F.col("count"))), F.lit(0)).alias(
+                "offsets_committed"
+            ),
+        )
     )
 
 
 def _state_durations(entries: Any, end_ms: int, F: Any) -> Any:
     """Seconds each group spent in each state: from each change to the next (or to the end
-    of the journal). Dead is where a group ends, not a state it spends time in."""
+    of the journals). Dead is where a group ends, not a state it spends time in; a group
+    moved to another node goes Dead on the old one and on with the new one's entries."""
     from pyspark.sql import Window
 
-    by_group = Window.partitionBy("group").orderBy("ts_ms")
-    changes = entries.where(F.col("type") == "state_changed").select(
-        "group", "ts_ms", F.col("to").alias("state")
-    )
+    by_group = Window.partitionBy("group").orderBy(*ORDER)
+    changes = _state_changes(entries, F).select("group", *ORDER, "state")
     spans = changes.withColumn(
         "until_ms", F.coalesce(F.lead("ts_ms").over(by_group), F.lit(end_ms))
     ).where(F.col("state") != "Dead")
@@ -189,104 +392,116 @@ def _state_durations(entries: Any, end_ms: int, F: Any) -> Any:
     )
 
 
+def _state_changes(entries: Any, F: Any) -> Any:
+    """State changes, and the state a group was loaded or reverted in (a node taking it
+    over, a restart, a failed write): those have no state_changed entry of their own."""
+    kind = F.col("type")
+    state = F.when(kind == "state_changed", F.col("to")).otherwise(F.col("state"))
+    return entries.where(
+        kind.isin("state_changed", "group_loaded", "group_reverted") & state.isNotNull()
+    ).withColumn("state", state)
+
+
 def _assignment_skew(entries: Any, F: Any) -> Any:
-    """Partitions per member at every SyncGroup of a consumer group; skew is max/min."""
-    sizes = entries.where(F.col("type") == "sync_completed").select(
-        "group", "at", "generation", F.explode("assignment").alias("member", "size")
-    )
-    per_sync = sizes.groupBy("group", "at", "generation").agg(
-        F.count("*").alias("members"),
-        F.max("size.partitions").alias("max_partitions"),
-        F.min("size.partitions").alias("min_partitions"),
-        F.sum("size.bytes").alias("assignment_bytes"),
-    )
-    return per_sync.withColumn(
-        "skew",
-        F.when(F.col("min_partitions") > 0, F.col("max_partitions") / F.col("min_partitions")),
-    )
+    """Partitions per member at every SyncGroup of a group; skew is max/min."""
+    return entries.where(
+        (F.col("type") == "sync_completed") & (F.col("assigned_members") > 0)
+    ).select(
+        "group", "node", "seq", "at", "date", "generation",
+        F.col("assigned_members").alias("members"),
+        "max_partitions", "min_partitions", "assignment_bytes",
+        F.when(
+            F.col("min_partitions") > 0, F.col("max_partitions") / F.col("min_partitions")
+        ).alias("skew"),
+    )  # fmt: skip
 
 
-def _storms(rebalances: Any, options: AnalysisOptions, F: Any) -> Any:
-    """Runs of ``storm_threshold`` or more rebalances of a group within ``storm_window_s``.
-
-    Every rebalance that opens a window holding enough rebalances is an anchor; anchors
-    whose windows overlap are one storm, which spans from the first anchor to the last
-    rebalance in the last anchor's window."""
-    from pyspark.sql import Window
-
-    window_ms = options.storm_window_s * 1000
-    ahead = Window.partitionBy("group").orderBy("ts_ms").rangeBetween(0, window_ms - 1)
-    ordered = Window.partitionBy("group").orderBy("ts_ms")
-    before = ordered.rowsBetween(Window.unboundedPreceding, -1)
-    anchors = (
-        rebalances.withColumn("in_window", F.count("*").over(ahead))
-        .withColumn("window_end_ms", F.max("ts_ms").over(ahead))
-        .where(F.col("in_window") >= options.storm_threshold)
-        .withColumn("previous_end_ms", F.max("window_end_ms").over(before))
-        .withColumn(
-            "opens",
-            F.when(
-                F.col("previous_end_ms").isNull() | (F.col("ts_ms") > F.col("previous_end_ms")),
-                1,
-            ).otherwise(0),
-        )
-        .withColumn("storm", F.sum("opens").over(ordered.rowsBetween(Window.unboundedPreceding, 0)))
+def _timeline(entries: Any, groups: list[str], F: Any) -> Any:
+    """States and member counts of ``groups`` over time (a row per change)."""
+    kind = F.col("type")
+    ours = entries.where(F.col("group").isin(groups))
+    states = _state_changes(ours, F).select(
+        "group", *ORDER, "at", "state", F.lit(None).cast("int").alias("members")
     )
-    spans = anchors.groupBy("group", "storm").agg(
-        F.min("ts_ms").alias("start_ms"), F.max("window_end_ms").alias("end_ms")
+    sizes = ours.where(kind == "join_completed").select(
+        "group", *ORDER, "at", F.lit(None).cast("string").alias("state"), "members"
     )
-    inside = spans.alias("s").join(
-        rebalances.select("group", "ts_ms", "trigger").alias("r"),
-        (F.col("s.group") == F.col("r.group"))
-        & F.col("r.ts_ms").between(F.col("s.start_ms"), F.col("s.end_ms")),
-    )
-    return (
-        inside.groupBy("s.group", "s.start_ms", "s.end_ms")
-        .agg(
-            F.count("*").alias("rebalances"),
-            F.collect_set("r.trigger").alias("triggers"),
-        )
-        .select(
-            F.col("group"),
-            F.timestamp_millis("start_ms").alias("start"),
-            F.timestamp_millis("end_ms").alias("end"),
-            ((F.col("end_ms") - F.col("start_ms")) / 1000).alias("seconds"),
-            "rebalances",
-            F.array_sort("triggers").alias("triggers"),
-        )
-    )
+    return states.unionByName(sizes)
 
 
 def _group_summary(
-    entries: Any,
+    per_group: Any,
     rebalances: Any,
     durations: Any,
-    churn: Any,
+    sessions: Any,
+    clients: Any,
     states: Any,
     triggers: Any,
     skew: Any,
-    storms: Any,
+    storm_table: Any,
     F: Any,
 ) -> Any:
     from pyspark.sql import Window
 
-    groups = (
-        entries.where(F.col("group").isNotNull())
-        .groupBy("group")
-        .agg(
-            F.min("at").alias("first_seen"),
-            F.max("at").alias("last_seen"),
-            F.array_sort(F.collect_set("node")).alias("nodes"),
-            F.max(F.when(F.col("type") == "join_completed", F.col("generation"))).alias(
-                "last_generation"
-            ),
-        )
-    )
     counts = rebalances.groupBy("group").agg(F.count("*").alias("rebalances"))
     duration_stats = durations.groupBy("group").agg(
         F.percentile_approx("duration_ms", 0.5, 10000).alias("duration_p50_ms"),
         F.percentile_approx("duration_ms", 0.95, 10000).alias("duration_p95_ms"),
         F.max("duration_ms").alias("duration_max_ms"),
+    )
+    lifetimes = sessions.groupBy("group").agg(
+        F.count("*").alias("sessions"),
+        F.percentile_approx("lifetime_s", 0.5, 10000).alias("member_lifetime_p50_s"),
+    )
+    # The clients that churn most: most ended sessions first, then shortest lives.
+    top_clients = clients.groupBy("group").agg(
+        F.slice(
+            F.sort_array(
+                F.collect_list(
+                    F.struct(
+                        F.col("ended"),
+                        (-F.col("lifetime_p50_s")).alias("neg_lifetime"),
+                        "client_id",
+                        "client_host",
+                        "sessions",
+                        "left",
+                        "expired",
+                        "evicted",
+                        "replaced",
+                        "lifetime_p50_s",
+                        "first_joined",
+                        "last_ended",
+                        "came_back",
+                    )
+                ),
+                asc=False,
+            ),
+            1,
+            3,
+        ).alias("churn_clients")
+    )
+    # The member most rebalances name (a leader rejoining in a loop, say).
+    by_member = (
+        rebalances.where(F.col("reason_member") != "")
+        .groupBy("group", "reason_member", "trigger")
+        .agg(
+            F.count("*").alias("n"),
+            ((F.max("ts_ms") - F.min("ts_ms")) / 1000).alias("seconds"),
+        )
+    )
+    most = Window.partitionBy("group").orderBy(F.desc("n"), "reason_member")
+    top_member = (
+        by_member.withColumn("rank", F.row_number().over(most))
+        .where(F.col("rank") == 1)
+        .select(
+            "group",
+            F.struct(
+                F.col("reason_member").alias("member"),
+                "trigger",
+                F.col("n").alias("rebalances"),
+                "seconds",
+            ).alias("top_member"),
+        )
     )
     trigger_map = triggers.groupBy("group").agg(
         F.map_from_entries(F.collect_list(F.struct("trigger", "count"))).alias("triggers")
@@ -294,7 +509,7 @@ def _group_summary(
     state_map = states.groupBy("group").agg(
         F.map_from_entries(F.collect_list(F.struct("state", "seconds"))).alias("seconds_in_state")
     )
-    latest = Window.partitionBy("group").orderBy(F.desc("at"))
+    latest = Window.partitionBy("group").orderBy(F.desc("at"), F.desc("node"), F.desc("seq"))
     last_skew = (
         skew.withColumn("n", F.row_number().over(latest))
         .where(F.col("n") == 1)
@@ -305,16 +520,21 @@ def _group_summary(
             F.col("skew").alias("assignment_skew"),
         )
     )
-    storm_counts = storms.groupBy("group").agg(
-        F.count("*").alias("storms"), F.max("rebalances").alias("largest_storm")
+    storm_counts = storm_table.groupBy("group").agg(
+        F.count("*").alias("storms"),
+        F.max("rebalances").alias("largest_storm"),
+        F.array_sort(F.collect_set("kind")).alias("storm_kinds"),
     )
-    summary = groups
-    for part in (counts, duration_stats, churn, trigger_map, state_map, last_skew, storm_counts):
+    summary = per_group
+    for part in (
+        counts, duration_stats, lifetimes, top_clients, top_member, trigger_map, state_map,
+        last_skew, storm_counts,
+    ):  # fmt: skip
         summary = summary.join(part, "group", "left")
-    return summary.fillna(0, subset=["rebalances", "storms", "largest_storm"])
+    return summary.fillna(0, subset=["rebalances", "storms", "largest_storm", "sessions"])
 
 
-def _totals(summary: Any, entries: Any, F: Any) -> dict[str, Any]:
+def _totals(summary: Any, span: Any, sessions: Any, F: Any) -> dict[str, Any]:
     row = summary.agg(
         F.count("*").alias("groups"),
         F.sum("rebalances").alias("rebalances"),
@@ -322,22 +542,28 @@ def _totals(summary: Any, entries: Any, F: Any) -> dict[str, Any]:
         F.sum("members_left").alias("members_left"),
         F.sum("members_expired").alias("members_expired"),
         F.sum("session_expiries").alias("session_expiries"),
+        F.sum("members_evicted").alias("members_evicted"),
+        F.sum("static_members_replaced").alias("static_members_replaced"),
         F.sum("storms").alias("storms"),
     ).first()
-    span = entries.agg(
-        F.count("*").alias("entries"),
-        F.countDistinct("node").alias("nodes"),
-        F.min("at").alias("start"),
-        F.max("at").alias("end"),
-    ).first()
+    lifetime = sessions.agg(F.percentile_approx("lifetime_s", 0.5, 10000)).first()[0]
     totals = {k: (v or 0) for k, v in row.asDict().items()}
     totals.update(
         entries=span["entries"],
         nodes=span["nodes"],
-        start=span["start"].isoformat() if span["start"] else None,
-        end=span["end"].isoformat() if span["end"] else None,
+        start=_iso(span["start_ms"]),
+        end=_iso(span["end_ms"]),
+        member_lifetime_p50_s=lifetime,
     )
     return totals
+
+
+def _iso(ms: int | None) -> str | None:
+    from datetime import UTC, datetime
+
+    if ms is None:
+        return None
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds")
 
 
 def _duration_histogram(durations: Any, F: Any) -> list[tuple[float, int]]:

@@ -30,7 +30,12 @@ GROUP_COLUMNS = (
     ("members_left", "left"),
     ("members_expired", "expired"),
     ("session_expiries", "session expiries"),
+    ("members_evicted", "evicted"),
+    ("static_members_replaced", "static replaced"),
+    ("member_lifetime_p50_s", "median lifetime s"),
+    ("churn_clients", "churniest clients (ended sessions)"),
     ("storms", "storms"),
+    ("storm_kinds", "storm kinds"),
     ("assignment_skew", "skew (max/min)"),
     ("last_generation", "generation"),
 )
@@ -42,7 +47,7 @@ def write(analysis: Analysis, charts: dict[str, Path], out: Path, options: Analy
         "<!doctype html><html><head><meta charset='utf-8'>",
         "<title>Rebalance report</title>",
         f"<style>{STYLE}</style></head><body>",
-        "<h1>Why do groups rebalance?</h1>",
+        "<h1>Why do groups rebalance, and who makes them?</h1>",
         f"<p>{_e(t['entries'])} journal entries from {_e(t['nodes'])} node(s), "
         f"{_e(t['start'])} to {_e(t['end'])}.</p>",
         _table(
@@ -60,6 +65,12 @@ def write(analysis: Analysis, charts: dict[str, Path], out: Path, options: Analy
             ],
         ),
     ]
+    if analysis.top_groups:
+        parts.append("<h2>What is going on</h2><ul>")
+        for g in analysis.top_groups:
+            if g.get("rebalances"):
+                parts.append(f"<li><b>{_e(g['group'])}</b>: {_e(g['story'])}</li>")
+        parts.append("</ul>")
     total = sum(n for _, n in analysis.triggers) or 1
     parts.append("<h2>Why: rebalances by trigger</h2>")
     parts.append(
@@ -72,25 +83,55 @@ def write(analysis: Analysis, charts: dict[str, Path], out: Path, options: Analy
         path = charts[name]
         data = base64.b64encode(path.read_bytes()).decode()
         parts.append(f"<h2>{_e(title)}</h2>")
-        parts.append(f"<a href='{_e(path.relative_to(out))}'>")
+        parts.append(f"<a href='{_e(path.relative_to(out))}'>")  # charts are under --report
         parts.append(f"<img alt='{_e(title)}' src='data:image/png;base64,{data}'></a>")
     parts.append(f"<h2>Top {len(analysis.top_groups)} groups by rebalances</h2>")
     parts.append(
         _table(
             [label for _, label in GROUP_COLUMNS],
-            [[g.get(key) for key, _ in GROUP_COLUMNS] for g in analysis.top_groups],
+            [
+                [
+                    _clients(g[key]) if key == "churn_clients" else g.get(key)
+                    for key, _ in GROUP_COLUMNS
+                ]
+                for g in analysis.top_groups
+            ],
         )
     )
     parts.append(
         f"<h2>Rebalance storms ({options.storm_threshold} or more rebalances within "
-        f"{options.storm_window_s} s)</h2>"
+        f"{options.storm_window_s} s, until a {options.storm_gap_ms / 1000:g} s pause)</h2>"
     )
     if analysis.storms:
         parts.append(
             _table(
-                ["group", "start", "end", "seconds", "rebalances", "triggers"],
                 [
-                    [s["group"], s["start"], s["end"], s["seconds"], s["rebalances"], s["triggers"]]
+                    "group",
+                    "kind",
+                    "start",
+                    "end",
+                    "seconds",
+                    "rebalances",
+                    "triggers",
+                    "churniest client",
+                    "its sessions",
+                    "median lifetime s",
+                    "member rejoining most",
+                ],
+                [
+                    [
+                        s["group"],
+                        s["kind"],
+                        s["start"],
+                        s["end"],
+                        s["seconds"],
+                        s["rebalances"],
+                        s["triggers"],
+                        _who(s.get("churn_client_id"), s.get("churn_client_host")),
+                        s["churn_client_sessions"],
+                        s["member_lifetime_p50_s"],
+                        f"{s['top_member'] or ''} ({s['top_member_rebalances'] or 0})",
+                    ]
                     for s in analysis.storms
                 ],
             )
@@ -98,12 +139,34 @@ def write(analysis: Analysis, charts: dict[str, Path], out: Path, options: Analy
     else:
         parts.append("<p>None.</p>")
     parts.append("<h2>Tables (Parquet)</h2><ul>")
-    for name, path in analysis.tables.items():
-        parts.append(f"<li><a href='{_e(path.relative_to(out))}/'>{_e(name)}</a></li>")
+    for name, location in analysis.tables.items():
+        parts.append(f"<li><a href='{_e(_link(location, out))}'>{_e(name)}</a></li>")
     parts.append("</ul></body></html>")
     report = out / "report.html"
     report.write_text("\n".join(parts), encoding="utf-8")
     return report
+
+
+def _who(client_id: Any, host: Any) -> str:
+    return f"{client_id or '?'} on {host}" if host else str(client_id or "")
+
+
+def _clients(clients: list[dict[str, Any]] | None) -> str:
+    return "; ".join(
+        f"{_who(c.get('client_id'), c.get('client_host'))}: {c.get('ended')}"
+        for c in clients or []
+        if c.get("ended")
+    )
+
+
+def _link(location: str, out: Path) -> str:
+    """A table's location relative to the report when both are local, else as given."""
+    from .command import local_path
+
+    path = local_path(location)
+    if path is not None and path.resolve().is_relative_to(out.resolve()):
+        return f"{path.resolve().relative_to(out.resolve())}/"
+    return location
 
 
 def _table(header: list[str], rows: list[list[Any]]) -> str:

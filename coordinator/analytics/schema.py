@@ -26,6 +26,7 @@ def journal_schema() -> Any:
         ("ts", StringType()),
         ("ts_ms", LongType()),
         ("node", IntegerType()),
+        ("seq", LongType()),
         ("type", StringType()),
         ("group", StringType()),
         ("member", StringType()),

@@ -20,8 +20,11 @@ from ..group import events
 SCHEMA_VERSION = 1
 
 
-def to_entry(event: NodeEvent, created_s: float, node_id: int) -> dict[str, Any] | None:
-    """The journal line for ``event`` (None: not journaled), stamped ``created_s``."""
+def to_entry(
+    event: NodeEvent, created_s: float, node_id: int, seq: int | None = None
+) -> dict[str, Any] | None:
+    """The journal line for ``event`` (None: not journaled), stamped ``created_s`` and, when
+    given, the node's sequence number ``seq`` (orders entries that share a millisecond)."""
     body = _body(event)
     if body is None:
         return None
@@ -33,6 +36,8 @@ def to_entry(event: NodeEvent, created_s: float, node_id: int) -> dict[str, Any]
         "ts_ms": ts_ms,
         "node": node_id,
     }
+    if seq is not None:
+        entry["seq"] = seq
     entry.update(body)
     return entry
 

@@ -7,6 +7,7 @@ a rotating file handler, so the loop never waits for the disk.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import os
@@ -91,10 +92,13 @@ class _EntryFormatter(logging.Formatter):
     def __init__(self, node_id: int) -> None:
         super().__init__()
         self.node_id = node_id
+        # Numbered here, on the one writer thread, in the order the events were queued.
+        self._seq = itertools.count()
 
     def format(self, record: logging.LogRecord) -> str:
         # The writer queues only journaled events (``__call__``).
-        entry = to_entry(cast(NodeEvent, record.msg), record.created, self.node_id)
+        event = cast(NodeEvent, record.msg)
+        entry = to_entry(event, record.created, self.node_id, next(self._seq))
         return json.dumps(entry, separators=(",", ":"), ensure_ascii=False)
 
 

@@ -87,6 +87,19 @@ def test_writer_writes_journaled_events_only_and_flushes_on_close(tmp_path: Path
     assert got[0]["trigger"] == "member_left"
 
 
+def test_writer_numbers_entries_in_order_across_rotations(tmp_path: Path) -> None:
+    # One millisecond for all: only seq says in which order they happened.
+    clock = ManualClock(1_700_000_000_000)
+    writer = JournalWriter(tmp_path, node_id=1, max_bytes=500, interval_s=3600, clock=clock)
+    for i in range(30):
+        writer(events.OffsetsCommitted("g", i))
+    writer.close()
+    assert len(list(tmp_path.iterdir())) > 2
+    got = sorted(lines(tmp_path), key=lambda e: (e["ts_ms"], e["node"], e["seq"]))
+    assert [e["count"] for e in got] == list(range(30))
+    assert [e["seq"] for e in got] == list(range(30))
+
+
 def test_writer_rotates_by_size_without_losing_or_overwriting_lines(tmp_path: Path) -> None:
     writer = JournalWriter(tmp_path, node_id=0, max_bytes=2000, interval_s=3600)
     for i in range(300):

@@ -4,6 +4,7 @@ finds exactly the rebalances, triggers, churn, expiries and the storm that were 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from coordinator.client.connection import connect
 from coordinator.client.member import GroupMember
 from tests.wire import describe
 
+from .clients import KafkaPythonMember
 from .conftest import Daemon
 
 # Spark needs Java: without it these are skipped with that one line as the reason.
@@ -44,6 +46,21 @@ async def wait_stable(d: Daemon, group: str, members: int, timeout_s: float = 15
             await asyncio.sleep(0.05)
     finally:
         c.close()
+
+
+FLAPS = 3
+
+
+def flap(d: Daemon) -> None:
+    """A real kafka-python consumer (client etl-7) starts, gets its partitions and closes,
+    ``FLAPS`` times: a crash-looping consumer, as the analysis should name it."""
+    for _ in range(FLAPS):
+        m = KafkaPythonMember(d.bootstrap, "etl", "t", client_id="etl-7")
+        deadline = time.monotonic() + 15
+        while not m.assigned:
+            assert time.monotonic() < deadline, "etl-7 got no partitions"
+            time.sleep(0.05)
+        m.close()
 
 
 async def scenario(d: Daemon) -> list[GroupMember]:
@@ -87,6 +104,7 @@ def test_analysis_finds_exactly_the_scripted_rebalances(
 
     async def drive() -> None:
         running = await scenario(d)
+        await asyncio.to_thread(flap, d)
         d.stop()  # flushes the journal; the remaining members never leave
         for m in running:
             await m.close(leave=False)
@@ -99,13 +117,15 @@ def test_analysis_finds_exactly_the_scripted_rebalances(
         cli.main, [*args, "--storm-threshold", "8", "--storm-window-s", "60"]
     )
     assert result.exit_code == 0, result.output
-    assert "3 groups, 17 rebalances, 1 storms" in result.output
+    # alpha, beta and storm as scripted, and kafka-python's etl.
+    # kafka-python's etl: 3 rebalances a cycle (joined, rejoined, left), a storm too.
+    assert "4 groups, " in result.output and " 2 storms" in result.output
 
     spark = spark_session("local[2]")  # analyze stopped its own session
     tables = out / "tables"
     rows = spark.read.parquet(str(tables / "group_summary")).collect()
     groups: dict[str, Any] = {r["group"]: r.asDict(recursive=True) for r in rows}
-    assert set(groups) == {"alpha", "beta", "storm"}
+    assert set(groups) == {"alpha", "beta", "storm", "etl"}
     alpha, beta, storm = groups["alpha"], groups["beta"], groups["storm"]
 
     assert alpha["rebalances"] == 5
@@ -128,22 +148,45 @@ def test_analysis_finds_exactly_the_scripted_rebalances(
     assert (storm["storms"], storm["largest_storm"]) == (1, STORM_REBALANCES)
     assert storm["duration_max_ms"] >= storm["duration_p95_ms"] >= storm["duration_p50_ms"] >= 0
 
-    storms = spark.read.parquet(str(tables / "storms")).collect()
-    assert [(r["group"], r["rebalances"]) for r in storms] == [("storm", STORM_REBALANCES)]
-    per_minute = spark.read.parquet(str(tables / "rebalances_per_minute")).collect()
-    assert sum(r["rebalances"] for r in per_minute) == 17
+    storms = {r["group"]: r for r in spark.read.parquet(str(tables / "storms")).collect()}
+    assert set(storms) == {"storm", "etl"}
+    # The leader rejoining 9 times is one member causing them all; etl-7 came and went.
+    assert (storms["storm"]["rebalances"], storms["storm"]["kind"]) == (STORM_REBALANCES, "flap")
+    assert storms["storm"]["top_member_rebalances"] == STORM_REBALANCES - 1  # its rejoins
+    assert (storms["etl"]["kind"], storms["etl"]["churn_client_id"]) == ("flap", "etl-7")
+    assert storms["etl"]["churn_client_sessions"] == FLAPS
+    over_time = spark.read.parquet(str(tables / "rebalances_over_time")).collect()
+    assert sum(r["rebalances"] for r in over_time) == 17 + groups["etl"]["rebalances"]
     expiries = spark.read.parquet(str(tables / "member_churn")).agg({"session_expiries": "sum"})
     assert expiries.first()[0] == 1
 
     reasons = spark.read.parquet(str(tables / "rebalance_reasons"))
     expired = reasons.where("`group` = 'alpha' AND trigger = 'member_expired'").collect()
-    assert [r["reason"].endswith("expired (session timeout)") for r in expired] == [True]
+    assert [(r["reason"], r["count"]) for r in expired] == [
+        ("member <member> expired (session timeout)", 1)
+    ]
+    sessions = spark.read.parquet(str(tables / "sessions")).where("`group` = 'alpha'").collect()
+    assert sorted(r["outcome"] for r in sessions) == ["expired", "left", "open"]
+    assert {r["client_host"] for r in sessions} == {"127.0.0.1"}
+    # Who: the real client by its client id and host, each session ended by its LeaveGroup.
+    etl = spark.read.parquet(str(tables / "sessions")).where("`group` = 'etl'").collect()
+    assert (
+        sorted((r["client_id"], r["client_host"], r["outcome"]) for r in etl)
+        == [("etl-7", "127.0.0.1", "left")] * FLAPS
+    )
+    assert groups["etl"]["churn_clients"][0]["ended"] == FLAPS
+
+    spark.stop()
 
     page = (out / "report.html").read_text()
+    assert f"client `etl-7` on host 127.0.0.1 joined and left {FLAPS} times in " in page
     assert "storm" in page and "data:image/png;base64," in page
-    # Cluster-wide, why: 6 new members, 9 leader rejoins, 1 leave, 1 expiry.
-    assert "<td>member_rejoined</td><td>9</td>" in page
-    assert "<td>new_member</td><td>6</td>" in page
+    # Cluster-wide, why: 6 new members, 9 leader rejoins, 1 leave, 1 expiry, and etl's.
+    etl_triggers = groups["etl"]["triggers"]
+    assert etl_triggers["new_member"] == FLAPS and etl_triggers["member_left"] == FLAPS
+    assert f"<td>member_rejoined</td><td>{9 + etl_triggers.get('member_rejoined', 0)}</td>" in page
+    assert f"<td>new_member</td><td>{6 + FLAPS}</td>" in page
     assert all((tmp_path / "out" / "charts" / name).stat().st_size > 0 for name in (
-        "rebalances_over_time.png", "rebalance_durations.png", "top_groups.png"
+        "rebalances_over_time.png", "rebalance_durations.png", "top_groups.png",
+        "group_timelines.png",
     ))  # fmt: skip
