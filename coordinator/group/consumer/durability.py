@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..context import Context
-from ..deadlines import Armed, TimerKind, consumer_rebalance_key
 from ..records import (
     ConsumerGroupDeletedRecord,
     ConsumerGroupRecord,
@@ -84,7 +83,7 @@ def restore(
     ctx: Context, record: ConsumerGroupRecord, members: Iterable[ConsumerMemberRecord]
 ) -> ConsumerGroup:
     """The group as stored, with its members' timers armed from now."""
-    from .heartbeat import schedule_session  # the timers are the heartbeat's
+    from .heartbeat import arm_revocation_timer, schedule_session  # the heartbeat's timers
 
     g = ConsumerGroup(
         record.group_id,
@@ -119,14 +118,7 @@ def restore(
         g.target[m.member_id] = _sets(mr.target)
         schedule_session(ctx, g, m)
         if m.pending_revocation:
-            armed = Armed(
-                TimerKind.CONSUMER_REBALANCE,
-                ctx.now + max(m.rebalance_timeout_ms, 0),
-                g.group_id,
-                m.member_id,
-                m.member_epoch,
-            )
-            ctx.deadlines.schedule(ctx.out, consumer_rebalance_key(g.group_id, m.member_id), armed)
+            arm_revocation_timer(ctx, g, m)
     g.dirty_members.clear()  # as stored
     g.reported_state = g.state
     return g

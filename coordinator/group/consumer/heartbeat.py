@@ -410,18 +410,22 @@ def _reconcile(ctx: Context, g: ConsumerGroup, m: ConsumerMember, owned: Partiti
         m.member_epoch = step.member_epoch
     m.state, m.assigned, m.pending_revocation = step.state, step.assigned, step.pending_revocation
     g.claim(m)
-    key = consumer_rebalance_key(g.group_id, m.member_id)
     if step.pending_revocation:
-        armed = Armed(
-            TimerKind.CONSUMER_REBALANCE,
-            ctx.now + max(m.rebalance_timeout_ms, 0),
-            g.group_id,
-            m.member_id,
-            m.member_epoch,
-        )
-        ctx.deadlines.schedule(ctx.out, key, armed)
+        arm_revocation_timer(ctx, g, m)
     else:
-        ctx.cancel(key)
+        ctx.cancel(consumer_rebalance_key(g.group_id, m.member_id))
+
+
+def arm_revocation_timer(ctx: Context, g: ConsumerGroup, m: ConsumerMember) -> None:
+    """The member has its rebalance timeout to report the revocation done, or it is removed."""
+    armed = Armed(
+        TimerKind.CONSUMER_REBALANCE,
+        ctx.now + max(m.rebalance_timeout_ms, 0),
+        g.group_id,
+        m.member_id,
+        m.member_epoch,
+    )
+    ctx.deadlines.schedule(ctx.out, consumer_rebalance_key(g.group_id, m.member_id), armed)
 
 
 def schedule_session(ctx: Context, g: ConsumerGroup, m: ConsumerMember) -> None:
