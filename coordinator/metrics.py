@@ -17,7 +17,7 @@ import asyncio
 import concurrent.futures
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import assert_never
 from wsgiref.simple_server import WSGIServer
 
@@ -48,6 +48,9 @@ class Snapshot:
     groups_by_state: dict[str, int]
     members: int
     connections: int
+    consumer_groups_by_state: dict[str, int] = field(default_factory=dict)
+    consumer_members: int = 0
+    members_revoking: int = 0
 
 
 class _RequestSeries:
@@ -155,6 +158,19 @@ class Metrics:
             "NOT_COORDINATOR (Kafka: an append failing with KAFKA_STORAGE_ERROR)",
             registry=r,
         )
+        self.target_assignments = Counter(
+            f"{NS}_consumer_target_assignments",
+            "Target assignments computed by the server-side assignor for KIP-848 consumer "
+            "groups (no Kafka equivalent; Kafka logs them)",
+            registry=r,
+        )
+        self.reconcile_duration = Histogram(
+            f"{NS}_consumer_reconcile_seconds",
+            "From a KIP-848 target assignment to a member owning it at that epoch, revocations "
+            "by others included (no Kafka equivalent)",
+            buckets=REBALANCE_BUCKETS,
+            registry=r,
+        )
         self._series: dict[tuple[int, int], _RequestSeries] = {}
 
     # -- events (on the event loop) ----------------------------------------------------------
@@ -192,6 +208,11 @@ class Metrics:
                 self.partition_moves.labels("fenced").inc(len(event.partitions))
             case cluster.LeaseRenewed():
                 self.lease_renewals.inc()
+            case events.TargetAssignmentComputed():
+                self.target_assignments.inc()
+            case events.MemberReconciled():
+                if event.duration_ms is not None:
+                    self.reconcile_duration.observe(event.duration_ms / 1000)
             case (
                 events.StaticMemberReplaced()
                 | events.StateChanged()
@@ -243,7 +264,14 @@ class Metrics:
 
 def take_snapshot(stats: GroupStats, connections: int) -> Snapshot:
     """What the gauges show (taken on the event loop: O(groups))."""
-    return Snapshot(stats.groups_by_state, stats.members, connections)
+    return Snapshot(
+        stats.groups_by_state,
+        stats.members,
+        connections,
+        stats.consumer_groups_by_state,
+        stats.consumer_members,
+        stats.members_revoking,
+    )
 
 
 class _LiveGauges(Collector):
@@ -283,12 +311,30 @@ class _LiveGauges(Collector):
             f"{NS}_connections",
             "Open client connections (Kafka: socket-server-metrics connection-count)",
         )
+        consumer_groups = GaugeMetricFamily(
+            f"{NS}_consumer_groups",
+            "KIP-848 consumer groups by state (Kafka: group-coordinator-metrics "
+            "consumer-group-count{state})",
+            labels=["state"],
+        )
+        consumer_members = GaugeMetricFamily(
+            f"{NS}_consumer_members", "Members of KIP-848 consumer groups (no Kafka equivalent)"
+        )
+        revoking = GaugeMetricFamily(
+            f"{NS}_consumer_members_revoking",
+            "KIP-848 members that still have partitions to revoke before others may take "
+            "them (no Kafka equivalent)",
+        )
         if snap is not None:
             for state, count in snap.groups_by_state.items():
                 groups.add_metric([state], count)
             members.add_metric([], snap.members)
             connections.add_metric([], snap.connections)
-        return [groups, members, connections]
+            for state, count in snap.consumer_groups_by_state.items():
+                consumer_groups.add_metric([state], count)
+            consumer_members.add_metric([], snap.consumer_members)
+            revoking.add_metric([], snap.members_revoking)
+        return [groups, members, connections, consumer_groups, consumer_members, revoking]
 
 
 #: Per response class, the fields declared as lists (where nested results may hold error

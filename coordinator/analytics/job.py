@@ -372,6 +372,15 @@ def _per_group(entries: Any, F: Any) -> Any:
             F.coalesce(F.sum(F.when(kind == "offsets_committed", F.col("count"))), F.lit(0)).alias(
                 "offsets_committed"
             ),
+            # KIP-848 consumer groups: target assignments, and members' time to reconcile.
+            F.count(F.when(kind == "target_assignment_computed", 1)).alias("target_assignments"),
+            F.count(F.when(kind == "member_reconciled", 1)).alias("reconciliations"),
+            F.percentile_approx(
+                F.when(kind == "member_reconciled", F.col("duration_ms")), F.lit(0.5)
+            ).alias("reconcile_p50_ms"),
+            F.max(F.when(kind == "member_reconciled", F.col("duration_ms"))).alias(
+                "reconcile_max_ms"
+            ),
         )
     )
 

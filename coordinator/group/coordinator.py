@@ -36,7 +36,7 @@ from .consumer import admin as consumer_admin
 from .consumer import durability as consumer_durability
 from .consumer import heartbeat as consumer_heartbeat
 from .consumer import offsets as consumer_offsets
-from .consumer.group import ConsumerGroup
+from .consumer.group import ConsumerGroup, ConsumerGroupState
 from .consumer.requests import ConsumerHeartbeatInput
 from .context import Context, Shard, default_member_id, no_topics
 from .deadlines import TimerKind
@@ -326,7 +326,18 @@ class GroupCoordinator(Generic[T]):
         return self._done(ctx)
 
     def stats(self) -> GroupStats:
-        return lifecycle.stats(self._shard.groups.values())
+        consumer = self._shard.consumer_groups
+        # A consumer group's offsets are kept by a classic group of its id: not counted twice.
+        classic = lifecycle.stats(
+            g for g in self._shard.groups.values() if g.group_id not in consumer
+        )
+        by_state = {s.value: 0 for s in ConsumerGroupState if s is not ConsumerGroupState.DEAD}
+        members = revoking = 0
+        for g in consumer.values():
+            by_state[g.state.value] += 1
+            members += len(g.members)
+            revoking += sum(1 for m in g.members.values() if m.pending_revocation)
+        return GroupStats(classic.groups_by_state, classic.members, by_state, members, revoking)
 
     def shutdown(self) -> Effects[T]:
         # No clock reading is passed to shutdown; state timestamps of Dead groups are moot.

@@ -144,6 +144,28 @@ class OffsetsExpired:
 
 
 @dataclass(frozen=True, slots=True)
+class TargetAssignmentComputed:
+    """A KIP-848 consumer group's server-side assignor computed the target of an epoch."""
+
+    group_id: str
+    group_epoch: int
+    assignor: str
+    members: int
+    members_changed: int  # members whose target differs from the previous one
+
+
+@dataclass(frozen=True, slots=True)
+class MemberReconciled:
+    """A KIP-848 member owns its target assignment at the group's assignment epoch."""
+
+    group_id: str
+    member_id: str
+    member_epoch: int
+    #: Since that target was computed (None: computed before this node loaded the group).
+    duration_ms: int | None
+
+
+@dataclass(frozen=True, slots=True)
 class LimitReached:
     """A configured limit refused a request (logged; counted in metrics)."""
 
@@ -169,5 +191,7 @@ GroupEvent = (
     | GroupDeleted
     | OffsetsCommitted
     | OffsetsExpired
+    | TargetAssignmentComputed
+    | MemberReconciled
     | LimitReached
 )

@@ -134,6 +134,11 @@ class GroupStats:
 
     groups_by_state: dict[str, int]
     members: int
+    #: KIP-848 consumer groups by state, their members, and the members that still have
+    #: partitions to revoke.
+    consumer_groups_by_state: dict[str, int] = field(default_factory=dict)
+    consumer_members: int = 0
+    members_revoking: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -148,6 +148,23 @@ def _body(e: NodeEvent) -> dict[str, Any] | None:
             }
         case cluster.PartitionsFenced():
             return {"type": "partitions_fenced", "partitions": e.partitions, "owned": e.owned}
+        case events.TargetAssignmentComputed():
+            return {
+                "type": "target_assignment_computed",
+                "group": e.group_id,
+                "generation": e.group_epoch,
+                "protocol": e.assignor,
+                "members": e.members,
+                "count": e.members_changed,
+            }
+        case events.MemberReconciled():
+            return {
+                "type": "member_reconciled",
+                "group": e.group_id,
+                "member": e.member_id,
+                "generation": e.member_epoch,
+                "duration_ms": e.duration_ms,
+            }
         case events.LimitReached() | cluster.LeaseRenewed():
             return None  # a log line and a metric, not a journal entry
         case _:

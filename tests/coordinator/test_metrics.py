@@ -13,6 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from coordinator.client.member import GroupMember
 from coordinator.config import Settings
 from coordinator.group.config import GroupConfig
+from coordinator.group.consumer.config import ConsumerGroupConfig
 from coordinator.metrics import Metrics
 from coordinator.observability import ObservabilitySettings
 from coordinator.server import Server
@@ -229,4 +230,47 @@ async def test_every_kind_of_limit_hit_is_counted(tmp_path: Path) -> None:
         for _reader, writer in held:
             writer.close()
     finally:
+        await srv.stop()
+
+
+async def test_consumer_groups_have_their_gauges_target_assignments_and_reconcile_times(
+    tmp_path: Path,
+) -> None:
+    fast = ConsumerGroupConfig(heartbeat_interval_ms=100, min_heartbeat_interval_ms=50)
+    srv = Server(
+        Settings(
+            listen=("127.0.0.1", 0),
+            store="memory",
+            data_dir=tmp_path,
+            topics=(("orders", 6),),
+            group=GroupConfig(initial_rebalance_delay_ms=0, consumer=fast),
+            observability=ObservabilitySettings(metrics_listen=("127.0.0.1", 0)),
+        )
+    )
+    await srv.start()
+    members = [
+        GroupMember(f"127.0.0.1:{srv.port}", "kip848", topics=["orders"], group_protocol="consumer")
+        for _ in range(2)
+    ]
+    try:
+        for m in members:
+            await m.start(10)
+        settled = await wait_for(
+            srv, lambda s: value(s, "group_coordinator_consumer_groups", state="Stable") == 1
+        )
+        assert value(settled, "group_coordinator_consumer_members") == 2
+        assert value(settled, "group_coordinator_consumer_members_revoking") == 0
+        assert value(settled, "group_coordinator_consumer_target_assignments_total") >= 2
+        # Both members reconciled at least once (the second one after the first revoked).
+        assert value(settled, "group_coordinator_consumer_reconcile_seconds_count") >= 2
+        owner = next(m for m in members if m.assignment.get("orders"))
+        await owner.commit({("orders", p): 1 for p in owner.assignment["orders"]})
+        committed = await wait_for(
+            srv, lambda s: value(s, "group_coordinator_offset_commits_total") >= 1
+        )
+        # The classic group that keeps a consumer group's offsets is not a group of its own.
+        assert value(committed, "group_coordinator_groups", state="Empty") == 0
+    finally:
+        for m in members:
+            await m.close()
         await srv.stop()

@@ -388,12 +388,18 @@ def _bump(ctx: Context, g: ConsumerGroup, reason: str, trigger: RebalanceTrigger
 def _assign(ctx: Context, g: ConsumerGroup) -> None:
     assignor = g.preferred_assignor(DEFAULT_ASSIGNOR)
     target = compute_target(g, assignor)
+    changed = 0
     for member_id, parts in target.items():
         if g.target.get(member_id) != parts:  # only what changed is written, as in Kafka
             g.dirty_members.add(member_id)
+            changed += 1
     g.target = target
     g.assignment_epoch = g.group_epoch
+    g.target_computed_ms = ctx.now
     g.dirty = True
+    ctx.event(
+        events.TargetAssignmentComputed(g.group_id, g.group_epoch, assignor, len(target), changed)
+    )
 
 
 def _reconcile(ctx: Context, g: ConsumerGroup, m: ConsumerMember, owned: Partitions | None) -> None:
@@ -414,6 +420,10 @@ def _reconcile(ctx: Context, g: ConsumerGroup, m: ConsumerMember, owned: Partiti
         arm_revocation_timer(ctx, g, m)
     else:
         ctx.cancel(consumer_rebalance_key(g.group_id, m.member_id))
+    if m.is_reconciled_to(g.assignment_epoch):
+        since = g.target_computed_ms
+        took = None if since is None else max(ctx.now - since, 0)
+        ctx.event(events.MemberReconciled(g.group_id, m.member_id, m.member_epoch, took))
 
 
 def arm_revocation_timer(ctx: Context, g: ConsumerGroup, m: ConsumerMember) -> None:

@@ -89,6 +89,15 @@ def scenario() -> Journal:
     j.to(1, T0 + 180_000, "moved", "Dead")
     j.add(1, T0 + 180_000, "group_deleted", "moved", reason="DeleteGroups")
 
+    # kip848 (node 0): a KIP-848 consumer group's target assignments and reconciliations.
+    j.add(0, T0 + 20_000, "target_assignment_computed", "kip848", generation=1,
+          protocol="uniform", members=1, count=1)  # fmt: skip
+    for k, took in enumerate((40, 120, 80)):
+        j.add(0, T0 + 20_000 + took, "member_reconciled", "kip848", member=f"k-{k}",
+              generation=1, duration_ms=took)  # fmt: skip
+    j.add(0, T0 + 30_000, "target_assignment_computed", "kip848", generation=2,
+          protocol="uniform", members=3, count=2)  # fmt: skip
+
     # legacy (node 2): a journal written before entries had seq.
     j.join(2, T0 + 5_000, "legacy", "old-1", "old", "/h4")
     return j
@@ -174,8 +183,12 @@ def test_counts_and_time_in_each_state_across_nodes(run: dict[str, Any]) -> None
     assert summary(run, "deployed")["static_members_replaced"] == 1
     totals = run["analysis"].totals
     assert (totals["groups"], totals["rebalances"], totals["nodes"]) == (
-        6, 18 + 6 + 5 + 12 + 4 + 1, 3,
+        7, 18 + 6 + 5 + 12 + 4 + 1, 3,
     )  # fmt: skip
+    kip848 = summary(run, "kip848")
+    assert (kip848["target_assignments"], kip848["reconciliations"]) == (2, 3)
+    assert (kip848["reconcile_p50_ms"], kip848["reconcile_max_ms"]) == (80, 120)
+    assert summary(run, "flappy")["target_assignments"] == 0  # a classic group
     assert (totals["members_evicted"], totals["static_members_replaced"]) == (1, 1)
 
 
@@ -238,7 +251,7 @@ def test_top_groups_name_the_churniest_client_in_one_sentence(run: dict[str, Any
         " (median lifetime 10 s)"
     )
     assert [r["group"] for r in sorted(run["tables"]["top_groups"], key=lambda r: r["rank"])] == [
-        "flappy", "cascade", "deployed", "kp-deploy", "moved", "legacy",
+        "flappy", "cascade", "deployed", "kp-deploy", "moved", "legacy", "kip848",
     ]  # fmt: skip
     page = run["page"]
     assert "client `etl-7` on host h3 joined and left 8 times in 19 s" in page

@@ -7,7 +7,12 @@ import random
 
 from coordinator.group.consumer.member import MemberState
 from coordinator.group.consumer.requests import ConsumerHeartbeatInput
-from coordinator.group.events import MemberRemoved, RemovalCause
+from coordinator.group.events import (
+    MemberReconciled,
+    MemberRemoved,
+    RemovalCause,
+    TargetAssignmentComputed,
+)
 from protocol.errors import ErrorCode
 
 from .harness import ConsumerHarness, Member, owners_disjoint, settle
@@ -295,3 +300,28 @@ def test_an_invalid_regex_is_refused_with_re2s_reason() -> None:
         "SubscribedTopicRegex `(a)\\1` is not a valid regular expression:"
         " invalid escape sequence: \\1."
     )
+
+
+def test_target_assignments_and_reconciliations_are_reported_with_their_time() -> None:
+    h = ConsumerHarness()
+    a, b = h.member("a"), h.member("b")
+    a.join()
+    b.join()
+    computed = [e for e in h.events if isinstance(e, TargetAssignmentComputed)]
+    assert [(e.group_epoch, e.members, e.members_changed) for e in computed] == [
+        (1, 1, 1),
+        (2, 2, 2),  # b's target is new, and a's shrank
+    ]
+    assert computed[-1].assignor == "uniform"
+    h.advance(250)
+    a.beat()  # a revokes
+    h.advance(100)
+    a.beat()  # ...and reports it: a is reconciled at epoch 2
+    h.advance(50)
+    b.beat()  # b takes what a freed
+    reconciled = [
+        (e.member_id, e.member_epoch, e.duration_ms)
+        for e in h.events
+        if isinstance(e, MemberReconciled) and e.member_epoch == 2
+    ]
+    assert reconciled == [("a", 2, 350), ("b", 2, 400)]
