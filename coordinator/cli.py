@@ -353,6 +353,13 @@ def main(ctx: click.Context) -> None:
     help="let the console delete empty groups, reset offsets and remove static members",
 )
 @option(
+    "--http-analytics",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="the directory `analyze --report` writes: the console's Analysis page shows its "
+    "summary (top groups, storms), read when the page is opened",
+)
+@option(
     "--log-format",
     default=_SETTINGS.log_format,
     type=click.Choice(["plain", "json"]),
@@ -428,7 +435,11 @@ def settings_from_options(options: dict[str, Any]) -> Settings:
             journal_rotate_seconds=options["journal_rotate_seconds"],
             metrics_listen=options["metrics_listen"],
         ),
-        console=ConsoleSettings(listen=options["http_listen"], admin=options["http_admin"]),
+        console=ConsoleSettings(
+            listen=options["http_listen"],
+            admin=options["http_admin"],
+            analytics=options["http_analytics"],
+        ),
         log_format=options["log_format"],
         log_level=options["log_level"],
         listeners=listeners_from_options(options),

@@ -7,6 +7,7 @@ gives (``--master``, ``--conf``, or spark-submit's own); nothing here overrides 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
@@ -190,7 +191,23 @@ def analyze_journals(
     analysis = job.run(spark, resolved, table_root(out), options)
     report_dir.mkdir(parents=True, exist_ok=True)
     pngs = charts.draw(analysis, report_dir / "charts")
+    write_summary(analysis, report_dir / SUMMARY_FILE)
     return analysis, report.write(analysis, pngs, report_dir, options)
+
+
+#: Beside report.html: the totals, top groups and storms the report shows, as JSON, for
+#: other tools (the daemon's web console, ``--http-analytics``) to show without Spark.
+SUMMARY_FILE = "summary.json"
+
+
+def write_summary(analysis: Any, path: Path) -> None:
+    summary = {
+        "generated_ms": int(time.time() * 1000),
+        "totals": analysis.totals,
+        "top_groups": analysis.top_groups,
+        "storms": analysis.storms,
+    }
+    path.write_text(json.dumps(summary, default=str, indent=1) + "\n")
 
 
 def is_uri(path: str) -> bool:

@@ -56,7 +56,7 @@ CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
     "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 )
-VIEWS = ("overview", "groups", "group", "topics")
+VIEWS = ("overview", "groups", "group", "topics", "analytics")
 
 
 def _package_dir(name: str) -> Path:
@@ -72,7 +72,9 @@ class Console:
         self.settings = settings
         self.activity = Activity(runtime.clock.now_ms)
         runtime.event_sinks.append(self.activity)
-        self.state = ConsoleState(runtime.node, self.activity, connections, settings.admin)
+        self.state = ConsoleState(
+            runtime.node, self.activity, connections, settings.admin, settings.analytics
+        )
         self.carry_out = runtime.carry_out
         self.runtime = runtime
         self.sessions = Sessions()
@@ -151,6 +153,8 @@ class Console:
             return views.group_detail(self.state, viewer, query.get("id", ""))
         if view == "topics":
             return views.topics(self.state, viewer)
+        if view == "analytics":
+            return views.analytics(self.state, viewer)
         return None
 
     def render(self, template: str, **context: Any) -> str:
@@ -250,6 +254,10 @@ async def group_page(request: web.Request) -> web.StreamResponse:
 
 async def topics_page(request: web.Request) -> web.StreamResponse:
     return await _page(request, "topics", "Topics")
+
+
+async def analytics_page(request: web.Request) -> web.StreamResponse:
+    return await _page(request, "analytics", "Analysis")
 
 
 async def login_form(request: web.Request) -> web.StreamResponse:
@@ -485,6 +493,7 @@ def build_app(console: Console) -> web.Application:
     app.router.add_get("/groups", groups_page)
     app.router.add_get("/group", group_page)
     app.router.add_get("/topics", topics_page)
+    app.router.add_get("/analytics", analytics_page)
     app.router.add_get("/login", login_form)
     app.router.add_post("/login", login)
     app.router.add_post("/logout", logout)
@@ -492,6 +501,7 @@ def build_app(console: Console) -> web.Application:
     app.router.add_get("/api/groups", _api("groups"))
     app.router.add_get("/api/groups/{group:.+}", _api("group"))
     app.router.add_get("/api/topics", _api("topics"))
+    app.router.add_get("/api/analytics", _api("analytics"))
     app.router.add_get("/api/events", api_events)
     app.router.add_get("/api/stream", stream)
     app.router.add_post("/api/actions/{action}", action)

@@ -8,9 +8,11 @@ than DescribeGroups, ListGroups, OffsetFetch and Metadata would.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from protocol.consumer import CONSUMER_PROTOCOL_TYPE, decode_assignment
@@ -77,6 +79,8 @@ class ConsoleState:
     activity: Activity
     connections: Callable[[], int]
     admin: bool = False
+    #: The ``analyze --report`` directory (None: the Analysis page says how to get one).
+    analytics: Path | None = None
 
     def now_ms(self) -> int:
         return self.node.now_ms()
@@ -515,3 +519,35 @@ def topics(state: ConsoleState, viewer: Viewer) -> dict[str, Any]:
             if viewer.sees_topic(node, t.name)
         ]
     }
+
+
+# -- analysis ---------------------------------------------------------------------------------
+
+#: What ``analyze`` writes beside report.html (coordinator/analytics/command.py).
+SUMMARY_FILE = "summary.json"
+
+
+def analytics(state: ConsoleState, viewer: Viewer) -> dict[str, Any]:
+    """The last ``analyze`` run's summary (its top groups and storms, as its tables have
+    them), limited to the groups this viewer may see; read from disk when asked."""
+    node = state.node
+    out: dict[str, Any] = {"configured": state.analytics is not None, "found": False}
+    if state.analytics is None:
+        return out
+    path = state.analytics / SUMMARY_FILE
+    out["path"] = str(path)
+    try:
+        summary = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        out["problem"] = f"{type(exc).__name__}: {exc}"
+        return out
+    seen = [g for g in summary.get("top_groups", []) if viewer.sees_group(node, g.get("group", ""))]
+    storms = [s for s in summary.get("storms", []) if viewer.sees_group(node, s.get("group", ""))]
+    out.update(
+        found=True,
+        generated_ms=summary.get("generated_ms"),
+        totals=summary.get("totals", {}) if viewer.sees_all_groups(node) else {},
+        top_groups=seen,
+        storms=storms,
+    )
+    return out

@@ -8,6 +8,7 @@ One Spark session and one run of the job for the whole module (Spark is slow to 
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -253,6 +254,12 @@ def test_top_groups_name_the_churniest_client_in_one_sentence(run: dict[str, Any
     assert [r["group"] for r in sorted(run["tables"]["top_groups"], key=lambda r: r["rank"])] == [
         "flappy", "cascade", "deployed", "kp-deploy", "moved", "legacy", "kip848",
     ]  # fmt: skip
+    # The summary other tools (the console's Analysis page) read: the same rows.
+    summary_file = json.loads((run["out"] / "summary.json").read_text())
+    assert [g["group"] for g in summary_file["top_groups"]] == [
+        r["group"] for r in sorted(run["tables"]["top_groups"], key=lambda r: r["rank"])
+    ]
+    assert summary_file["top_groups"][0]["story"] == stories["flappy"]
     page = run["page"]
     assert "client `etl-7` on host h3 joined and left 8 times in 19 s" in page
 
