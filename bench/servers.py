@@ -145,7 +145,11 @@ def start_daemon(
     env = dict(os.environ)
     if src is not None:
         env["PYTHONPATH"] = str(src)
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    # ``-m`` puts the working directory first on sys.path, ahead of PYTHONPATH: without
+    # cwd=src every "older" daemon would import the checkout it was started from.
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=src
+    )
     _wait_listening(proc, port, name)
     return ServerProcess(name, port, proc, {"command": " ".join(cmd[1:])})
 
