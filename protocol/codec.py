@@ -13,7 +13,7 @@ from typing import Any, TypeVar, cast
 
 from construct import Construct, ConstructError
 
-from .codegen import Decoder, Encoder, compile_struct
+from .codegen import Decoder, Encoder, compile_struct, compile_view
 from .errors import DecodeError, EncodeError
 from .schema import Struct, in_range, is_flexible
 from .structs import KStruct, build_struct
@@ -65,6 +65,20 @@ def compiled(cls: type[Struct], version: int) -> tuple[Decoder, Encoder]:
     if fns is None:
         fns = _COMPILED[(cls, version)] = compile_struct(struct_for(cls, version))
     return fns
+
+
+_VIEWS: dict[tuple[type[Struct], int, tuple[str, ...]], Decoder] = {}
+
+
+def compiled_view(cls: type[Struct], version: int, fields: tuple[str, ...]) -> Decoder:
+    """A decoder of ``cls`` at ``version`` returning ``((field values...), offset)`` instead
+    of an object: generated from the same declaration, with the same checks. It raises
+    what the full decoder raises (``DECODE_FAULTS`` included: callers map them)."""
+    key = (cls, version, fields)
+    view = _VIEWS.get(key)
+    if view is None:
+        view = _VIEWS[key] = compile_view(struct_for(cls, version), fields)
+    return view
 
 
 def read(cls: type[T], buf: bytes, offset: int, version: int) -> tuple[T, int]:

@@ -139,7 +139,9 @@ def _default_expr(g: CodeGen, factory: Callable[[], Any]) -> str:
     return f"{g.const(factory)}()"
 
 
-def _emit_decode_body(g: CodeGen, ks: KStruct) -> None:
+def _emit_decode_body(g: CodeGen, ks: KStruct, view: tuple[str, ...] | None = None) -> None:
+    """The decoder's body: it returns ``(obj, o)``, or with ``view`` the tuple of those
+    fields' values (absent ones at their defaults) instead of ``obj``."""
     targets: dict[str, str] = {}
     for run in _runs(ks.fields):
         fmts = [fixed_format(sub) for _, sub in run]
@@ -164,6 +166,13 @@ def _emit_decode_body(g: CodeGen, ks: KStruct) -> None:
         _emit_decode_tags(g, ks.tagged, targets)
     else:
         g.line("unknown = None")
+    if view is not None:
+        absent = {fname: factory for fname, factory, _ in ks.absent}
+        values = [
+            targets[name] if name in targets else _default_expr(g, absent[name]) for name in view
+        ]
+        g.line(f"return ({''.join(v + ', ' for v in values)}), o")
+        return
     obj = "obj"
     g.line(f"{obj} = new({g.const(ks.cls)})")
     for fname, tname in targets.items():
@@ -256,6 +265,24 @@ def _emit_encode_body(g: CodeGen, ks: KStruct) -> None:
         g.line(f"known.append(({tf.tag}, {tw}))")
         g.dedent()
     g.line("write_tag_section(w, known, obj.unknown_tagged_fields)")
+
+
+def compile_view(ks: KStruct, fields: tuple[str, ...]) -> Decoder:
+    """A decoder of ``ks`` that returns ``(values of fields, o)``: the same checks as the
+    full decoder, without building the object (for the hottest requests, whose handlers
+    read a few fields once). Unknown tagged fields are skipped."""
+    known = {name for name, _ in ks.fields} | {tf.name for tf in ks.tagged}
+    known |= {name for name, _, _ in ks.absent}
+    missing = [name for name in fields if name not in known]
+    if missing:
+        raise ValueError(f"{ks.cls.__name__} has no field {', '.join(missing)}")
+    ns = dict(_BASE_NAMESPACE)
+    gen = CodeGen(ns)
+    _emit_decode_body(gen, ks, fields)
+    src = gen.source("def view(buf, o, blen):")
+    exec(compile(src, f"<kafka {ks.cls.__name__} v{ks.version} view>", "exec"), ns)
+    view: Decoder = ns["view"]
+    return view
 
 
 def compile_struct(ks: KStruct) -> tuple[Decoder, Encoder]:

@@ -148,6 +148,21 @@ class GroupCoordinator(Generic[T]):
         membership.heartbeat(ctx, token, req)
         return self._done(ctx)
 
+    def heartbeat_now(
+        self,
+        group_id: str,
+        generation_id: int,
+        member_id: str,
+        group_instance_id: str | None,
+        now_ms: int,
+    ) -> tuple[int, str | None, int]:
+        """``heartbeat`` without the Effects around it, for the heartbeat lane: (error
+        code, the timer key to (re)arm or None, its deadline). A Heartbeat never persists,
+        emits or parks anything, so this is the whole of it."""
+        return membership.beat(
+            self._shard, group_id, generation_id, member_id, group_instance_id, now_ms
+        )
+
     def leave_group(self, token: T, req: LeaveGroupInput, now_ms: int) -> Effects[T]:
         ctx = self._context(now_ms)
         membership.leave_group(ctx, token, req)
@@ -255,7 +270,7 @@ class GroupCoordinator(Generic[T]):
 
     def fire_timer(self, key: str, now_ms: int) -> Effects[T]:
         ctx = self._context(now_ms)
-        armed = self._shard.deadlines.take_due(key, now_ms)
+        armed = self._shard.deadlines.take_due(ctx.out, key, now_ms)
         if armed is None:
             return ctx.out  # cancelled, rescheduled later, or not due yet
         if armed.kind in (TimerKind.CONSUMER_SESSION, TimerKind.CONSUMER_REBALANCE):

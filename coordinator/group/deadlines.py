@@ -104,6 +104,19 @@ class Deadlines:
             armed.deadline_ms = deadline_ms
         out.timers.append(Schedule(key, deadline_ms))
 
+    def move_heartbeat(self, key: str, group_id: str, member_id: str, deadline_ms: int) -> bool:
+        """A heartbeat moves its session deadline in place; True when the driver must be
+        told (a new timer, or a deadline earlier than before: its timer would fire late).
+        A later deadline needs nothing: the driver's timer fires at the old one and
+        ``take_due`` re-arms it for the new one."""
+        armed = self._armed.get(key)
+        if armed is None:
+            self._armed[key] = Armed(TimerKind.HEARTBEAT, deadline_ms, group_id, member_id)
+            return True
+        earlier = deadline_ms < armed.deadline_ms
+        armed.deadline_ms = deadline_ms
+        return earlier
+
     def cancel(self, out: Effects[Any], key: str) -> None:
         if self._armed.pop(key, None) is not None:
             out.timers.append(Cancel(key))
@@ -112,10 +125,15 @@ class Deadlines:
         out.timers.extend(Cancel(key) for key in self._armed)
         self._armed.clear()
 
-    def take_due(self, key: str, now_ms: int) -> Armed | None:
-        """Disarm and return ``key`` if it is armed and due; None for a stale firing."""
+    def take_due(self, out: Effects[Any], key: str, now_ms: int) -> Armed | None:
+        """Disarm and return ``key`` if it is armed and due; None for a stale firing. A
+        firing before the armed deadline (moved by heartbeats the driver was not told of)
+        re-arms the driver's timer for it."""
         armed = self._armed.get(key)
-        if armed is None or armed.deadline_ms > now_ms:
+        if armed is None:
+            return None
+        if armed.deadline_ms > now_ms:
+            out.timers.append(Schedule(key, armed.deadline_ms))
             return None
         del self._armed[key]
         return armed

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from protocol.errors import ErrorCode
 
-from .context import Context
+from .context import Context, Shard
 from .deadlines import heartbeat_key
+from .effects import Schedule
 from .events import RebalanceTrigger, RemovalCause
 from .group import ClassicGroup
 from .rebalance import (
@@ -21,27 +22,49 @@ from .states import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STAB
 
 def heartbeat(ctx: Context, token: object, req: HeartbeatInput) -> None:
     """O(1): a lookup, a check, and the session timer moved."""
-    ctx.reply(token, HeartbeatResult(_heartbeat(ctx, req)))
+    error, key, deadline = beat(
+        ctx.shard, req.group_id, req.generation_id, req.member_id, req.group_instance_id, ctx.now
+    )
+    if key is not None:
+        ctx.out.timers.append(Schedule(key, deadline))
+    ctx.reply(token, HeartbeatResult(error))
 
 
-def _heartbeat(ctx: Context, req: HeartbeatInput) -> int:
-    if not req.group_id:
-        return ErrorCode.INVALID_GROUP_ID
-    g = ctx.groups.get(req.group_id)
+def beat(
+    shard: Shard,
+    group_id: str,
+    generation_id: int,
+    member_id: str,
+    group_instance_id: str | None,
+    now: int,
+) -> tuple[int, str | None, int]:
+    """A Heartbeat (spec 4.3): (error code, the timer key the driver must (re)arm or None,
+    its deadline). The one implementation, for the request path and the heartbeat lane:
+    the session moves in place, and the driver hears of it only when its timer would
+    otherwise fire late (a new timer, or an earlier deadline); a timer that fires before
+    the moved deadline is re-armed then (``Deadlines.take_due``)."""
+    if not group_id:
+        return ErrorCode.INVALID_GROUP_ID, None, 0
+    g = shard.groups.get(group_id)
     if g is None:
-        return ErrorCode.UNKNOWN_MEMBER_ID
+        return ErrorCode.UNKNOWN_MEMBER_ID, None, 0
     if g.state is DEAD:
-        return ErrorCode.COORDINATOR_NOT_AVAILABLE
-    error = g.validate_member(req.member_id, req.group_instance_id)
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE, None, 0
+    error = g.validate_member(member_id, group_instance_id)
     if error:
-        return error
-    if req.generation_id != g.generation_id:
-        return ErrorCode.ILLEGAL_GENERATION
+        return error, None, 0
+    if generation_id != g.generation_id:
+        return ErrorCode.ILLEGAL_GENERATION, None, 0
     if g.state is EMPTY:
-        return ErrorCode.UNKNOWN_MEMBER_ID
-    ctx.restart_session(g, g.members[req.member_id])
+        return ErrorCode.UNKNOWN_MEMBER_ID, None, 0
+    m = g.members[member_id]
+    m.last_heartbeat_ms = now
+    deadline = now + m.session_timeout_ms
+    key = m.heartbeat_key
+    moved = shard.deadlines.move_heartbeat(key, group_id, member_id, deadline)
     # In PreparingRebalance the session still counts (the member is alive) but it must rejoin.
-    return ErrorCode.REBALANCE_IN_PROGRESS if g.state is PREPARING_REBALANCE else 0
+    error = ErrorCode.REBALANCE_IN_PROGRESS if g.state is PREPARING_REBALANCE else 0
+    return error, key if moved else None, deadline
 
 
 def leave_group(ctx: Context, token: object, req: LeaveGroupInput) -> None:

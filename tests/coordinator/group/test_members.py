@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from coordinator.group import GroupConfig
 from coordinator.group.deadlines import heartbeat_key
+from coordinator.group.effects import Schedule
+from coordinator.group.requests import HeartbeatInput
 from coordinator.group.results import MemberError
 from coordinator.group.states import DEAD, GroupState
 from protocol.errors import ErrorCode
@@ -169,12 +171,58 @@ def test_stale_heartbeat_timer_of_a_removed_member_is_ignored():
     assert h.co.timer_deadline(key) is None
 
 
-def test_heartbeat_timer_fired_early_is_ignored():
+def test_heartbeat_timer_fired_early_only_rearms_for_its_deadline():
     h = Harness()
     (leader,), _ = h.stable_group(1, session=10000)
-    effects = h.co.fire_timer(heartbeat_key(GROUP, leader), h.now + 1)
-    assert effects.replies == effects.events == effects.timers == []
+    key = heartbeat_key(GROUP, leader)
+    deadline = h.co.timer_deadline(key)
+    assert deadline is not None
+    effects = h.co.fire_timer(key, h.now + 1)
+    assert effects.replies == effects.events == []
+    assert effects.timers == [Schedule(key, deadline)]
     assert leader in h.group().members
+
+
+def test_heartbeat_moving_the_session_later_tells_the_driver_nothing():
+    # The driver's timer fires at the old deadline and is re-armed then: the member
+    # lives a full session after its last heartbeat, not after the first.
+    h = Harness()
+    (leader,), generation = h.stable_group(1, session=10000)
+    key = heartbeat_key(GROUP, leader)
+    h.advance(4000)
+    effects = h.co.heartbeat(h._token(), HeartbeatInput(GROUP, generation, leader, None), h.now)
+    assert effects.timers == []
+    h.apply(effects)
+    assert h.co.timer_deadline(key) == h.now + 10000
+    h.advance(9999)
+    assert leader in h.group().members
+    assert h.timers[key][0] == h.now + 1  # re-armed when the old deadline passed
+    h.advance(1)
+    assert leader not in h.group().members
+
+
+def test_heartbeat_now_answers_as_heartbeat():
+    a, b = Harness(), Harness()
+    for h in (a, b):
+        h.stable_group(2, session=10000)
+        h.advance(100)
+    leader, follower = list(a.group().members)
+    generation = a.group().generation_id
+    cases = [
+        (GROUP, generation, leader, None),  # alive: 0
+        (GROUP, generation - 1, follower, None),  # ILLEGAL_GENERATION
+        (GROUP, generation, "nobody", None),  # UNKNOWN_MEMBER_ID
+        (GROUP, generation, leader, "not-static"),  # an instance id nobody holds
+        ("", generation, leader, None),  # INVALID_GROUP_ID
+        ("other", generation, leader, None),  # no such group
+    ]
+    for group, gen, member, instance in cases:
+        expected = a.heartbeat(member, gen, instance, group=group)
+        error, _, _ = b.co.heartbeat_now(group, gen, member, instance, b.now)
+        assert error == expected, (group, gen, member, instance)
+    assert a.co.timer_deadline(heartbeat_key(GROUP, leader)) == b.co.timer_deadline(
+        heartbeat_key(GROUP, leader)
+    )
 
 
 # -- Heartbeat --------------------------------------------------------------------------------

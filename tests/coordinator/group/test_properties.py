@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from coordinator.group import GroupConfig
 from coordinator.group.deadlines import heartbeat_key, join_key, sync_key
+from coordinator.group.effects import Effects, Schedule
 from coordinator.group.requests import (
     HeartbeatInput,
     JoinGroupInput,
@@ -27,7 +28,12 @@ from coordinator.group.requests import (
     SyncGroupInput,
     TopicCommit,
 )
-from coordinator.group.results import JoinGroupResult, MemberMetadata, SyncGroupResult
+from coordinator.group.results import (
+    HeartbeatResult,
+    JoinGroupResult,
+    MemberMetadata,
+    SyncGroupResult,
+)
 from coordinator.group.states import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE
 from protocol.errors import ErrorCode
 
@@ -74,6 +80,11 @@ instances = st.lists(st.sampled_from([None, None, "i0", "i1"]), min_size=1, max_
 
 def expected_assignment(generation: int, member_id: str, instance: str | None) -> bytes:
     return f"{generation}/{instance or member_id}".encode()
+
+
+def _answered(effects: Effects[object], token: object, result: object) -> Effects[object]:
+    effects.replies.append((token, result))
+    return effects
 
 
 class Run:
@@ -142,8 +153,13 @@ class Run:
             keys = [k for k, (deadline, _) in sorted(h.timers.items()) if deadline > h.now]
             keys += [join_key("nope"), heartbeat_key("g", "nobody")]
             key = keys[int(op[1]) % len(keys)]  # type: ignore[call-overload]
+            deadline = co.timer_deadline(key)
             effects = co.fire_timer(key, h.now)
-            assert effects.replies == effects.timers == effects.records == effects.events == []
+            assert effects.replies == effects.records == effects.events == []
+            # At most: the driver's timer re-armed for the deadline heartbeats moved it to.
+            rearmed = [] if deadline is None else [Schedule(key, deadline)]
+            assert effects.timers == rearmed
+            h.apply(effects)
             return
         i = int(op[1]) % len(self.clients)  # type: ignore[call-overload]
         c = self.clients[i]
@@ -181,6 +197,15 @@ class Run:
                 GROUP, c.generation, c.member_id, c.instance, None, None, assignments, 3
             )
             self.send("sync", i, lambda t: co.sync_group(t, sreq, h.now))
+        elif kind == "heartbeat" and int(op[3]) == 2:  # type: ignore[call-overload]
+            # The heartbeat lane's entry: no Effects, only a timer to (re)arm.
+            error, key, deadline = co.heartbeat_now(
+                GROUP, c.generation, c.member_id, c.instance, h.now
+            )
+            effects: Effects[object] = Effects()
+            if key is not None:
+                effects.timers.append(Schedule(key, deadline))
+            self.send("heartbeat", i, lambda t: _answered(effects, t, HeartbeatResult(error)))
         elif kind == "heartbeat":
             hreq = HeartbeatInput(GROUP, c.generation, c.member_id, c.instance)
             self.send("heartbeat", i, lambda t: co.heartbeat(t, hreq, h.now))
@@ -201,6 +226,10 @@ class Run:
 
     def check_invariants(self) -> None:
         co = self.h.co
+        for key, (driver_deadline, _) in self.h.timers.items():
+            # The driver's timer never fires after the state machine's deadline.
+            armed = co.timer_deadline(key)
+            assert armed is None or driver_deadline <= armed, key
         for g in co.groups.values():
             members = g.members
             assert g.num_members_awaiting_join == sum(
