@@ -234,11 +234,25 @@ class Metrics:
 
     def request_received(self, request: Request) -> _RequestSeries:
         """Count ``request``; ``request_answered`` times it once its reply is ready."""
-        key = (request.api.key, request.version)
-        series = self._series.get(key)
-        if series is None:
-            series = self._series[key] = _RequestSeries(self, request.api.name, request.version)
+        series = self._series_of(request.api.key, request.api.name, request.version)
         series.requests.inc()
+        return series
+
+    def request_counted(
+        self, api_key: int, api_name: str, version: int, error: int, started: float
+    ) -> None:
+        """A request answered at once with a bare error code (the heartbeat lane): counted,
+        timed and its error recorded as ``request_received`` + ``request_answered`` would."""
+        series = self._series_of(api_key, api_name, version)
+        series.requests.inc()
+        series.latency.observe(time.perf_counter() - started)
+        if error:
+            self.errors.labels(api_name, _error_name(error)).inc()
+
+    def _series_of(self, api_key: int, api_name: str, version: int) -> _RequestSeries:
+        series = self._series.get((api_key, version))
+        if series is None:
+            series = self._series[(api_key, version)] = _RequestSeries(self, api_name, version)
         return series
 
     def request_answered(self, series: _RequestSeries, body: Struct, started: float) -> None:

@@ -33,6 +33,7 @@ from .group.effects import Cancel, Effects, Schedule
 from .group.events import LimitReached
 from .group.records import OffsetCommitRecord, Record
 from .handlers.dispatcher import Dispatcher
+from .handlers.heartbeat_lane import HEARTBEAT_KEY, HeartbeatLane
 from .handlers.outcome import Awaiting, Delayed, Offloaded, Outcome, Pending
 from .handlers.routes import daemon_dispatcher
 from .node import Node
@@ -65,6 +66,9 @@ class Runtime:
         self.clock = clock if clock is not None else LoopClock(loop)
         self.node = Node(settings, self.clock)
         self.dispatcher: Dispatcher = daemon_dispatcher(self.node)
+        self.heartbeat_lane = (
+            HeartbeatLane(self.node) if self.dispatcher.supports(HEARTBEAT_KEY) else None
+        )
         self.store: Store = store if store is not None else MemoryStore()
         self.timers = KeyedTimers(loop, self._on_timer, self.clock.offset_ms)
         # Where group events go besides the log (the journal, metrics): see observability.py.
@@ -174,6 +178,25 @@ class Runtime:
         else:
             metrics.request_answered(series, reply, started)
         return reply
+
+    def answer_heartbeat(self, frame: bytes, conn: ConnectionContext, now_ms: int) -> bytes | None:
+        """The response frame to a Heartbeat request frame, through the heartbeat lane
+        (``handlers/heartbeat_lane.py``); None: ``handle`` must take it."""
+        lane = self.heartbeat_lane
+        if lane is None:
+            return None
+        metrics = self.metrics
+        started = time.perf_counter() if metrics is not None else 0.0
+        answer = lane.answer(frame, conn, now_ms)
+        if answer is None:
+            return None
+        if answer.timer_key is not None:
+            self.timers.schedule(answer.timer_key, answer.deadline_ms)
+        if metrics is not None:
+            metrics.request_counted(
+                HEARTBEAT_KEY, "Heartbeat", answer.version, answer.error, started
+            )
+        return answer.frame
 
     def raw_sasl_token(
         self, conn: ConnectionContext, token: bytes

@@ -46,6 +46,8 @@ MAX_QUEUED_REQUESTS = 64
 # Requests handled per connection before the loop serves others: one client pipelining
 # thousands of requests must not hold everyone else's heartbeats.
 REQUESTS_PER_TURN = 16
+# A Heartbeat request frame's first bytes (its api key): answered by the heartbeat lane.
+HEARTBEAT_FRAME = b"\x00\x0c"
 # How long a refused connection stays open after its error response (or until the client
 # closes it first).
 CLOSE_GRACE_S = 0.5
@@ -190,18 +192,34 @@ class KafkaConnection(asyncio.Protocol):
         self._drain_scheduled = False
         turn = REQUESTS_PER_TURN
         self._batching = True
+        runtime = self.runtime
+        queue, ctx = self.queue, self.ctx
+        now_ms: int | None = None  # read once per turn for heartbeats (and after others)
+        answered = False
         try:
-            while self.queue and not self.busy and not self.closed:
+            while queue and not self.busy and not self.closed:
                 if self.write_blocked_since is not None:
                     break  # resumed by resume_writing once the client reads again
                 if not turn:
                     self._drain_scheduled = True
-                    self.runtime.loop.call_soon(self._drain)
+                    runtime.loop.call_soon(self._drain)
                     break
                 turn -= 1
-                self._process(self.queue.popleft())
+                frame = queue.popleft()
+                if frame[:2] == HEARTBEAT_FRAME and ctx.authenticated:
+                    if now_ms is None:
+                        now_ms = runtime.now_ms()
+                    data = runtime.answer_heartbeat(frame, ctx, now_ms)
+                    if data is not None:
+                        self._out.append(data)
+                        answered = True
+                        continue
+                self._process(frame)
+                now_ms = None
         finally:
             self._batching = False
+            if answered:
+                self.last_activity = runtime.loop.time()
             self._flush()
         if self.paused:
             self._update_reading()

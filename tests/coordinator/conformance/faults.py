@@ -19,10 +19,11 @@ from coordinator.group.consumer import heartbeat as consumer_heartbeat
 from coordinator.group.consumer import offsets as consumer_offsets
 from coordinator.group.consumer import regex as consumer_regex
 from coordinator.group.consumer.group import ConsumerGroup
-from coordinator.group.context import Context
+from coordinator.group.context import Context, Shard
 from coordinator.group.events import RemovalCause
 from coordinator.group.group import ClassicGroup
 from coordinator.group.member import Member
+from coordinator.group.requests import HeartbeatInput
 from coordinator.group.results import OffsetFetchResult, SyncGroupResult, TopicOffsets
 from coordinator.group.states import COMPLETING_REBALANCE
 from coordinator.handlers import cluster as handlers_cluster
@@ -59,6 +60,32 @@ def _map_request(mp: pytest.MonkeyPatch, module: Any, name: str, f: Callable[...
         return original(*rest, f(rest[0], req))
 
     mp.setattr(module, name, wrapper)
+
+
+def _map_beat_result(mp: pytest.MonkeyPatch, f: Callable[..., int]) -> None:
+    """Pass the heartbeat's error code through ``f((shard, request), code)``: the one
+    heartbeat implementation (``membership.beat``), which the request path and the
+    heartbeat lane share."""
+    original = membership.beat
+
+    def beat(shard: Shard, group: str, gen: int, member: str, inst: str | None, now: int) -> Any:
+        error, key, deadline = original(shard, group, gen, member, inst, now)
+        return f((shard, HeartbeatInput(group, gen, member, inst)), error), key, deadline
+
+    mp.setattr(membership, "beat", beat)
+
+
+def _map_beat_request(mp: pytest.MonkeyPatch, f: Callable[..., HeartbeatInput]) -> None:
+    """Rewrite a heartbeat with ``f(shard, request)`` before ``membership.beat`` reads it."""
+    original = membership.beat
+
+    def beat(shard: Shard, group: str, gen: int, member: str, inst: str | None, now: int) -> Any:
+        req = f(shard, HeartbeatInput(group, gen, member, inst))
+        return original(
+            shard, req.group_id, req.generation_id, req.member_id, req.group_instance_id, now
+        )
+
+    mp.setattr(membership, "beat", beat)
 
 
 # -- wire layer ------------------------------------------------------------------------------
@@ -223,7 +250,7 @@ def unknown_member_answered_ok(mp: pytest.MonkeyPatch) -> None:
     def ok(code: int) -> int:
         return 0 if code == UNKNOWN else code
 
-    _map_result(mp, membership, "_heartbeat", lambda _a, code: ok(code))
+    _map_beat_result(mp, lambda _a, code: ok(code))
     _map_result(mp, sync, "_validate", lambda _a, code: ok(code))
     _map_result(mp, offsets, "_validate_commit", lambda _a, code: ok(code))
     _map_result(mp, membership, "_leave_one", lambda _a, r: (r[0], r[1], ok(r[2])))
@@ -237,14 +264,14 @@ def skip_generation_check(mp: pytest.MonkeyPatch) -> None:
             return req
         return dataclasses.replace(req, generation_id=g.generation_id)
 
-    _map_request(mp, membership, "_heartbeat", current)
+    _map_beat_request(mp, current)
     _map_request(mp, sync, "_validate", current)
     _map_request(mp, offsets, "_validate_commit", current)
 
 
 @fault
 def heartbeat_ignores_rebalance(mp: pytest.MonkeyPatch) -> None:
-    _map_result(mp, membership, "_heartbeat", lambda _a, code: 0 if code == REBALANCING else code)
+    _map_beat_result(mp, lambda _a, code: 0 if code == REBALANCING else code)
 
 
 @fault
@@ -256,7 +283,7 @@ def heartbeat_rejects_completing_rebalance(mp: pytest.MonkeyPatch) -> None:
             return REBALANCING
         return code
 
-    _map_result(mp, membership, "_heartbeat", strict)
+    _map_beat_result(mp, strict)
 
 
 @fault
@@ -274,17 +301,21 @@ def no_session_expiry(mp: pytest.MonkeyPatch) -> None:
 
 @fault
 def heartbeat_does_not_refresh_session(mp: pytest.MonkeyPatch) -> None:
-    original = membership._heartbeat
+    original = membership.beat
 
-    def heartbeat(ctx: Context, req: Any) -> int:
-        restart = Context.restart_session
-        Context.restart_session = lambda *_args, **_kw: None  # type: ignore[method-assign]
-        try:
-            return original(ctx, req)
-        finally:
-            Context.restart_session = restart  # type: ignore[method-assign]
+    def beat(shard: Shard, group: str, gen: int, member: str, inst: str | None, now: int) -> Any:
+        g = shard.groups.get(group)
+        m = g.members.get(member) if g is not None else None
+        if m is None:
+            return original(shard, group, gen, member, inst, now)
+        last, deadline = m.last_heartbeat_ms, shard.deadlines.deadline(m.heartbeat_key)
+        error, _key, _deadline = original(shard, group, gen, member, inst, now)
+        m.last_heartbeat_ms = last  # as if the session had not been touched
+        if deadline is not None:
+            shard.deadlines.move_heartbeat(m.heartbeat_key, group, member, deadline)
+        return error, None, 0
 
-    mp.setattr(membership, "_heartbeat", heartbeat)
+    mp.setattr(membership, "beat", beat)
 
 
 @fault
