@@ -1,0 +1,306 @@
+"""The heartbeat lane answers Heartbeat frames exactly as the general request path would:
+the same bytes for every state and field a client may send, the same session timers, the
+same checks (authorization), the same metrics; over real sockets, sessions stay alive and
+still expire, and a malformed heartbeat closes only its own connection."""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from coordinator.config import Settings
+from coordinator.connection import ConnectionProtocol
+from coordinator.group.config import GroupConfig
+from coordinator.group.deadlines import heartbeat_key
+from coordinator.handlers import heartbeat_lane
+from coordinator.handlers.heartbeat_lane import HeartbeatLane
+from coordinator.metrics import Metrics
+from coordinator.runtime import Runtime
+from coordinator.server import Server
+from protocol.apis import BY_KEY
+from protocol.apis.heartbeat import HeartbeatRequest, HeartbeatResponse
+from protocol.apis.join_group import JoinGroupRequest, JoinGroupRequestProtocol
+from protocol.apis.sync_group import SyncGroupRequest
+from protocol.errors import ErrorCode
+from protocol.frames import Request, decode_response, encode_request
+
+from .pipeline import Answer, Pipeline
+from .test_pipeline import secured
+
+GROUP = "g"
+
+
+def join(p: Pipeline, conn: ConnectionProtocol, member_id: str, instance: str | None) -> Answer:
+    request = JoinGroupRequest(
+        group_id=GROUP,
+        session_timeout_ms=10_000,
+        rebalance_timeout_ms=10_000,
+        member_id=member_id,
+        group_instance_id=instance,
+        protocol_type="consumer",
+        protocols=[JoinGroupRequestProtocol(name="range", metadata=b"")],
+    )
+    answer = p.send(conn, request, 5)
+    assert isinstance(answer, Answer)
+    return answer
+
+
+def settled(p: Pipeline, answer: Answer) -> Any:
+    p.advance(0)  # the join timer (initial delay 0) fires
+    return answer.body if answer.body is not None else answer.later()
+
+
+def stable_group(p: Pipeline) -> tuple[str, str, int]:
+    """A Stable group of a dynamic member (the leader) and a static one ("i1")."""
+    conn = p.connect()
+    leader = join(p, conn, "", None).body.member_id
+    first = settled(p, join(p, conn, leader, None))
+    assert first.error_code == ErrorCode.NONE
+    sync = SyncGroupRequest(group_id=GROUP, generation_id=first.generation_id, member_id=leader)
+    assert isinstance(p.send(conn, sync, 3), Answer)
+    static_join = join(p, conn, "", "i1")  # a rebalance: the leader must rejoin too
+    again = settled(p, join(p, conn, leader, None))
+    static = settled(p, static_join)
+    generation = again.generation_id
+    for member, instance in ((leader, None), (static.member_id, "i1")):
+        req = SyncGroupRequest(
+            group_id=GROUP, generation_id=generation, member_id=member, group_instance_id=instance
+        )
+        p.send(conn, req, 3)
+    assert p.node.groups.groups[GROUP].state.value == "Stable"
+    return leader, static.member_id, generation
+
+
+def start_rebalance(p: Pipeline) -> None:
+    conn = p.connect()
+    newcomer = join(p, conn, "", None).body.member_id
+    join(p, conn, newcomer, None)
+
+
+def general_answer(p: Pipeline, conn: ConnectionProtocol, frame: bytes) -> bytes:
+    request = conn.receive(frame)
+    assert isinstance(request, Request)
+    answer = p.carry_out(p.dispatcher.dispatch(request, conn.conn))
+    return conn.response(request, answer.body)
+
+
+def heartbeat_frame(
+    version: int,
+    correlation: int,
+    client_id: str | None,
+    group: str,
+    generation: int,
+    member: str,
+    instance: str | None,
+) -> bytes:
+    body = HeartbeatRequest(
+        group_id=group,
+        generation_id=generation,
+        member_id=member,
+        group_instance_id=instance if version >= 3 else None,
+    )
+    return encode_request(body, version, correlation, client_id)[4:]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_the_lane_answers_byte_for_byte_as_the_general_path(data: st.DataObject) -> None:
+    p = Pipeline(Settings(group=GroupConfig(initial_rebalance_delay_ms=0)))
+    leader, static, generation = stable_group(p)
+    lane = HeartbeatLane(p.node)
+    general, fast = p.connect(), p.connect()
+    for _ in range(data.draw(st.integers(1, 6))):
+        frame = heartbeat_frame(
+            data.draw(st.integers(0, 4)),
+            data.draw(st.integers(-(2**31), 2**31 - 1)),
+            data.draw(st.sampled_from([None, "", "consumer-1", "é"])),
+            data.draw(st.sampled_from([GROUP, "", "other"])),
+            generation + data.draw(st.integers(-1, 1)),
+            data.draw(st.sampled_from([leader, static, "nobody", ""])),
+            data.draw(st.sampled_from([None, "i1", "i2"])),
+        )
+        if data.draw(st.booleans()):  # a rebalance in progress (the lane reads state afresh)
+            start_rebalance(p)
+        now = p.clock.now_ms()
+        expected = general_answer(p, general, frame)
+        deadlines = {m: p.node.groups.timer_deadline(heartbeat_key(GROUP, m)) for m in (leader,)}
+        answer = lane.answer(frame, fast.conn, now)
+        assert answer is not None
+        assert answer.frame == expected
+        assert fast.conn.client_id == general.conn.client_id
+        assert deadlines == {
+            m: p.node.groups.timer_deadline(heartbeat_key(GROUP, m)) for m in (leader,)
+        }
+        p.clock.advance(data.draw(st.integers(0, 3000)))
+
+
+def test_a_heartbeat_the_acls_forbid_is_refused_by_the_lane_as_by_the_general_path() -> None:
+    p = secured()
+    lane = HeartbeatLane(p.node)
+    general, fast = p.connect(), p.connect()
+    frame = heartbeat_frame(4, 7, "c", GROUP, 1, "m", None)
+    expected = general_answer(p, general, frame)
+    _, body = decode_response(BY_KEY[12], 4, expected[4:])
+    assert isinstance(body, HeartbeatResponse)
+    assert body.error_code == ErrorCode.GROUP_AUTHORIZATION_FAILED
+    answer = lane.answer(frame, fast.conn, p.clock.now_ms())
+    assert answer is not None and answer.frame == expected
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        heartbeat_frame(4, 1, "c", GROUP, 1, "m", None)[:-3],  # truncated
+        heartbeat_frame(4, 1, "c", GROUP, 1, "m", None) + b"\x00",  # trailing byte
+        heartbeat_frame(2, 1, "c", GROUP, 1, "m", None)[:2] + b"\x00\x05" + b"\x00" * 12,
+        b"\x00\x0c\x00",
+    ],
+    ids=["truncated", "trailing", "unserved-version", "short"],
+)
+def test_frames_the_lane_cannot_read_go_to_the_general_path(frame: bytes) -> None:
+    p = Pipeline()
+    conn = p.connect()
+    assert HeartbeatLane(p.node).answer(frame, conn.conn, p.clock.now_ms()) is None
+    assert not isinstance(conn.receive(frame), Request)  # which refuses them
+
+
+def test_the_memo_answers_from_the_current_state_and_stays_bounded() -> None:
+    p = Pipeline(Settings(group=GroupConfig(initial_rebalance_delay_ms=0)))
+    leader, _static, generation = stable_group(p)
+    lane = HeartbeatLane(p.node)
+    conn = p.connect().conn
+    frame = heartbeat_frame(4, 1, "c", GROUP, generation, leader, None)
+
+    def error(correlation: int) -> int:
+        again = frame[:4] + struct.pack(">i", correlation) + frame[8:]
+        answer = lane.answer(again, conn, p.clock.now_ms())
+        assert answer is not None
+        assert struct.unpack(">i", answer.frame[4:8])[0] == correlation
+        return answer.error
+
+    assert error(1) == ErrorCode.NONE
+    start_rebalance(p)
+    assert error(2) == ErrorCode.REBALANCE_IN_PROGRESS  # the same bytes, remembered
+    for i in range(heartbeat_lane.MEMO_PER_CONNECTION * 2):
+        other = heartbeat_frame(4, i, "c", GROUP, generation, f"m{i}", None)
+        assert lane.answer(other, conn, p.clock.now_ms()) is not None
+    assert conn.heartbeats is not None
+    assert len(conn.heartbeats) <= heartbeat_lane.MEMO_PER_CONNECTION
+
+
+# -- over sockets --------------------------------------------------------------------------
+
+
+@pytest.fixture
+async def server(tmp_path: Path) -> AsyncIterator[Server]:
+    srv = Server(
+        Settings(
+            listen=("127.0.0.1", 0),
+            data_dir=tmp_path,
+            group=GroupConfig(initial_rebalance_delay_ms=0, min_session_timeout_ms=100),
+        )
+    )
+    await srv.start()
+    assert srv.runtime is not None
+    srv.runtime.metrics = Metrics()
+    yield srv
+    await srv.stop()
+
+
+def runtime(server: Server) -> Runtime:
+    assert server.runtime is not None
+    return server.runtime
+
+
+class Wire:
+    """A client on a raw socket: pipelined frames, responses read back in order."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+        self.correlation = 0
+
+    async def call(self, body: object, version: int, count: int = 1) -> list[bytes]:
+        frames = []
+        for _ in range(count):
+            self.correlation += 1
+            frames.append(encode_request(body, version, self.correlation, "lane-test"))  # type: ignore[arg-type]
+        self.writer.write(b"".join(frames))
+        out = []
+        for _ in range(count):
+            (size,) = struct.unpack(">i", await asyncio.wait_for(self.reader.readexactly(4), 5))
+            out.append(await self.reader.readexactly(size))
+        return out
+
+
+async def wire(server: Server) -> Wire:
+    return Wire(*await asyncio.open_connection("127.0.0.1", server.port))
+
+
+def _body(api: int, version: int, frame: bytes) -> object:
+    return decode_response(BY_KEY[api], version, frame)[1]
+
+
+async def _member(w: Wire, session_ms: int) -> tuple[str, int]:
+    def req(member_id: str) -> JoinGroupRequest:
+        return JoinGroupRequest(
+            group_id=GROUP,
+            session_timeout_ms=session_ms,
+            rebalance_timeout_ms=session_ms,
+            member_id=member_id,
+            protocol_type="consumer",
+            protocols=[JoinGroupRequestProtocol(name="range", metadata=b"")],
+        )
+
+    (first,) = await w.call(req(""), 5)
+    member_id = _body(11, 5, first).member_id  # type: ignore[attr-defined]
+    (joined,) = await w.call(req(member_id), 5)
+    generation = _body(11, 5, joined).generation_id  # type: ignore[attr-defined]
+    sync = SyncGroupRequest(group_id=GROUP, generation_id=generation, member_id=member_id)
+    await w.call(sync, 3)
+    return member_id, generation
+
+
+async def test_over_sockets_heartbeats_keep_a_session_and_its_end_expires_it(
+    server: Server,
+) -> None:
+    w = await wire(server)
+    member_id, generation = await _member(w, session_ms=300)
+    hb = HeartbeatRequest(group_id=GROUP, generation_id=generation, member_id=member_id)
+    for _ in range(15):  # five session timeouts of pipelined heartbeats
+        answers = await w.call(hb, 4, count=8)
+        assert [_body(12, 4, a).error_code for a in answers] == [0] * 8  # type: ignore[attr-defined]
+        await asyncio.sleep(0.1)
+    assert member_id in runtime(server).groups.groups[GROUP].members
+    # The lane answered them (its memo holds the connection's one heartbeat frame).
+    assert [len(c.ctx.heartbeats or ()) for c in server.connections] == [1]
+    await asyncio.sleep(0.6)  # silence: the session runs out
+    assert member_id not in runtime(server).groups.groups[GROUP].members
+    (late,) = await w.call(hb, 4)
+    assert _body(12, 4, late).error_code == ErrorCode.UNKNOWN_MEMBER_ID  # type: ignore[attr-defined]
+    metrics = runtime(server).metrics
+    assert metrics is not None
+    registry = metrics.registry
+    labels = {"api": "Heartbeat", "version": "4"}
+    assert registry.get_sample_value("group_coordinator_requests_total", labels) == 121
+    errors = {"api": "Heartbeat", "error": "UNKNOWN_MEMBER_ID"}
+    assert registry.get_sample_value("group_coordinator_errors_total", errors) == 1
+    w.writer.close()
+
+
+async def test_a_malformed_heartbeat_closes_only_its_connection(server: Server) -> None:
+    healthy, bad = await wire(server), await wire(server)
+    member_id, generation = await _member(healthy, session_ms=10_000)
+    frame = encode_request(HeartbeatRequest(group_id=GROUP, member_id="m"), 4, 1, "x")
+    bad.writer.write(frame[:-2] + b"\xff\xff")  # a string length past the end
+    assert await asyncio.wait_for(bad.reader.read(), 5) == b""  # closed, no answer
+    hb = HeartbeatRequest(group_id=GROUP, generation_id=generation, member_id=member_id)
+    (answer,) = await healthy.call(hb, 4)
+    assert _body(12, 4, answer).error_code == 0  # type: ignore[attr-defined]
+    healthy.writer.close()
