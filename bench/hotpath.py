@@ -1,13 +1,18 @@
-"""The Python cost of one heartbeat, without sockets, split into its three stages.
+"""The Python cost of one heartbeat, without sockets: the general path's three stages,
+the heartbeat lane, and the connection around the lane.
 
     python -m bench.hotpath [--heartbeats 50000] [--repeats 7]
 
 A Stable group's member sends Heartbeat v4; each stage runs in a tight loop on its own:
 ``decode`` (``ConnectionProtocol.receive``: the frame to a typed request, through the
 connection's gate), ``handle`` (``Runtime.handle``: handler, state machine, effects) and
-``encode`` (the response frame). CPU time (``time.process_time``), so a busy machine moves
-it less than wall time; medians and minimums of the repeats are printed. Issue 19's target
-is 3 µs per heartbeat for all of it, sockets included.
+``encode`` (the response frame) make the general path, which every other request takes;
+``lane`` is ``Runtime.answer_heartbeat`` (frame in, response frame out, timer and metrics
+included); ``connection`` is ``KafkaConnection.data_received`` with 16 pipelined heartbeats
+per read (framing, the drain loop, the lane, one write to a transport that discards),
+per heartbeat. CPU time (``time.process_time``), so a busy machine moves it less than wall
+time; medians and minimums of the repeats are printed. Issue 19's target is 3 µs per
+heartbeat for all of it, sockets included.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from coordinator.connection import ConnectionProtocol
 from coordinator.connection_context import ConnectionContext
 from coordinator.group.config import GroupConfig
 from coordinator.runtime import Runtime
+from coordinator.server import KafkaConnection
 from protocol.apis.heartbeat import HeartbeatRequest
 from protocol.frames import Request, encode_request
 
@@ -61,11 +67,43 @@ async def measure(heartbeats: int, repeats: int) -> dict[str, tuple[float, float
             "encode": lambda: conn.response(request, reply),
         }
         timings = {name: _per_call_us(fn, heartbeats, repeats) for name, fn in stages.items()}
+        now = runtime.now_ms()
+        assert runtime.answer_heartbeat(frame, ctx, now) == conn.response(request, reply)
+        lane = _per_call_us(lambda: runtime.answer_heartbeat(frame, ctx, now), heartbeats, repeats)
+        server_side = KafkaConnection(runtime, set())
+        sink = _Discard()
+        server_side.transport = sink  # type: ignore[assignment]
+        reads = encode_request(body, 4, 1, "bench") * PIPELINED
+        server_side.data_received(reads)
+        assert sink.written == len(conn.response(request, reply)) * PIPELINED
+        per_read = _per_call_us(
+            lambda: server_side.data_received(reads), max(1, heartbeats // PIPELINED), repeats
+        )
     finally:
         runtime.timers.cancel_all()
     result = {k: (statistics.median(v), min(v)) for k, v in timings.items()}
-    result["total"] = (sum(m for m, _ in result.values()), sum(n for _, n in result.values()))
+    result["general total"] = (
+        sum(m for m, _ in result.values()),
+        sum(n for _, n in result.values()),
+    )
+    result["lane"] = (statistics.median(lane), min(lane))
+    connection = [t / PIPELINED for t in per_read]
+    result["connection"] = (statistics.median(connection), min(connection))
     return result
+
+
+#: Heartbeats per read in the ``connection`` stage (the server's requests per loop turn).
+PIPELINED = 16
+
+
+class _Discard:
+    """A transport that counts what it is given."""
+
+    def __init__(self) -> None:
+        self.written = 0
+
+    def write(self, data: bytes) -> None:
+        self.written += len(data)
 
 
 def main(argv: list[str] | None = None) -> dict[str, tuple[float, float]]:
