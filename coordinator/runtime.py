@@ -190,13 +190,12 @@ class Runtime:
         answer = lane.answer(frame, conn, now_ms)
         if answer is None:
             return None
-        if answer.timer_key is not None:
-            self.timers.schedule(answer.timer_key, answer.deadline_ms)
+        data, version, error, key, deadline = answer
+        if key is not None:
+            self.timers.schedule(key, deadline)
         if metrics is not None:
-            metrics.request_counted(
-                HEARTBEAT_KEY, "Heartbeat", answer.version, answer.error, started
-            )
-        return answer.frame
+            metrics.request_counted(HEARTBEAT_KEY, "Heartbeat", version, error, started)
+        return data
 
     def raw_sasl_token(
         self, conn: ConnectionContext, token: bytes

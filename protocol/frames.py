@@ -59,6 +59,8 @@ class FrameSplitter:
         return len(self._buf)
 
     def feed(self, data: bytes) -> list[bytes]:
+        if not self._buf and isinstance(data, bytes):
+            return self._feed_fresh(data)
         buf = self._buf
         buf += data
         frames: list[bytes] = []
@@ -74,6 +76,25 @@ class FrameSplitter:
             start += 4 + size
         if start:
             del buf[:start]
+        return frames
+
+
+    def _feed_fresh(self, data: bytes) -> list[bytes]:
+        # Nothing buffered (the common case: reads end on frame boundaries): frames are
+        # sliced from ``data`` itself, one copy each, and only a tail is buffered.
+        frames: list[bytes] = []
+        start = 0
+        end = len(data)
+        while end - start >= 4:
+            (size,) = _SIZE.unpack_from(data, start)
+            if size < 0 or size > self.max_frame_bytes:
+                raise FrameTooLarge(size, self.max_frame_bytes)
+            if end - start - 4 < size:
+                break
+            frames.append(data[start + 4 : start + 4 + size])
+            start += 4 + size
+        if start < end:
+            self._buf += data[start:]
         return frames
 
 

@@ -55,12 +55,9 @@ class Heard(NamedTuple):
     group_instance_id: str | None
 
 
-class LaneAnswer(NamedTuple):
-    frame: bytes  # the size-prefixed response
-    version: int
-    error: int
-    timer_key: str | None  # a session timer to (re)arm, or None
-    deadline_ms: int
+#: The lane's answer: the size-prefixed response frame, the request version, the error
+#: code, and a session timer to (re)arm (its key, or None) with its deadline.
+LaneAnswer = tuple[bytes, int, int, str | None, int]
 
 
 class _Version:
@@ -97,6 +94,8 @@ class _Version:
 class HeartbeatLane:
     def __init__(self, node: Node) -> None:
         self.node = node
+        self._security = node.security
+        self._heartbeat_now = node.groups.heartbeat_now
         api = BY_KEY[HEARTBEAT_KEY]
         self._versions = {v: _Version(v) for v in range(api.min_version, api.max_version + 1)}
 
@@ -107,25 +106,20 @@ class HeartbeatLane:
         heard = self._heard(frame, conn)
         if heard is None:
             return None
-        conn.client_id = heard.client_id
-        group_id = heard.group_id
-        node = self.node
+        version, conn.client_id, group_id, generation_id, member_id, instance = heard
+        routing = self.node.routing
+        security = self._security
         error: int
-        if node.security.acls_enabled and not may_group(
-            node.security, conn, Operation.READ, group_id
-        ):
+        key: str | None
+        if security.acls_enabled and not may_group(security, conn, Operation.READ, group_id):
             error, key, deadline = ErrorCode.GROUP_AUTHORIZATION_FAILED, None, 0
-        elif (
-            node.routing.clustered and (moved := node.routing.refusal(group_id, now_ms)) is not None
-        ):
+        elif routing.clustered and (moved := routing.refusal(group_id, now_ms)) is not None:
             error, key, deadline = moved, None, 0
         else:
-            error, key, deadline = node.groups.heartbeat_now(
-                group_id, heard.generation_id, heard.member_id, heard.group_instance_id, now_ms
+            error, key, deadline = self._heartbeat_now(
+                group_id, generation_id, member_id, instance, now_ms
             )
-        version = heard.version
-        data = self._versions[version].answer(frame[4:8], error)
-        return LaneAnswer(data, version, error, key, deadline)
+        return self._versions[version].answer(frame[4:8], error), version, error, key, deadline
 
     def _heard(self, frame: bytes, conn: ConnectionContext) -> Heard | None:
         if len(frame) < 8:
@@ -135,7 +129,7 @@ class HeartbeatLane:
         version = frame[2] << 8 | frame[3]
         if memo is not None:
             heard = memo.get(tail)
-            if heard is not None and heard.version == version:
+            if heard is not None and heard[0] == version:
                 return heard
         plan = self._versions.get(version)
         if plan is None:

@@ -133,7 +133,7 @@ def test_the_lane_answers_byte_for_byte_as_the_general_path(data: st.DataObject)
         deadlines = {m: p.node.groups.timer_deadline(heartbeat_key(GROUP, m)) for m in (leader,)}
         answer = lane.answer(frame, fast.conn, now)
         assert answer is not None
-        assert answer.frame == expected
+        assert answer[0] == expected
         assert fast.conn.client_id == general.conn.client_id
         assert deadlines == {
             m: p.node.groups.timer_deadline(heartbeat_key(GROUP, m)) for m in (leader,)
@@ -151,7 +151,7 @@ def test_a_heartbeat_the_acls_forbid_is_refused_by_the_lane_as_by_the_general_pa
     assert isinstance(body, HeartbeatResponse)
     assert body.error_code == ErrorCode.GROUP_AUTHORIZATION_FAILED
     answer = lane.answer(frame, fast.conn, p.clock.now_ms())
-    assert answer is not None and answer.frame == expected
+    assert answer is not None and answer[0] == expected
 
 
 @pytest.mark.parametrize(
@@ -182,8 +182,9 @@ def test_the_memo_answers_from_the_current_state_and_stays_bounded() -> None:
         again = frame[:4] + struct.pack(">i", correlation) + frame[8:]
         answer = lane.answer(again, conn, p.clock.now_ms())
         assert answer is not None
-        assert struct.unpack(">i", answer.frame[4:8])[0] == correlation
-        return answer.error
+        data, _version, error, _key, _deadline = answer
+        assert struct.unpack(">i", data[4:8])[0] == correlation
+        return error
 
     assert error(1) == ErrorCode.NONE
     start_rebalance(p)

@@ -3,6 +3,7 @@ raise only the package's DecodeError."""
 
 from __future__ import annotations
 
+import itertools
 import struct
 
 import pytest
@@ -179,6 +180,26 @@ def test_splitter_yields_frames_across_arbitrary_chunking() -> None:
             got += splitter.feed(stream[i : i + chunk])
         assert got == frames
         assert splitter.buffered == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    frames=st.lists(st.binary(max_size=40), max_size=8),
+    cuts=st.lists(st.integers(0, 400), max_size=6),
+)
+def test_splitter_yields_the_frames_whatever_the_reads(
+    frames: list[bytes], cuts: list[int]
+) -> None:
+    # Reads that end on frame boundaries take a path of their own (nothing buffered).
+    stream = b"".join(struct.pack(">i", len(f)) + f for f in frames)
+    bounds = sorted({0, len(stream), *(c for c in cuts if c < len(stream))})
+    splitter = FrameSplitter(1000)
+    got: list[bytes] = []
+    for a, b in itertools.pairwise(bounds):
+        got += splitter.feed(stream[a:b])
+    assert got == frames
+    assert all(type(f) is bytes for f in got)
+    assert splitter.buffered == 0
 
 
 def test_splitter_refuses_oversize_frame_on_its_size_prefix() -> None:
