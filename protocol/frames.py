@@ -78,7 +78,6 @@ class FrameSplitter:
             del buf[:start]
         return frames
 
-
     def _feed_fresh(self, data: bytes) -> list[bytes]:
         # Nothing buffered (the common case: reads end on frame boundaries): frames are
         # sliced from ``data`` itself, one copy each, and only a tail is buffered.
