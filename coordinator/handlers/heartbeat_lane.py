@@ -35,10 +35,11 @@ from ..security.authz import may_group
 
 HEARTBEAT_KEY = 12
 #: Decoded heartbeats remembered per connection (a connection carries one member's, or a
-#: few: a client multiplexing several consumers); a full memo is simply cleared.
-MEMO_PER_CONNECTION = 64
+#: few: a client multiplexing several consumers); a full memo is simply cleared. With the
+#: frame size cap, a connection's memo stays under about 3 KB, whatever a client sends.
+MEMO_PER_CONNECTION = 8
 #: Frames longer than this are decoded every time rather than remembered.
-MEMO_FRAME_BYTES = 512
+MEMO_FRAME_BYTES = 256
 
 _BODY_FIELDS = ("group_id", "generation_id", "member_id", "group_instance_id")
 _HEADER_FIELDS = ("client_id",)
