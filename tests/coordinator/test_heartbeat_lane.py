@@ -23,8 +23,14 @@ from coordinator.handlers import heartbeat_lane
 from coordinator.handlers.heartbeat_lane import HeartbeatLane
 from coordinator.metrics import Metrics
 from coordinator.runtime import Runtime
-from coordinator.server import Server
+from coordinator.server import (
+    HEARTBEATS_PER_SLOT,
+    REQUESTS_PER_TURN,
+    KafkaConnection,
+    Server,
+)
 from protocol.apis import BY_KEY
+from protocol.apis.api_versions import ApiVersionsRequest
 from protocol.apis.heartbeat import HeartbeatRequest, HeartbeatResponse
 from protocol.apis.join_group import JoinGroupRequest, JoinGroupRequestProtocol
 from protocol.apis.sync_group import SyncGroupRequest
@@ -305,3 +311,61 @@ async def test_a_malformed_heartbeat_closes_only_its_connection(server: Server) 
     (answer,) = await healthy.call(hb, 4)
     assert _body(12, 4, answer).error_code == 0  # type: ignore[attr-defined]
     healthy.writer.close()
+
+
+# -- turns ---------------------------------------------------------------------------------
+
+
+class Recorder:
+    """A transport that keeps each write."""
+
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.writes.append(data)
+
+    def pause_reading(self) -> None:  # over 64 requests queued
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+
+def _correlations(writes: list[bytes]) -> list[int]:
+    stream, out = b"".join(writes), []
+    while stream:
+        (size, correlation) = struct.unpack_from(">ii", stream)
+        out.append(correlation)
+        stream = stream[4 + size :]
+    return out
+
+
+async def test_pipelined_heartbeats_are_answered_a_turn_at_a_time_in_order() -> None:
+    runtime = Runtime(Settings(store="memory"), asyncio.get_running_loop())
+    conn = KafkaConnection(runtime, set())
+    sink = Recorder()
+    conn.transport = sink  # type: ignore[assignment]
+    hb = HeartbeatRequest(group_id=GROUP, generation_id=1, member_id="m")
+    per_turn = REQUESTS_PER_TURN * HEARTBEATS_PER_SLOT
+    conn.data_received(b"".join(encode_request(hb, 4, i, "c") for i in range(200)))
+    # One turn: a turn's worth of heartbeats, in one write; the rest wait for the loop
+    # to serve other connections first.
+    assert len(sink.writes) == 1 and _correlations(sink.writes) == list(range(per_turn))
+    for _ in range(10):
+        await asyncio.sleep(0)
+    assert _correlations(sink.writes) == list(range(200))
+    assert len(sink.writes) == -(-200 // per_turn)
+
+
+async def test_other_requests_take_a_full_slot_of_the_turn() -> None:
+    runtime = Runtime(Settings(store="memory"), asyncio.get_running_loop())
+    conn = KafkaConnection(runtime, set())
+    sink = Recorder()
+    conn.transport = sink  # type: ignore[assignment]
+    frames = [encode_request(ApiVersionsRequest(), 3, i, "c") for i in range(40)]
+    conn.data_received(b"".join(frames))
+    assert _correlations(sink.writes) == list(range(REQUESTS_PER_TURN))
+    for _ in range(10):
+        await asyncio.sleep(0)
+    assert _correlations(sink.writes) == list(range(40))
