@@ -375,12 +375,13 @@ def serve(**options: Any) -> None:
     """Run the coordinator daemon."""
     import uvloop
 
-    from . import logs
+    from . import collector, logs
     from .server import serve as run_server
 
     settings = settings_from_options(options)
     logs.configure(settings.log_format, settings.log_level)
     os.umask(0o077)  # whatever the daemon creates is its user's alone (private_files.py)
+    collector.tune()
     try:
         uvloop.run(run_server(settings))
     except StartupError as exc:
