@@ -376,16 +376,23 @@ def serve(**options: Any) -> None:
     import uvloop
 
     from . import logs
-    from .server import serve as run_server
 
     settings = settings_from_options(options)
     logs.configure(settings.log_format, settings.log_level)
     os.umask(0o077)  # whatever the daemon creates is its user's alone (private_files.py)
     try:
-        uvloop.run(run_server(settings))
+        uvloop.run(_serve(settings))
     except StartupError as exc:
         click.echo(f"group-coordinator: {exc}", err=True)
         raise SystemExit(2) from None
+
+
+async def _serve(settings: Settings) -> None:
+    from . import collector
+    from .server import serve as run_server
+
+    collector.tune()  # the daemon's process only (not a test that runs the command)
+    await run_server(settings)
 
 
 def settings_from_options(options: dict[str, Any]) -> Settings:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -323,8 +324,13 @@ class Runtime:
     def _log_event(self, event: NodeEvent) -> None:
         if isinstance(event, LeaseRenewed):
             return  # once a second: counted in metrics, not logged
-        fields = dataclasses.asdict(event)
-        emit = log.warning if isinstance(event, LimitReached | PartitionsFenced) else log.info
+        warn = isinstance(event, LimitReached | PartitionsFenced)
+        if not _log_enabled(logging.WARNING if warn else logging.INFO):
+            return  # below the log level: its fields are not even read (an event per member)
+        emit = log.warning if warn else log.info
+        # Events hold flat values: read as they are (asdict deep-copied every member's
+        # assignment of a SyncCompleted, only for them to be left out).
+        fields = {f.name: getattr(event, f.name) for f in dataclasses.fields(event)}
         emit(type(event).__name__, **{k: v for k, v in fields.items() if _loggable(v)})
 
     # -- periodic work --------------------------------------------------------------------
@@ -422,6 +428,11 @@ def _settle(
 def _resolve_all(replies: list[tuple[Pending, object]]) -> None:
     for token, result in replies:
         token.resolve(result)
+
+
+def _log_enabled(level: int) -> bool:
+    enabled = getattr(log, "is_enabled_for", None)  # structlog's filtering loggers have it
+    return enabled is None or bool(enabled(level))
 
 
 def _loggable(value: Any) -> bool:

@@ -7,7 +7,7 @@ changes, state-change events and group snapshots, so those stay uniform.
 
 from __future__ import annotations
 
-import uuid
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,8 +36,14 @@ def no_topic_names() -> list[str]:
 
 
 def default_member_id(prefix: str) -> str:
-    """Kafka's format: the client id (dynamic) or instance id (static), a dash, a UUID."""
-    return f"{prefix}-{uuid.uuid4()}"
+    """Kafka's format: the client id (dynamic) or instance id (static), a dash, a random
+    (version 4) UUID; made here from 16 random bytes, at less than half the cost of
+    ``str(uuid.uuid4())`` (one per joining member)."""
+    raw = bytearray(os.urandom(16))
+    raw[6] = (raw[6] & 0x0F) | 0x40  # version 4
+    raw[8] = (raw[8] & 0x3F) | 0x80  # the RFC 4122 variant
+    h = raw.hex()
+    return f"{prefix}-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 @dataclass(slots=True)

@@ -54,10 +54,11 @@ HeldResult = JoinGroupResult | SyncGroupResult | OffsetFetchResult
 
 @dataclass(slots=True, eq=False)
 class Held:
-    """A reply waiting for records (by identity) to be stored."""
+    """The replies one call gave about one group, waiting for records (by identity) to be
+    stored: one per call and group, not per reply (a join phase completing answers every
+    member at once, and each written record is checked against every ``Held``)."""
 
-    token: object
-    result: HeldResult
+    replies: list[tuple[object, HeldResult]]
     waiting: set[int] = field(default_factory=set)
 
 
@@ -65,13 +66,17 @@ def settle_call(ctx: Context) -> None:
     """At the end of a call: hold the answers given with ``Context.reply_when_stored``
     while their group has snapshots in flight, and give the others."""
     shard = ctx.shard
+    batch: dict[str, Held] = {}
     for group_id, token, result in ctx.after_call or ():
-        in_flight = shard.unstored.get(group_id)
-        if in_flight:
-            held = Held(token, result, {id(r) for r in in_flight})
+        held = batch.get(group_id)
+        if held is None:
+            in_flight = shard.unstored.get(group_id)
+            if not in_flight:
+                ctx.reply(token, result)
+                continue
+            held = batch[group_id] = Held([], {id(r) for r in in_flight})
             shard.held.setdefault(group_id, []).append(held)
-        else:
-            ctx.reply(token, result)
+        held.replies.append((token, result))
     ctx.after_call = None
 
 
@@ -179,21 +184,27 @@ def _release(ctx: Context, group_id: str, record: Record, ok: bool) -> None:
         if key in h.waiting:
             h.waiting.discard(key)
             if not ok:
-                ctx.reply(h.token, failed(h.result))
+                _fail(ctx, h)
                 continue
         if h.waiting:
             still.append(h)
         else:
-            ctx.reply(h.token, h.result)
+            for token, result in h.replies:
+                ctx.reply(token, result)
     if still:
         ctx.shard.held[group_id] = still
     else:
         del ctx.shard.held[group_id]
 
 
+def _fail(ctx: Context, held: Held) -> None:
+    for token, result in held.replies:
+        ctx.reply(token, failed(result))
+
+
 def fail_held(ctx: Context, group_id: str) -> None:
     for h in ctx.shard.held.pop(group_id, []):
-        ctx.reply(h.token, failed(h.result))
+        _fail(ctx, h)
 
 
 def fail_all_held(ctx: Context) -> None:

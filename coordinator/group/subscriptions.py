@@ -24,9 +24,15 @@ def subscribed_topics(g: ClassicGroup) -> frozenset[str] | None:
     if g.protocol_name is None:
         return None
     topics: set[str] = set()
+    # Members of a group mostly send the same subscription: each distinct one is read once.
+    seen: set[bytes] = set()
     for m in g.members.values():
+        metadata = m.metadata_for(g.protocol_name)
+        if metadata in seen:
+            continue
+        seen.add(metadata)
         try:
-            topics.update(subscription_topics(m.metadata_for(g.protocol_name)))
+            topics.update(subscription_topics(metadata))
         except DecodeError:
             return None
     return frozenset(topics)

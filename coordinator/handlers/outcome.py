@@ -43,13 +43,17 @@ class Pending:
 
     def resolve(self, result: Any) -> None:
         self.result = result
-        if self.on_answer is not None:
-            self.on_answer(result, None)
+        on_answer, self.on_answer = self.on_answer, None
+        if on_answer is not None:
+            on_answer(result, None)
 
     def fail(self, exc: BaseException) -> None:
         self.result = None
-        if self.on_answer is not None:
-            self.on_answer(None, exc)
+        # Dropped once called: the callback usually holds what holds this token (a cycle
+        # that would outlive the reply until a full garbage collection).
+        on_answer, self.on_answer = self.on_answer, None
+        if on_answer is not None:
+            on_answer(None, exc)
 
 
 class CloseConnection(Exception):

@@ -42,6 +42,29 @@ def test_a_new_generation_is_answered_only_once_it_is_stored():
     assert {(a.error_code, a.generation_id) for a in answers} == {(ErrorCode.NONE, 2)}
 
 
+def test_answers_given_together_come_together_once_every_snapshot_before_them_is_stored():
+    h = Harness()
+    (leader, follower), joins = rebalance_in_flight(h)
+    parked = h.sync(follower, 2)
+    led = h.sync(leader, 2, assignments=[(leader, b"new-a"), (follower, b"new-b")])
+    assert len(h.writes) == 2  # the join's snapshot, then the assignment's
+    h.store()
+    assert [h.join_result(t).generation_id for t in joins] == [2, 2, 2]
+    assert (h.result(parked), h.result(led)) == (None, None)  # the assignment is not stored
+    h.store()
+    assert [h.sync_result(t).assignment for t in (parked, led)] == [b"new-b", b"new-a"]
+
+
+def test_answers_waiting_for_a_write_that_fails_are_all_told_so():
+    h = Harness()
+    (leader, follower), _ = rebalance_in_flight(h)
+    h.store()
+    parked = h.sync(follower, 2)
+    led = h.sync(leader, 2, assignments=[(leader, b"new-a"), (follower, b"new-b")])
+    h.store(ok=False)
+    assert [h.sync_result(t).error_code for t in (parked, led)] == [ErrorCode.NOT_COORDINATOR] * 2
+
+
 def test_a_failed_write_rolls_the_group_back_and_nobody_sees_the_lost_generation():
     h = Harness()
     (a, b), tokens = rebalance_in_flight(h)

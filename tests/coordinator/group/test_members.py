@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from coordinator.group import GroupConfig
+import uuid
+
+from coordinator.group import GroupConfig, GroupCoordinator
 from coordinator.group.deadlines import heartbeat_key
 from coordinator.group.effects import Schedule
-from coordinator.group.requests import HeartbeatInput
+from coordinator.group.requests import HeartbeatInput, JoinGroupInput
 from coordinator.group.results import MemberError
 from coordinator.group.states import DEAD, GroupState
 from protocol.errors import ErrorCode
@@ -13,6 +15,23 @@ from protocol.errors import ErrorCode
 from .harness import GROUP, Harness
 
 # -- new and pending members, session expiry (spec 4.9, 4.10) -----------------------------------
+
+
+def test_member_ids_are_the_client_id_a_dash_and_a_random_uuid():
+    co: GroupCoordinator[int] = GroupCoordinator(GroupConfig())
+    ids = []
+    for token in range(200):
+        req = JoinGroupInput(
+            GROUP, "", None, "my-client", "/h", 10000, 10000, "consumer", [("range", b"")], 9
+        )
+        (reply,) = co.join_group(token, req, 0).replies
+        ids.append(reply[1].member_id)
+    assert len(set(ids)) == len(ids)
+    for member_id in ids:
+        assert member_id.startswith("my-client-")
+        rest = member_id.removeprefix("my-client-")
+        parsed = uuid.UUID(rest)
+        assert (str(parsed), parsed.version, parsed.variant) == (rest, 4, uuid.RFC_4122)
 
 
 def test_new_member_has_the_join_timeout_until_its_join_completes():

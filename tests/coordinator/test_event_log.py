@@ -1,0 +1,66 @@
+"""Group events in the daemon's log: their fields as they are, assignments left out, and
+nothing rendered below the configured level."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterator
+
+import pytest
+import structlog
+from structlog.testing import capture_logs
+
+from coordinator.config import Settings
+from coordinator.group.events import LimitReached, MemberJoined, SyncCompleted
+from coordinator.runtime import Runtime
+from coordinator.store import MemoryStore
+
+
+@pytest.fixture
+def warnings_only() -> Iterator[None]:
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    yield
+    structlog.reset_defaults()
+
+
+async def runtime() -> Runtime:
+    return Runtime(Settings(), asyncio.get_running_loop(), MemoryStore())
+
+
+async def test_events_are_logged_with_their_fields_but_no_assignments() -> None:
+    rt = await runtime()
+    synced = SyncCompleted("g", 3, 12, 40, "consumer", (("m-1", b"\x00\x01"), ("m-2", b"")))
+    joined = MemberJoined("g", "m-1", None, "client", "/10.0.0.1", ["range", "roundrobin"])
+    with capture_logs() as logs:
+        rt.emit(synced)
+        rt.emit(joined)
+    assert logs == [
+        {
+            "event": "SyncCompleted",
+            "log_level": "info",
+            "group_id": "g",
+            "generation_id": 3,
+            "duration_ms": 12,
+            "rebalance_duration_ms": 40,
+            "protocol_type": "consumer",
+        },
+        {
+            "event": "MemberJoined",
+            "log_level": "info",
+            "group_id": "g",
+            "member_id": "m-1",
+            "group_instance_id": None,
+            "client_id": "client",
+            "client_host": "/10.0.0.1",
+            "protocols": ["range", "roundrobin"],
+        },
+    ]
+
+
+async def test_below_the_level_only_warnings_are_logged(warnings_only: None) -> None:
+    rt = await runtime()
+    with capture_logs() as logs:
+        rt.emit(MemberJoined("g", "m-1", None, "client", "/10.0.0.1", ["range"]))
+        rt.emit(LimitReached("g", "group_max_size", 5, "GROUP_MAX_SIZE_REACHED"))
+    assert [(e["event"], e["log_level"]) for e in logs] == [("LimitReached", "warning")]
