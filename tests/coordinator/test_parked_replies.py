@@ -9,6 +9,7 @@ import asyncio
 import gc
 import weakref
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -51,12 +52,12 @@ async def test_an_answered_parked_join_leaves_nothing_behind(no_collector: None)
     await runtime.load()
     conn = ConnectionContext(client_host="/127.0.0.1")
     first = runtime.handle(join_request(""), conn)
-    body = await first if isinstance(first, asyncio.Future) else first
+    body: Any = await first if isinstance(first, asyncio.Future) else first
     assert body.error_code == ErrorCode.MEMBER_ID_REQUIRED
 
     reply = runtime.handle(join_request(body.member_id), conn)
     assert isinstance(reply, asyncio.Future)  # parked until the join phase completes
-    answered = await reply
+    answered: Any = await reply
     assert answered.error_code == ErrorCode.NONE
     assert answered.member_id == body.member_id
 
