@@ -60,9 +60,21 @@ class FrameSplitter:
 
     def feed(self, data: bytes) -> list[bytes]:
         if not self._buf and isinstance(data, bytes):
-            return self._feed_fresh(data)
+            # Nothing buffered (the common case: reads end on frame boundaries): frames
+            # are sliced from ``data`` itself, one copy each, and only a tail is buffered.
+            frames, used = self._split(data)
+            if used < len(data):
+                self._buf += data[used:]
+            return frames
         buf = self._buf
         buf += data
+        frames, used = self._split(buf)
+        if used:
+            del buf[:used]
+        return frames
+
+    def _split(self, buf: bytes | bytearray) -> tuple[list[bytes], int]:
+        """The complete frames at the start of ``buf``, and how many bytes they take."""
         frames: list[bytes] = []
         start = 0
         end = len(buf)
@@ -72,29 +84,9 @@ class FrameSplitter:
                 raise FrameTooLarge(size, self.max_frame_bytes)
             if end - start - 4 < size:
                 break
-            frames.append(bytes(buf[start + 4 : start + 4 + size]))
+            frames.append(bytes(buf[start + 4 : start + 4 + size]))  # bytes of bytes: no copy
             start += 4 + size
-        if start:
-            del buf[:start]
-        return frames
-
-    def _feed_fresh(self, data: bytes) -> list[bytes]:
-        # Nothing buffered (the common case: reads end on frame boundaries): frames are
-        # sliced from ``data`` itself, one copy each, and only a tail is buffered.
-        frames: list[bytes] = []
-        start = 0
-        end = len(data)
-        while end - start >= 4:
-            (size,) = _SIZE.unpack_from(data, start)
-            if size < 0 or size > self.max_frame_bytes:
-                raise FrameTooLarge(size, self.max_frame_bytes)
-            if end - start - 4 < size:
-                break
-            frames.append(data[start + 4 : start + 4 + size])
-            start += 4 + size
-        if start < end:
-            self._buf += data[start:]
-        return frames
+        return frames, start
 
 
 @dataclass(slots=True)
