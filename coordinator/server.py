@@ -214,7 +214,10 @@ class KafkaConnection(asyncio.Protocol):
                         now_ms = runtime.now_ms()
                     data = runtime.answer_heartbeat(frame, ctx, now_ms)
                     if data is not None:
-                        self._out.append(data)
+                        out = self._out
+                        out.append(data)
+                        if len(out) >= REQUESTS_PER_TURN:
+                            self._flush()  # the client reads these while the rest are made
                         answered = True
                         turn -= 1
                         continue
