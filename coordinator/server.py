@@ -48,7 +48,8 @@ MAX_QUEUED_REQUESTS = 64
 REQUESTS_PER_TURN = 16
 # A heartbeat answered by the heartbeat lane costs about a quarter of the cheapest other
 # request, so a turn takes four of them per request slot: 64 pipelined heartbeats are one
-# turn and one write, about as long as 16 other requests.
+# turn, about as long as 16 other requests. They are written 16 at a time: a client that
+# waits for a whole turn's answers before sending more would otherwise idle the server.
 HEARTBEATS_PER_SLOT = 4
 # A Heartbeat request frame's first bytes (its api key): answered by the heartbeat lane.
 HEARTBEAT_FRAME = b"\x00\x0c"
