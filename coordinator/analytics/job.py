@@ -112,7 +112,9 @@ def run(spark: Any, paths: list[str], out: str, options: AnalysisOptions) -> Ana
     written: dict[str, str] = {}
 
     def save(name: str, frame: Any) -> Any:
+        started = time.perf_counter()
         written[name] = _write(frame, f"{out}/tables/{name}", name in PARTITIONED)
+        phases[f"table {name}"] = time.perf_counter() - started
         return spark.read.parquet(written[name])
 
     rebalances = save(
