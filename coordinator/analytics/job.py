@@ -42,8 +42,6 @@ PARTITIONED = frozenset(
 
 ORDER = ("ts_ms", "node", "seq")
 
-CONCURRENT_WRITERS = "spark.sql.maxConcurrentOutputFileWriters"
-
 #: Candidate bin widths of the charts over time (seconds); the first giving few enough bins.
 BIN_WIDTHS_S = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 86400)
 MAX_BINS = 150
@@ -90,10 +88,6 @@ def run(spark: Any, paths: list[str], out: str, options: AnalysisOptions) -> Ana
     storms...) are read back from their Parquet, never recomputed from the entries."""
     from pyspark.sql import functions as F
 
-    if not spark.sparkContext.getConf().contains(CONCURRENT_WRITERS):
-        # Partitioned writes then keep a file open per partition instead of sorting all
-        # rows by partition first (Spark's default): about half the cost of staging.
-        spark.conf.set(CONCURRENT_WRITERS, "64")
     phases: dict[str, float] = {}
     clock = time.perf_counter()
     entries, parsed = ingest.ingest(spark, paths, out, options.incremental)
@@ -113,6 +107,7 @@ def run(spark: Any, paths: list[str], out: str, options: AnalysisOptions) -> Ana
 
     def save(name: str, frame: Any) -> Any:
         started = time.perf_counter()
+        spark.sparkContext.setJobDescription(f"table {name}")  # names its jobs in Spark's UI
         written[name] = _write(frame, f"{out}/tables/{name}", name in PARTITIONED)
         phases[f"table {name}"] = time.perf_counter() - started
         return spark.read.parquet(written[name])
@@ -136,7 +131,12 @@ def run(spark: Any, paths: list[str], out: str, options: AnalysisOptions) -> Ana
     skew = save("assignment_skew", _assignment_skew(entries, F))
     per_group = save("member_churn", _per_group(entries, F))
     states = save("state_durations", _state_durations(entries, end_ms, F))
-    storm_table = save("storms", storms.storms(rebalances, sessions, options, F))
+    # The rebalances of storms, sorted out once for the several aggregates of a storm.
+    in_storm = storms.in_storms(rebalances, options, F).persist()
+    try:
+        storm_table = save("storms", storms.storms(in_storm, sessions, F))
+    finally:
+        in_storm.unpersist()
     clients = save("client_churn", _client_churn(sessions, F))
     triggers = save("rebalance_triggers", rebalances.groupBy("group", "trigger").count())
     save(
@@ -234,7 +234,9 @@ def _write(frame: Any, path: str, partitioned: bool) -> str:
         # Files per day and node, written in parallel, instead of one file for all.
         frame.write.mode("overwrite").partitionBy("date", "node").parquet(path)
     else:
-        frame.coalesce(1).write.mode("overwrite").parquet(path)
+        # One file; repartition rather than coalesce, so the work before it keeps every
+        # core (coalesce(1) would run a scan of all the entries in one task).
+        frame.repartition(1).write.mode("overwrite").parquet(path)
     return path
 
 
@@ -253,26 +255,38 @@ def _sessions(entries: Any, F: Any) -> Any:
     from pyspark.sql import Window
 
     kind = F.col("type")
-    cols = ("group", "member", "ts_ms", "node", "seq", "instance", "client_id", "client_host")
     none = F.lit(None).cast("string")
-    starts = entries.where(kind.isin("member_joined", "static_member_replaced")).select(
-        *cols, F.lit(1).alias("is_start"), none.alias("outcome"), none.alias("removal_reason")
+
+    def row(member: str, is_start: int, outcome: Any, removal_reason: Any) -> Any:
+        return F.struct(
+            F.col(member).alias("member"),
+            F.lit(is_start).alias("is_start"),
+            outcome.alias("outcome"),
+            removal_reason.alias("removal_reason"),
+        )
+
+    ends = ("member_left", "member_expired", "member_evicted")
+    # One pass over the entries: a join starts a session, a removal ends one, a static
+    # member's replacement does both (the new member's start, the old one's end).
+    rows_of_entry = (
+        F.when(kind == "member_joined", F.array(row("member", 1, none, none)))
+        .when(
+            kind == "static_member_replaced",
+            F.array(row("member", 1, none, none), row("old_member", 0, F.lit("replaced"), none)),
+        )
+        .otherwise(
+            F.array(
+                row("member", 0, F.regexp_replace(kind, "^member_", ""), F.col("removal_reason"))
+            )
+        )
     )
-    ends = entries.where(kind.isin("member_left", "member_expired", "member_evicted")).select(
-        *cols,
-        F.lit(0).alias("is_start"),
-        F.regexp_replace(kind, "^member_", "").alias("outcome"),
-        "removal_reason",
-    )
-    replaced = entries.where(kind == "static_member_replaced").select(
-        "group", F.col("old_member").alias("member"), *cols[2:],
-        F.lit(0).alias("is_start"), F.lit("replaced").alias("outcome"),
-        none.alias("removal_reason"),
-    )  # fmt: skip
+    cols = ("group", "ts_ms", "node", "seq", "instance", "client_id", "client_host")
     by_member = Window.partitionBy("group", "member").orderBy(*ORDER)
     numbered = (
-        starts.unionByName(ends)
-        .unionByName(replaced)
+        entries.where(kind.isin("member_joined", "static_member_replaced", *ends))
+        .select(*cols, F.inline(rows_of_entry))
+        # By group: the windows by member and by instance then need no other shuffle.
+        .repartition("group")
         .withColumn(
             "session",
             F.sum("is_start").over(by_member.rowsBetween(Window.unboundedPreceding, 0)),
@@ -339,52 +353,66 @@ def _client_churn(sessions: Any, F: Any) -> Any:
 
 def _durations(entries: Any, F: Any) -> Any:
     """One row per completed rebalance: start until Stable (sync) or Empty (everyone left)."""
-    keep = ("group", "node", "seq", "at", "date", "generation")
-    synced = entries.where(
-        (F.col("type") == "sync_completed") & F.col("rebalance_duration_ms").isNotNull()
-    ).select(*keep, F.col("rebalance_duration_ms").alias("duration_ms"))
-    emptied = entries.where((F.col("type") == "join_completed") & (F.col("members") == 0)).select(
-        *keep, "duration_ms"
-    )
-    return synced.unionByName(emptied)
+    synced = (F.col("type") == "sync_completed") & F.col("rebalance_duration_ms").isNotNull()
+    emptied = (F.col("type") == "join_completed") & (F.col("members") == 0)
+    return entries.where(synced | emptied).select(
+        "group", "node", "seq", "at", "date", "generation",
+        F.when(synced, F.col("rebalance_duration_ms")).otherwise(F.col("duration_ms")).alias(
+            "duration_ms"
+        ),
+    )  # fmt: skip
 
 
 def _per_group(entries: Any, F: Any) -> Any:
-    """What one pass over the entries tells per group: when, where, and member churn."""
+    """What one pass over the entries tells per group: when, where, and member churn.
+
+    The pass over every entry uses only aggregates Spark keeps in a hash map (counts, sums,
+    min, max), per group and node; the set of nodes comes from those few rows, and the
+    reconcile-time median from the member_reconciled entries alone. (A percentile or a
+    set over all the entries makes Spark sort them all: several times the cost.)"""
     kind = F.col("type")
-    return (
-        entries.where(F.col("group").isNotNull())
-        .groupBy("group")
-        .agg(
-            F.min("at").alias("first_seen"),
-            F.max("at").alias("last_seen"),
-            F.array_sort(F.collect_set("node")).alias("nodes"),
-            F.max(F.when(kind == "join_completed", F.col("generation"))).alias("last_generation"),
-            F.count(F.when(kind == "member_joined", 1)).alias("members_joined"),
-            F.count(F.when(kind == "member_left", 1)).alias("members_left"),
-            F.count(F.when(kind == "member_expired", 1)).alias("members_expired"),
-            F.count(
-                F.when(
-                    (kind == "member_expired") & (F.col("removal_reason") == "session_timeout"), 1
-                )
-            ).alias("session_expiries"),
-            F.count(F.when(kind == "member_evicted", 1)).alias("members_evicted"),
-            F.count(F.when(kind == "static_member_replaced", 1)).alias("static_members_replaced"),
-            F.count(F.when(kind == "group_deleted", 1)).alias("deletions"),
-            F.coalesce(F.sum(F.when(kind == "offsets_committed", F.col("count"))), F.lit(0)).alias(
-                "offsets_committed"
-            ),
-            # KIP-848 consumer groups: target assignments, and members' time to reconcile.
-            F.count(F.when(kind == "target_assignment_computed", 1)).alias("target_assignments"),
-            F.count(F.when(kind == "member_reconciled", 1)).alias("reconciliations"),
-            F.percentile_approx(
-                F.when(kind == "member_reconciled", F.col("duration_ms")), F.lit(0.5)
-            ).alias("reconcile_p50_ms"),
-            F.max(F.when(kind == "member_reconciled", F.col("duration_ms"))).alias(
-                "reconcile_max_ms"
-            ),
-        )
+    reconciled = kind == "member_reconciled"
+    churn = {
+        "members_joined": kind == "member_joined",
+        "members_left": kind == "member_left",
+        "members_expired": kind == "member_expired",
+        "session_expiries": (kind == "member_expired")
+        & (F.col("removal_reason") == "session_timeout"),
+        "members_evicted": kind == "member_evicted",
+        "static_members_replaced": kind == "static_member_replaced",
+        "deletions": kind == "group_deleted",
+    }
+    # KIP-848 consumer groups: target assignments, and members' time to reconcile.
+    kip848 = {"target_assignments": kind == "target_assignment_computed",
+              "reconciliations": reconciled}  # fmt: skip
+    counts = {**churn, **kip848}
+    ours = entries.where(F.col("group").isNotNull())
+    per_node = ours.groupBy("group", "node").agg(
+        F.min("at").alias("first_seen"),
+        F.max("at").alias("last_seen"),
+        F.max(F.when(kind == "join_completed", F.col("generation"))).alias("last_generation"),
+        *(F.count(F.when(when, 1)).alias(name) for name, when in counts.items()),
+        F.sum(F.when(kind == "offsets_committed", F.col("count"))).alias("offsets_committed"),
+        F.max(F.when(reconciled, F.col("duration_ms"))).alias("reconcile_max_ms"),
     )
+    per_group = per_node.groupBy("group").agg(
+        F.min("first_seen").alias("first_seen"),
+        F.max("last_seen").alias("last_seen"),
+        F.array_sort(F.collect_set("node")).alias("nodes"),
+        F.max("last_generation").alias("last_generation"),
+        *(F.sum(name).alias(name) for name in counts),
+        F.coalesce(F.sum("offsets_committed"), F.lit(0)).alias("offsets_committed"),
+        F.max("reconcile_max_ms").alias("reconcile_max_ms"),
+    )
+    reconcile_p50 = (
+        ours.where(reconciled)
+        .groupBy("group")
+        .agg(F.percentile_approx("duration_ms", F.lit(0.5)).alias("reconcile_p50_ms"))
+    )
+    return per_group.join(reconcile_p50, "group", "left").select(
+        "group", "first_seen", "last_seen", "nodes", "last_generation", *churn,
+        "offsets_committed", *kip848, "reconcile_p50_ms", "reconcile_max_ms",
+    )  # fmt: skip
 
 
 def _state_durations(entries: Any, end_ms: int, F: Any) -> Any:
