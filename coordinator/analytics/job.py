@@ -132,7 +132,13 @@ def run(spark: Any, paths: list[str], out: str, options: AnalysisOptions) -> Ana
     per_group = save("member_churn", _per_group(entries, F))
     states = save("state_durations", _state_durations(entries, end_ms, F))
     # The rebalances of storms, sorted out once for the several aggregates of a storm.
-    in_storm = storms.in_storms(rebalances, options, F).persist()
+    # Spark does not coalesce a cached plan's shuffle partitions (200 by default, most
+    # nearly empty): a task per core instead.
+    in_storm = (
+        storms.in_storms(rebalances, options, F)
+        .coalesce(spark.sparkContext.defaultParallelism)
+        .persist()
+    )
     try:
         storm_table = save("storms", storms.storms(in_storm, sessions, F))
     finally:
