@@ -350,7 +350,9 @@ def _client_churn(sessions: Any, F: Any) -> Any:
         F.percentile_approx("lifetime_s", 0.5, 10000).alias("lifetime_p50_s"),
         F.min("joined").alias("first_joined"),
         F.max("ended").alias("last_ended"),
-        F.countDistinct("member").alias("members"),
+        # Not countDistinct: Spark would then aggregate by member first, a percentile
+        # buffer for every member.
+        F.size(F.collect_set("member")).cast("long").alias("members"),
         # A session began after another had ended: one consumer coming back, not several
         # sharing a client id (kafka-python's default) and host.
         (F.max("joined_ms") > F.min("ended_ms")).alias("came_back"),
