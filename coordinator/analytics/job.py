@@ -11,10 +11,13 @@ and ``node``. docs/observability.md describes every table.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from . import ingest, storms, story
+from .together import together
 
 #: Tables the job writes, in the order the report lists them.
 TABLES = (
@@ -112,61 +115,68 @@ def run(spark: Any, paths: list[str], out: str, options: AnalysisOptions) -> Ana
         phases[f"table {name}"] = time.perf_counter() - started
         return spark.read.parquet(written[name])
 
-    rebalances = save(
-        "rebalances",
-        entries.where(F.col("type") == "rebalance_started").select(
+    def saving(frames: dict[str, Callable[[], Any]]) -> dict[str, Callable[[], Any]]:
+        return {name: partial(lambda n, f: save(n, f()), name, f) for name, f in frames.items()}
+
+    def write_storms() -> Any:
+        # Several aggregates of a storm read its rebalances: sorted into bursts once, and
+        # cached while the table is written. (Spark does not coalesce a cached plan's
+        # shuffle partitions, 200 by default and most nearly empty: a task per core.)
+        in_storm = (
+            storms.in_storms(rebalances, options, F)
+            .coalesce(spark.sparkContext.defaultParallelism)
+            .persist()
+        )
+        try:
+            return save("storms", storms.storms(in_storm, sessions, F))
+        finally:
+            in_storm.unpersist()
+
+    kind = F.col("type")
+    # Tables that do not need each other are written at once (together.py). From the
+    # entries:
+    t = together(saving({
+        "rebalances": lambda: entries.where(kind == "rebalance_started").select(
             "group", "node", "seq", "at", "ts_ms", "date", "generation", "trigger", "reason",
             "reason_member", "client_reason",
         ),
-    )  # fmt: skip
-    sessions = save("sessions", _sessions(entries, F))
-    durations = save("rebalance_durations", _durations(entries, F))
-    save(
-        "generations",
-        entries.where(F.col("type") == "join_completed").select(
+        "sessions": lambda: _sessions(entries, F),
+        "rebalance_durations": lambda: _durations(entries, F),
+        "generations": lambda: entries.where(kind == "join_completed").select(
             "group", "node", "seq", "at", "date", "generation", "members", "leader",
             "duration_ms",
         ),
-    )  # fmt: skip
-    skew = save("assignment_skew", _assignment_skew(entries, F))
-    per_group = save("member_churn", _per_group(entries, F))
-    states = save("state_durations", _state_durations(entries, end_ms, F))
-    # The rebalances of storms, sorted out once for the several aggregates of a storm.
-    # Spark does not coalesce a cached plan's shuffle partitions (200 by default, most
-    # nearly empty): a task per core instead.
-    in_storm = (
-        storms.in_storms(rebalances, options, F)
-        .coalesce(spark.sparkContext.defaultParallelism)
-        .persist()
-    )
-    try:
-        storm_table = save("storms", storms.storms(in_storm, sessions, F))
-    finally:
-        in_storm.unpersist()
-    clients = save("client_churn", _client_churn(sessions, F))
-    triggers = save("rebalance_triggers", rebalances.groupBy("group", "trigger").count())
-    save(
-        "rebalance_reasons",
-        rebalances.groupBy("group", "trigger", "reason", "client_reason").agg(
+        "assignment_skew": lambda: _assignment_skew(entries, F),
+        "member_churn": lambda: _per_group(entries, F),
+        "state_durations": lambda: _state_durations(entries, end_ms, F),
+    }))  # fmt: skip
+    rebalances, sessions = t["rebalances"], t["sessions"]
+    bin_s = _bin_seconds((span["start_ms"] or 0), end_ms)
+    bin_ms = bin_s * 1000
+    # From those:
+    t |= together({"storms": write_storms, **saving({
+        "client_churn": lambda: _client_churn(sessions, F),
+        "rebalance_triggers": lambda: rebalances.groupBy("group", "trigger").count(),
+        "rebalance_reasons": lambda: rebalances.groupBy(
+            "group", "trigger", "reason", "client_reason"
+        ).agg(
             F.count("*").alias("count"),
             F.countDistinct("reason_member").alias("members"),
         ),
-    )
-    bin_s = _bin_seconds((span["start_ms"] or 0), end_ms)
-    bin_ms = bin_s * 1000
-    over_time = save(
-        "rebalances_over_time",
-        rebalances.groupBy(
+        "rebalances_over_time": lambda: rebalances.groupBy(
             F.timestamp_millis(F.floor(F.col("ts_ms") / bin_ms) * bin_ms).alias("bin"), "trigger"
         )
         .agg(F.count("*").alias("rebalances"))
         .withColumn("bin_seconds", F.lit(bin_s)),
-    )
+    })})  # fmt: skip
+    durations, storm_table, triggers, over_time = (
+        t["rebalance_durations"], t["storms"], t["rebalance_triggers"], t["rebalances_over_time"]
+    )  # fmt: skip
     summary_out = save(
         "group_summary",
         _group_summary(
-            per_group, rebalances, durations, sessions, clients, states, triggers, skew,
-            storm_table, F,
+            t["member_churn"], rebalances, durations, sessions, t["client_churn"],
+            t["state_durations"], triggers, t["assignment_skew"], storm_table, F,
         ),
     )  # fmt: skip
 
