@@ -172,25 +172,86 @@ def run(spark: Any, paths: list[str], out: str, options: AnalysisOptions) -> Ana
     durations, storm_table, triggers, over_time = (
         t["rebalance_durations"], t["storms"], t["rebalance_triggers"], t["rebalances_over_time"]
     )  # fmt: skip
-    summary_out = save(
-        "group_summary",
-        _group_summary(
-            t["member_churn"], rebalances, durations, sessions, t["client_churn"],
-            t["state_durations"], triggers, t["assignment_skew"], storm_table, F,
-        ),
-    )  # fmt: skip
 
-    # The report's numbers are exactly the tables'.
-    top = [
-        r.asDict(recursive=True)
-        for r in summary_out.orderBy(F.desc("rebalances"), "group")
-        .limit(options.top_groups)
-        .collect()
-    ]
+    def summarise() -> tuple[Any, list[dict[str, Any]]]:
+        summary = save(
+            "group_summary",
+            _group_summary(
+                t["member_churn"], rebalances, durations, sessions, t["client_churn"],
+                t["state_durations"], triggers, t["assignment_skew"], storm_table, F,
+            ),
+        )  # fmt: skip
+        # The report's numbers are exactly the tables'.
+        return summary, [
+            r.asDict(recursive=True)
+            for r in summary.orderBy(F.desc("rebalances"), "group")
+            .limit(options.top_groups)
+            .collect()
+        ]
+
+    # The summary, and what the report needs from the other tables (small, collected once).
+    got = together({
+        "summary": summarise,
+        "storms": lambda: [
+            r.asDict(recursive=True)
+            for r in storm_table.orderBy(F.desc("rebalances"), "group", "start")
+            .limit(100)
+            .collect()
+        ],
+        "over_time": lambda: [
+            (r["bin"].isoformat(), str(r["trigger"]), int(r["rebalances"]))
+            for r in over_time.collect()
+        ],
+        "histogram": lambda: _duration_histogram(durations, F),
+        "triggers": lambda: [
+            (str(r["trigger"]), int(r["rebalances"]))
+            for r in triggers.groupBy("trigger")
+            .agg(F.sum("count").alias("rebalances"))
+            .orderBy(F.desc("rebalances"), "trigger")
+            .collect()
+        ],
+        "lifetime": lambda: sessions.agg(F.percentile_approx("lifetime_s", 0.5, 10000)).first()[0],
+    })  # fmt: skip
+    summary, top = got["summary"]
     for rank, group in enumerate(top, 1):
         group["rank"] = rank
         group["story"] = story.sentence(group)
-    # Built from literals in the JVM: executors need no Python for it.
+    timeline_groups = [g["group"] for g in top[:TIMELINE_GROUPS] if g["rebalances"]]
+
+    def timeline() -> dict[str, list[dict[str, Any]]]:
+        rows = save("group_timeline", _timeline(entries, timeline_groups, F))
+        timelines: dict[str, list[dict[str, Any]]] = {g: [] for g in timeline_groups}
+        for r in rows.orderBy("group", *ORDER).collect():
+            timelines[r["group"]].append(
+                {"at": r["at"], "state": r["state"], "members": r["members"]}
+            )
+        return timelines
+
+    last = together({
+        "top_groups": lambda: save("top_groups", _top_frame(spark, top, F)),
+        "timelines": timeline,
+        "totals": lambda: _totals(summary, span, got["lifetime"], F),
+    })  # fmt: skip
+    analysis = Analysis(
+        totals=last["totals"],
+        top_groups=top,
+        storms=got["storms"],
+        bin_seconds=bin_s,
+        over_time=got["over_time"],
+        duration_histogram=got["histogram"],
+        triggers=got["triggers"],
+        timelines=last["timelines"],
+        tables={name: written[name] for name in TABLES},
+        files_parsed=parsed,
+        phases=phases,
+    )
+    phases["tables"] = time.perf_counter() - clock
+    return analysis
+
+
+def _top_frame(spark: Any, top: list[dict[str, Any]], F: Any) -> Any:
+    """The top groups and their sentences as a table, built from literals in the JVM:
+    executors need no Python for it."""
     rows = [
         F.struct(
             F.lit(g["rank"]).alias("rank"),
@@ -206,43 +267,7 @@ def run(spark: Any, paths: list[str], out: str, options: AnalysisOptions) -> Ana
         F.lit(0).cast("long").alias("rebalances"),
         F.lit("").alias("story"),
     )
-    top_frame = spark.range(1 if rows else 0).select(F.inline(F.array(*(rows or [empty]))))
-    save("top_groups", top_frame)
-    timeline_groups = [g["group"] for g in top[:TIMELINE_GROUPS] if g["rebalances"]]
-    timeline_rows = save("group_timeline", _timeline(entries, timeline_groups, F))
-    timelines: dict[str, list[dict[str, Any]]] = {g: [] for g in timeline_groups}
-    for r in timeline_rows.orderBy("group", *ORDER).collect():
-        timelines[r["group"]].append({"at": r["at"], "state": r["state"], "members": r["members"]})
-
-    analysis = Analysis(
-        totals=_totals(summary_out, span, sessions, F),
-        top_groups=top,
-        storms=[
-            r.asDict(recursive=True)
-            for r in storm_table.orderBy(F.desc("rebalances"), "group", "start")
-            .limit(100)
-            .collect()
-        ],
-        bin_seconds=bin_s,
-        over_time=[
-            (r["bin"].isoformat(), str(r["trigger"]), int(r["rebalances"]))
-            for r in over_time.collect()
-        ],
-        duration_histogram=_duration_histogram(durations, F),
-        triggers=[
-            (str(r["trigger"]), int(r["rebalances"]))
-            for r in triggers.groupBy("trigger")
-            .agg(F.sum("count").alias("rebalances"))
-            .orderBy(F.desc("rebalances"), "trigger")
-            .collect()
-        ],
-        timelines=timelines,
-        tables={name: written[name] for name in TABLES},
-        files_parsed=parsed,
-        phases=phases,
-    )
-    phases["tables"] = time.perf_counter() - clock
-    return analysis
+    return spark.range(1 if rows else 0).select(F.inline(F.array(*(rows or [empty]))))
 
 
 def _write(frame: Any, path: str, partitioned: bool) -> str:
@@ -591,7 +616,7 @@ def _group_summary(
     return summary.fillna(0, subset=["rebalances", "storms", "largest_storm", "sessions"])
 
 
-def _totals(summary: Any, span: Any, sessions: Any, F: Any) -> dict[str, Any]:
+def _totals(summary: Any, span: Any, lifetime: Any, F: Any) -> dict[str, Any]:
     row = summary.agg(
         F.count("*").alias("groups"),
         F.sum("rebalances").alias("rebalances"),
@@ -603,7 +628,6 @@ def _totals(summary: Any, span: Any, sessions: Any, F: Any) -> dict[str, Any]:
         F.sum("static_members_replaced").alias("static_members_replaced"),
         F.sum("storms").alias("storms"),
     ).first()
-    lifetime = sessions.agg(F.percentile_approx("lifetime_s", 0.5, 10000)).first()[0]
     totals = {k: (v or 0) for k, v in row.asDict().items()}
     totals.update(
         entries=span["entries"],
