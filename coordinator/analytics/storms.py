@@ -78,7 +78,7 @@ def storms(in_storm: Any, sessions: Any, F: Any) -> Any:
         )
     )
     # Sessions that began and ended inside the storm: who flapped, and how long they lived.
-    s = F.broadcast(spans).alias("s")  # a row per storm: few
+    s = spans.alias("s")
     lived = (
         sessions.alias("x")
         .join(
