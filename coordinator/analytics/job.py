@@ -17,6 +17,8 @@ from functools import partial
 from typing import Any
 
 from . import ingest, storms, story
+from . import sessions as sessions_table
+from .summary import group_summary
 from .together import together
 
 #: Tables the job writes, in the order the report lists them.
@@ -140,7 +142,7 @@ def run(spark: Any, paths: list[str], out: str, options: AnalysisOptions) -> Ana
             "group", "node", "seq", "at", "ts_ms", "date", "generation", "trigger", "reason",
             "reason_member", "client_reason",
         ),
-        "sessions": lambda: _sessions(entries, F),
+        "sessions": lambda: sessions_table.sessions(entries, F),
         "rebalance_durations": lambda: _durations(entries, F),
         "generations": lambda: entries.where(kind == "join_completed").select(
             "group", "node", "seq", "at", "date", "generation", "members", "leader",
@@ -155,7 +157,7 @@ def run(spark: Any, paths: list[str], out: str, options: AnalysisOptions) -> Ana
     bin_ms = bin_s * 1000
     # From those:
     t |= together({"storms": write_storms, **saving({
-        "client_churn": lambda: _client_churn(sessions, F),
+        "client_churn": lambda: sessions_table.client_churn(sessions, F),
         "rebalance_triggers": lambda: rebalances.groupBy("group", "trigger").count(),
         "rebalance_reasons": lambda: rebalances.groupBy(
             "group", "trigger", "reason", "client_reason"
@@ -176,7 +178,7 @@ def run(spark: Any, paths: list[str], out: str, options: AnalysisOptions) -> Ana
     def summarise() -> tuple[Any, list[dict[str, Any]]]:
         summary = save(
             "group_summary",
-            _group_summary(
+            group_summary(
                 t["member_churn"], rebalances, durations, sessions, t["client_churn"],
                 t["state_durations"], triggers, t["assignment_skew"], storm_table, F,
             ),
@@ -287,111 +289,6 @@ def _bin_seconds(start_ms: int, end_ms: int) -> int:
         if span_s / width <= MAX_BINS:
             return width
     return BIN_WIDTHS_S[-1]
-
-
-def _sessions(entries: Any, F: Any) -> Any:
-    """One row per member session: from member_joined (or the static replacement that made
-    it) to member_left, _expired, _evicted or its replacement; ``open`` when the journals
-    end first. Keyed by (group, member); a member id seen again starts a new session."""
-    from pyspark.sql import Window
-
-    kind = F.col("type")
-    none = F.lit(None).cast("string")
-
-    def row(member: str, is_start: int, outcome: Any, removal_reason: Any) -> Any:
-        return F.struct(
-            F.col(member).alias("member"),
-            F.lit(is_start).alias("is_start"),
-            outcome.alias("outcome"),
-            removal_reason.alias("removal_reason"),
-        )
-
-    ends = ("member_left", "member_expired", "member_evicted")
-    # One pass over the entries: a join starts a session, a removal ends one, a static
-    # member's replacement does both (the new member's start, the old one's end).
-    rows_of_entry = (
-        F.when(kind == "member_joined", F.array(row("member", 1, none, none)))
-        .when(
-            kind == "static_member_replaced",
-            F.array(row("member", 1, none, none), row("old_member", 0, F.lit("replaced"), none)),
-        )
-        .otherwise(
-            F.array(
-                row("member", 0, F.regexp_replace(kind, "^member_", ""), F.col("removal_reason"))
-            )
-        )
-    )
-    cols = ("group", "ts_ms", "node", "seq", "instance", "client_id", "client_host")
-    by_member = Window.partitionBy("group", "member").orderBy(*ORDER)
-    numbered = (
-        entries.where(kind.isin("member_joined", "static_member_replaced", *ends))
-        .select(*cols, F.inline(rows_of_entry))
-        # By group: the windows by member and by instance then need no other shuffle.
-        .repartition("group")
-        .withColumn(
-            "session",
-            F.sum("is_start").over(by_member.rowsBetween(Window.unboundedPreceding, 0)),
-        )
-    )
-    start = F.col("is_start") == 1
-    rows = numbered.groupBy("group", "member", "session").agg(
-        F.min(F.when(start, F.struct(*ORDER, "client_id", "client_host"))).alias("s"),
-        F.min(F.when(~start, F.struct(*ORDER, "outcome", "removal_reason"))).alias("e"),
-        F.max("instance").alias("instance"),
-    )
-    # A restarted static member has no client id of its own in the journal: its
-    # instance's previous session's.
-    by_instance = (
-        Window.partitionBy("group", "instance")
-        .orderBy(F.col("s.ts_ms"))
-        .rowsBetween(Window.unboundedPreceding, 0)
-    )
-
-    def inherited(name: str) -> Any:
-        own = F.col(f"s.{name}")
-        return F.when(
-            F.col("instance").isNotNull(), F.last(own, ignorenulls=True).over(by_instance)
-        ).otherwise(own)
-
-    start_ms, end_ms = F.col("s.ts_ms"), F.col("e.ts_ms")
-    return rows.select(
-        "group",
-        "member",
-        "instance",
-        inherited("client_id").alias("client_id"),
-        F.regexp_replace(inherited("client_host"), "^/", "").alias("client_host"),
-        F.coalesce("s.node", "e.node").alias("node"),
-        F.timestamp_millis(start_ms).alias("joined"),
-        F.timestamp_millis(end_ms).alias("ended"),
-        F.coalesce("e.outcome", F.lit("open")).alias("outcome"),
-        F.col("e.removal_reason").alias("removal_reason"),
-        ((end_ms - start_ms) / 1000).alias("lifetime_s"),
-        start_ms.alias("joined_ms"),
-        end_ms.alias("ended_ms"),
-        F.to_date(F.timestamp_millis(F.coalesce(start_ms, end_ms))).alias("date"),
-    )
-
-
-def _client_churn(sessions: Any, F: Any) -> Any:
-    """Per group and client (client id and host): sessions, how they ended, lifetimes."""
-    outcome = F.col("outcome")
-    return sessions.groupBy("group", "client_id", "client_host").agg(
-        F.count("*").alias("sessions"),
-        F.count("ended").alias("ended"),
-        F.count(F.when(outcome == "left", 1)).alias("left"),
-        F.count(F.when(outcome == "expired", 1)).alias("expired"),
-        F.count(F.when(outcome == "evicted", 1)).alias("evicted"),
-        F.count(F.when(outcome == "replaced", 1)).alias("replaced"),
-        F.percentile_approx("lifetime_s", 0.5, 10000).alias("lifetime_p50_s"),
-        F.min("joined").alias("first_joined"),
-        F.max("ended").alias("last_ended"),
-        # Not countDistinct: Spark would then aggregate by member first, a percentile
-        # buffer for every member.
-        F.size(F.collect_set("member")).cast("long").alias("members"),
-        # A session began after another had ended: one consumer coming back, not several
-        # sharing a client id (kafka-python's default) and host.
-        (F.max("joined_ms") > F.min("ended_ms")).alias("came_back"),
-    )
 
 
 def _durations(entries: Any, F: Any) -> Any:
@@ -509,111 +406,6 @@ def _timeline(entries: Any, groups: list[str], F: Any) -> Any:
         "group", *ORDER, "at", F.lit(None).cast("string").alias("state"), "members"
     )
     return states.unionByName(sizes)
-
-
-def _group_summary(
-    per_group: Any,
-    rebalances: Any,
-    durations: Any,
-    sessions: Any,
-    clients: Any,
-    states: Any,
-    triggers: Any,
-    skew: Any,
-    storm_table: Any,
-    F: Any,
-) -> Any:
-    from pyspark.sql import Window
-
-    counts = rebalances.groupBy("group").agg(F.count("*").alias("rebalances"))
-    duration_stats = durations.groupBy("group").agg(
-        F.percentile_approx("duration_ms", 0.5, 10000).alias("duration_p50_ms"),
-        F.percentile_approx("duration_ms", 0.95, 10000).alias("duration_p95_ms"),
-        F.max("duration_ms").alias("duration_max_ms"),
-    )
-    lifetimes = sessions.groupBy("group").agg(
-        F.count("*").alias("sessions"),
-        F.percentile_approx("lifetime_s", 0.5, 10000).alias("member_lifetime_p50_s"),
-    )
-    # The clients that churn most: most ended sessions first, then shortest lives.
-    top_clients = clients.groupBy("group").agg(
-        F.slice(
-            F.sort_array(
-                F.collect_list(
-                    F.struct(
-                        F.col("ended"),
-                        (-F.col("lifetime_p50_s")).alias("neg_lifetime"),
-                        "client_id",
-                        "client_host",
-                        "sessions",
-                        "left",
-                        "expired",
-                        "evicted",
-                        "replaced",
-                        "lifetime_p50_s",
-                        "first_joined",
-                        "last_ended",
-                        "came_back",
-                    )
-                ),
-                asc=False,
-            ),
-            1,
-            3,
-        ).alias("churn_clients")
-    )
-    # The member most rebalances name (a leader rejoining in a loop, say).
-    by_member = (
-        rebalances.where(F.col("reason_member") != "")
-        .groupBy("group", "reason_member", "trigger")
-        .agg(
-            F.count("*").alias("n"),
-            ((F.max("ts_ms") - F.min("ts_ms")) / 1000).alias("seconds"),
-        )
-    )
-    most = Window.partitionBy("group").orderBy(F.desc("n"), "reason_member")
-    top_member = (
-        by_member.withColumn("rank", F.row_number().over(most))
-        .where(F.col("rank") == 1)
-        .select(
-            "group",
-            F.struct(
-                F.col("reason_member").alias("member"),
-                "trigger",
-                F.col("n").alias("rebalances"),
-                "seconds",
-            ).alias("top_member"),
-        )
-    )
-    trigger_map = triggers.groupBy("group").agg(
-        F.map_from_entries(F.collect_list(F.struct("trigger", "count"))).alias("triggers")
-    )
-    state_map = states.groupBy("group").agg(
-        F.map_from_entries(F.collect_list(F.struct("state", "seconds"))).alias("seconds_in_state")
-    )
-    latest = Window.partitionBy("group").orderBy(F.desc("at"), F.desc("node"), F.desc("seq"))
-    last_skew = (
-        skew.withColumn("n", F.row_number().over(latest))
-        .where(F.col("n") == 1)
-        .select(
-            "group",
-            F.col("max_partitions").alias("assignment_max_partitions"),
-            F.col("min_partitions").alias("assignment_min_partitions"),
-            F.col("skew").alias("assignment_skew"),
-        )
-    )
-    storm_counts = storm_table.groupBy("group").agg(
-        F.count("*").alias("storms"),
-        F.max("rebalances").alias("largest_storm"),
-        F.array_sort(F.collect_set("kind")).alias("storm_kinds"),
-    )
-    summary = per_group
-    for part in (
-        counts, duration_stats, lifetimes, top_clients, top_member, trigger_map, state_map,
-        last_skew, storm_counts,
-    ):  # fmt: skip
-        summary = summary.join(part, "group", "left")
-    return summary.fillna(0, subset=["rebalances", "storms", "largest_storm", "sessions"])
 
 
 def _totals(summary: Any, span: Any, lifetime: Any, F: Any) -> dict[str, Any]:
