@@ -189,10 +189,14 @@ def analyze_journals(
 
     resolved = [p if is_uri(p) else str(Path(p).resolve()) for p in paths]
     analysis = job.run(spark, resolved, table_root(out), options)
+    started = time.perf_counter()
     report_dir.mkdir(parents=True, exist_ok=True)
     pngs = charts.draw(analysis, report_dir / "charts")
+    analysis.phases["charts"] = time.perf_counter() - started
     write_summary(analysis, report_dir / SUMMARY_FILE)
-    return analysis, report.write(analysis, pngs, report_dir, options)
+    page = report.write(analysis, pngs, report_dir, options)
+    analysis.phases["report"] = time.perf_counter() - started - analysis.phases["charts"]
+    return analysis, page
 
 
 #: Beside report.html: the totals, top groups and storms the report shows, as JSON, for

@@ -11,10 +11,15 @@ and ``node``. docs/observability.md describes every table.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from . import ingest, storms, story
+from . import sessions as sessions_table
+from .summary import group_summary
+from .together import together
 
 #: Tables the job writes, in the order the report lists them.
 TABLES = (
@@ -41,8 +46,6 @@ PARTITIONED = frozenset(
 )
 
 ORDER = ("ts_ms", "node", "seq")
-
-CONCURRENT_WRITERS = "spark.sql.maxConcurrentOutputFileWriters"
 
 #: Candidate bin widths of the charts over time (seconds); the first giving few enough bins.
 BIN_WIDTHS_S = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 86400)
@@ -90,10 +93,6 @@ def run(spark: Any, paths: list[str], out: str, options: AnalysisOptions) -> Ana
     storms...) are read back from their Parquet, never recomputed from the entries."""
     from pyspark.sql import functions as F
 
-    if not spark.sparkContext.getConf().contains(CONCURRENT_WRITERS):
-        # Partitioned writes then keep a file open per partition instead of sorting all
-        # rows by partition first (Spark's default): about half the cost of staging.
-        spark.conf.set(CONCURRENT_WRITERS, "64")
     phases: dict[str, float] = {}
     clock = time.perf_counter()
     entries, parsed = ingest.ingest(spark, paths, out, options.incremental)
@@ -112,67 +111,149 @@ def run(spark: Any, paths: list[str], out: str, options: AnalysisOptions) -> Ana
     written: dict[str, str] = {}
 
     def save(name: str, frame: Any) -> Any:
+        started = time.perf_counter()
+        spark.sparkContext.setJobDescription(f"table {name}")  # names its jobs in Spark's UI
         written[name] = _write(frame, f"{out}/tables/{name}", name in PARTITIONED)
+        phases[f"table {name}"] = time.perf_counter() - started
         return spark.read.parquet(written[name])
 
-    rebalances = save(
-        "rebalances",
-        entries.where(F.col("type") == "rebalance_started").select(
+    def saving(frames: dict[str, Callable[[], Any]]) -> dict[str, Callable[[], Any]]:
+        return {name: partial(lambda n, f: save(n, f()), name, f) for name, f in frames.items()}
+
+    def write_storms() -> Any:
+        # Several aggregates of a storm read its rebalances: sorted into bursts once, and
+        # cached while the table is written. (Spark does not coalesce a cached plan's
+        # shuffle partitions, 200 by default and most nearly empty: a task per core.)
+        in_storm = (
+            storms.in_storms(rebalances, options, F)
+            .coalesce(spark.sparkContext.defaultParallelism)
+            .persist()
+        )
+        try:
+            return save("storms", storms.storms(in_storm, sessions, F))
+        finally:
+            in_storm.unpersist()
+
+    kind = F.col("type")
+    # Tables that do not need each other are written at once (together.py). From the
+    # entries:
+    t = together(saving({
+        "rebalances": lambda: entries.where(kind == "rebalance_started").select(
             "group", "node", "seq", "at", "ts_ms", "date", "generation", "trigger", "reason",
             "reason_member", "client_reason",
         ),
-    )  # fmt: skip
-    sessions = save("sessions", _sessions(entries, F))
-    durations = save("rebalance_durations", _durations(entries, F))
-    save(
-        "generations",
-        entries.where(F.col("type") == "join_completed").select(
+        "sessions": lambda: sessions_table.sessions(entries, F),
+        "rebalance_durations": lambda: _durations(entries, F),
+        "generations": lambda: entries.where(kind == "join_completed").select(
             "group", "node", "seq", "at", "date", "generation", "members", "leader",
             "duration_ms",
         ),
-    )  # fmt: skip
-    skew = save("assignment_skew", _assignment_skew(entries, F))
-    per_group = save("member_churn", _per_group(entries, F))
-    states = save("state_durations", _state_durations(entries, end_ms, F))
-    storm_table = save("storms", storms.storms(rebalances, sessions, options, F))
-    clients = save("client_churn", _client_churn(sessions, F))
-    triggers = save("rebalance_triggers", rebalances.groupBy("group", "trigger").count())
-    save(
-        "rebalance_reasons",
-        rebalances.groupBy("group", "trigger", "reason", "client_reason").agg(
+        "assignment_skew": lambda: _assignment_skew(entries, F),
+        "member_churn": lambda: _per_group(entries, F),
+        "state_durations": lambda: _state_durations(entries, end_ms, F),
+    }))  # fmt: skip
+    rebalances, sessions = t["rebalances"], t["sessions"]
+    bin_s = _bin_seconds((span["start_ms"] or 0), end_ms)
+    bin_ms = bin_s * 1000
+    # From those:
+    t |= together({"storms": write_storms, **saving({
+        "client_churn": lambda: sessions_table.client_churn(sessions, F),
+        "rebalance_triggers": lambda: rebalances.groupBy("group", "trigger").count(),
+        "rebalance_reasons": lambda: rebalances.groupBy(
+            "group", "trigger", "reason", "client_reason"
+        ).agg(
             F.count("*").alias("count"),
             F.countDistinct("reason_member").alias("members"),
         ),
-    )
-    bin_s = _bin_seconds((span["start_ms"] or 0), end_ms)
-    bin_ms = bin_s * 1000
-    over_time = save(
-        "rebalances_over_time",
-        rebalances.groupBy(
+        "rebalances_over_time": lambda: rebalances.groupBy(
             F.timestamp_millis(F.floor(F.col("ts_ms") / bin_ms) * bin_ms).alias("bin"), "trigger"
         )
         .agg(F.count("*").alias("rebalances"))
         .withColumn("bin_seconds", F.lit(bin_s)),
-    )
-    summary_out = save(
-        "group_summary",
-        _group_summary(
-            per_group, rebalances, durations, sessions, clients, states, triggers, skew,
-            storm_table, F,
-        ),
+    })})  # fmt: skip
+    durations, storm_table, triggers, over_time = (
+        t["rebalance_durations"], t["storms"], t["rebalance_triggers"], t["rebalances_over_time"]
     )  # fmt: skip
 
-    # The report's numbers are exactly the tables'.
-    top = [
-        r.asDict(recursive=True)
-        for r in summary_out.orderBy(F.desc("rebalances"), "group")
-        .limit(options.top_groups)
-        .collect()
-    ]
+    def summarise() -> tuple[Any, list[dict[str, Any]]]:
+        summary = save(
+            "group_summary",
+            group_summary(
+                t["member_churn"], rebalances, durations, sessions, t["client_churn"],
+                t["state_durations"], triggers, t["assignment_skew"], storm_table, F,
+            ),
+        )  # fmt: skip
+        # The report's numbers are exactly the tables'.
+        return summary, [
+            r.asDict(recursive=True)
+            for r in summary.orderBy(F.desc("rebalances"), "group")
+            .limit(options.top_groups)
+            .collect()
+        ]
+
+    # The summary, and what the report needs from the other tables (small, collected once).
+    got = together({
+        "summary": summarise,
+        "storms": lambda: [
+            r.asDict(recursive=True)
+            for r in storm_table.orderBy(F.desc("rebalances"), "group", "start")
+            .limit(100)
+            .collect()
+        ],
+        "over_time": lambda: [
+            (r["bin"].isoformat(), str(r["trigger"]), int(r["rebalances"]))
+            for r in over_time.collect()
+        ],
+        "histogram": lambda: _duration_histogram(durations, F),
+        "triggers": lambda: [
+            (str(r["trigger"]), int(r["rebalances"]))
+            for r in triggers.groupBy("trigger")
+            .agg(F.sum("count").alias("rebalances"))
+            .orderBy(F.desc("rebalances"), "trigger")
+            .collect()
+        ],
+        "lifetime": lambda: sessions.agg(F.percentile_approx("lifetime_s", 0.5, 10000)).first()[0],
+    })  # fmt: skip
+    summary, top = got["summary"]
     for rank, group in enumerate(top, 1):
         group["rank"] = rank
         group["story"] = story.sentence(group)
-    # Built from literals in the JVM: executors need no Python for it.
+    timeline_groups = [g["group"] for g in top[:TIMELINE_GROUPS] if g["rebalances"]]
+
+    def timeline() -> dict[str, list[dict[str, Any]]]:
+        rows = save("group_timeline", _timeline(entries, timeline_groups, F))
+        timelines: dict[str, list[dict[str, Any]]] = {g: [] for g in timeline_groups}
+        for r in rows.orderBy("group", *ORDER).collect():
+            timelines[r["group"]].append(
+                {"at": r["at"], "state": r["state"], "members": r["members"]}
+            )
+        return timelines
+
+    last = together({
+        "top_groups": lambda: save("top_groups", _top_frame(spark, top, F)),
+        "timelines": timeline,
+        "totals": lambda: _totals(summary, span, got["lifetime"], F),
+    })  # fmt: skip
+    analysis = Analysis(
+        totals=last["totals"],
+        top_groups=top,
+        storms=got["storms"],
+        bin_seconds=bin_s,
+        over_time=got["over_time"],
+        duration_histogram=got["histogram"],
+        triggers=got["triggers"],
+        timelines=last["timelines"],
+        tables={name: written[name] for name in TABLES},
+        files_parsed=parsed,
+        phases=phases,
+    )
+    phases["tables"] = time.perf_counter() - clock
+    return analysis
+
+
+def _top_frame(spark: Any, top: list[dict[str, Any]], F: Any) -> Any:
+    """The top groups and their sentences as a table, built from literals in the JVM:
+    executors need no Python for it."""
     rows = [
         F.struct(
             F.lit(g["rank"]).alias("rank"),
@@ -188,43 +269,7 @@ def run(spark: Any, paths: list[str], out: str, options: AnalysisOptions) -> Ana
         F.lit(0).cast("long").alias("rebalances"),
         F.lit("").alias("story"),
     )
-    top_frame = spark.range(1 if rows else 0).select(F.inline(F.array(*(rows or [empty]))))
-    save("top_groups", top_frame)
-    timeline_groups = [g["group"] for g in top[:TIMELINE_GROUPS] if g["rebalances"]]
-    timeline_rows = save("group_timeline", _timeline(entries, timeline_groups, F))
-    timelines: dict[str, list[dict[str, Any]]] = {g: [] for g in timeline_groups}
-    for r in timeline_rows.orderBy("group", *ORDER).collect():
-        timelines[r["group"]].append({"at": r["at"], "state": r["state"], "members": r["members"]})
-
-    analysis = Analysis(
-        totals=_totals(summary_out, span, sessions, F),
-        top_groups=top,
-        storms=[
-            r.asDict(recursive=True)
-            for r in storm_table.orderBy(F.desc("rebalances"), "group", "start")
-            .limit(100)
-            .collect()
-        ],
-        bin_seconds=bin_s,
-        over_time=[
-            (r["bin"].isoformat(), str(r["trigger"]), int(r["rebalances"]))
-            for r in over_time.collect()
-        ],
-        duration_histogram=_duration_histogram(durations, F),
-        triggers=[
-            (str(r["trigger"]), int(r["rebalances"]))
-            for r in triggers.groupBy("trigger")
-            .agg(F.sum("count").alias("rebalances"))
-            .orderBy(F.desc("rebalances"), "trigger")
-            .collect()
-        ],
-        timelines=timelines,
-        tables={name: written[name] for name in TABLES},
-        files_parsed=parsed,
-        phases=phases,
-    )
-    phases["tables"] = time.perf_counter() - clock
-    return analysis
+    return spark.range(1 if rows else 0).select(F.inline(F.array(*(rows or [empty]))))
 
 
 def _write(frame: Any, path: str, partitioned: bool) -> str:
@@ -232,7 +277,9 @@ def _write(frame: Any, path: str, partitioned: bool) -> str:
         # Files per day and node, written in parallel, instead of one file for all.
         frame.write.mode("overwrite").partitionBy("date", "node").parquet(path)
     else:
-        frame.coalesce(1).write.mode("overwrite").parquet(path)
+        # One file; repartition rather than coalesce, so the work before it keeps every
+        # core (coalesce(1) would run a scan of all the entries in one task).
+        frame.repartition(1).write.mode("overwrite").parquet(path)
     return path
 
 
@@ -244,145 +291,68 @@ def _bin_seconds(start_ms: int, end_ms: int) -> int:
     return BIN_WIDTHS_S[-1]
 
 
-def _sessions(entries: Any, F: Any) -> Any:
-    """One row per member session: from member_joined (or the static replacement that made
-    it) to member_left, _expired, _evicted or its replacement; ``open`` when the journals
-    end first. Keyed by (group, member); a member id seen again starts a new session."""
-    from pyspark.sql import Window
-
-    kind = F.col("type")
-    cols = ("group", "member", "ts_ms", "node", "seq", "instance", "client_id", "client_host")
-    none = F.lit(None).cast("string")
-    starts = entries.where(kind.isin("member_joined", "static_member_replaced")).select(
-        *cols, F.lit(1).alias("is_start"), none.alias("outcome"), none.alias("removal_reason")
-    )
-    ends = entries.where(kind.isin("member_left", "member_expired", "member_evicted")).select(
-        *cols,
-        F.lit(0).alias("is_start"),
-        F.regexp_replace(kind, "^member_", "").alias("outcome"),
-        "removal_reason",
-    )
-    replaced = entries.where(kind == "static_member_replaced").select(
-        "group", F.col("old_member").alias("member"), *cols[2:],
-        F.lit(0).alias("is_start"), F.lit("replaced").alias("outcome"),
-        none.alias("removal_reason"),
-    )  # fmt: skip
-    by_member = Window.partitionBy("group", "member").orderBy(*ORDER)
-    numbered = (
-        starts.unionByName(ends)
-        .unionByName(replaced)
-        .withColumn(
-            "session",
-            F.sum("is_start").over(by_member.rowsBetween(Window.unboundedPreceding, 0)),
-        )
-    )
-    start = F.col("is_start") == 1
-    rows = numbered.groupBy("group", "member", "session").agg(
-        F.min(F.when(start, F.struct(*ORDER, "client_id", "client_host"))).alias("s"),
-        F.min(F.when(~start, F.struct(*ORDER, "outcome", "removal_reason"))).alias("e"),
-        F.max("instance").alias("instance"),
-    )
-    # A restarted static member has no client id of its own in the journal: its
-    # instance's previous session's.
-    by_instance = (
-        Window.partitionBy("group", "instance")
-        .orderBy(F.col("s.ts_ms"))
-        .rowsBetween(Window.unboundedPreceding, 0)
-    )
-
-    def inherited(name: str) -> Any:
-        own = F.col(f"s.{name}")
-        return F.when(
-            F.col("instance").isNotNull(), F.last(own, ignorenulls=True).over(by_instance)
-        ).otherwise(own)
-
-    start_ms, end_ms = F.col("s.ts_ms"), F.col("e.ts_ms")
-    return rows.select(
-        "group",
-        "member",
-        "instance",
-        inherited("client_id").alias("client_id"),
-        F.regexp_replace(inherited("client_host"), "^/", "").alias("client_host"),
-        F.coalesce("s.node", "e.node").alias("node"),
-        F.timestamp_millis(start_ms).alias("joined"),
-        F.timestamp_millis(end_ms).alias("ended"),
-        F.coalesce("e.outcome", F.lit("open")).alias("outcome"),
-        F.col("e.removal_reason").alias("removal_reason"),
-        ((end_ms - start_ms) / 1000).alias("lifetime_s"),
-        start_ms.alias("joined_ms"),
-        end_ms.alias("ended_ms"),
-        F.to_date(F.timestamp_millis(F.coalesce(start_ms, end_ms))).alias("date"),
-    )
-
-
-def _client_churn(sessions: Any, F: Any) -> Any:
-    """Per group and client (client id and host): sessions, how they ended, lifetimes."""
-    outcome = F.col("outcome")
-    return sessions.groupBy("group", "client_id", "client_host").agg(
-        F.count("*").alias("sessions"),
-        F.count("ended").alias("ended"),
-        F.count(F.when(outcome == "left", 1)).alias("left"),
-        F.count(F.when(outcome == "expired", 1)).alias("expired"),
-        F.count(F.when(outcome == "evicted", 1)).alias("evicted"),
-        F.count(F.when(outcome == "replaced", 1)).alias("replaced"),
-        F.percentile_approx("lifetime_s", 0.5, 10000).alias("lifetime_p50_s"),
-        F.min("joined").alias("first_joined"),
-        F.max("ended").alias("last_ended"),
-        F.countDistinct("member").alias("members"),
-        # A session began after another had ended: one consumer coming back, not several
-        # sharing a client id (kafka-python's default) and host.
-        (F.max("joined_ms") > F.min("ended_ms")).alias("came_back"),
-    )
-
-
 def _durations(entries: Any, F: Any) -> Any:
     """One row per completed rebalance: start until Stable (sync) or Empty (everyone left)."""
-    keep = ("group", "node", "seq", "at", "date", "generation")
-    synced = entries.where(
-        (F.col("type") == "sync_completed") & F.col("rebalance_duration_ms").isNotNull()
-    ).select(*keep, F.col("rebalance_duration_ms").alias("duration_ms"))
-    emptied = entries.where((F.col("type") == "join_completed") & (F.col("members") == 0)).select(
-        *keep, "duration_ms"
-    )
-    return synced.unionByName(emptied)
+    synced = (F.col("type") == "sync_completed") & F.col("rebalance_duration_ms").isNotNull()
+    emptied = (F.col("type") == "join_completed") & (F.col("members") == 0)
+    return entries.where(synced | emptied).select(
+        "group", "node", "seq", "at", "date", "generation",
+        F.when(synced, F.col("rebalance_duration_ms")).otherwise(F.col("duration_ms")).alias(
+            "duration_ms"
+        ),
+    )  # fmt: skip
 
 
 def _per_group(entries: Any, F: Any) -> Any:
-    """What one pass over the entries tells per group: when, where, and member churn."""
+    """What one pass over the entries tells per group: when, where, and member churn.
+
+    The pass over every entry uses only aggregates Spark keeps in a hash map (counts, sums,
+    min, max), per group and node; the set of nodes comes from those few rows, and the
+    reconcile-time median from the member_reconciled entries alone. (A percentile or a
+    set over all the entries makes Spark sort them all: several times the cost.)"""
     kind = F.col("type")
-    return (
-        entries.where(F.col("group").isNotNull())
-        .groupBy("group")
-        .agg(
-            F.min("at").alias("first_seen"),
-            F.max("at").alias("last_seen"),
-            F.array_sort(F.collect_set("node")).alias("nodes"),
-            F.max(F.when(kind == "join_completed", F.col("generation"))).alias("last_generation"),
-            F.count(F.when(kind == "member_joined", 1)).alias("members_joined"),
-            F.count(F.when(kind == "member_left", 1)).alias("members_left"),
-            F.count(F.when(kind == "member_expired", 1)).alias("members_expired"),
-            F.count(
-                F.when(
-                    (kind == "member_expired") & (F.col("removal_reason") == "session_timeout"), 1
-                )
-            ).alias("session_expiries"),
-            F.count(F.when(kind == "member_evicted", 1)).alias("members_evicted"),
-            F.count(F.when(kind == "static_member_replaced", 1)).alias("static_members_replaced"),
-            F.count(F.when(kind == "group_deleted", 1)).alias("deletions"),
-            F.coalesce(F.sum(F.when(kind == "offsets_committed", F.col("count"))), F.lit(0)).alias(
-                "offsets_committed"
-            ),
-            # KIP-848 consumer groups: target assignments, and members' time to reconcile.
-            F.count(F.when(kind == "target_assignment_computed", 1)).alias("target_assignments"),
-            F.count(F.when(kind == "member_reconciled", 1)).alias("reconciliations"),
-            F.percentile_approx(
-                F.when(kind == "member_reconciled", F.col("duration_ms")), F.lit(0.5)
-            ).alias("reconcile_p50_ms"),
-            F.max(F.when(kind == "member_reconciled", F.col("duration_ms"))).alias(
-                "reconcile_max_ms"
-            ),
-        )
+    reconciled = kind == "member_reconciled"
+    churn = {
+        "members_joined": kind == "member_joined",
+        "members_left": kind == "member_left",
+        "members_expired": kind == "member_expired",
+        "session_expiries": (kind == "member_expired")
+        & (F.col("removal_reason") == "session_timeout"),
+        "members_evicted": kind == "member_evicted",
+        "static_members_replaced": kind == "static_member_replaced",
+        "deletions": kind == "group_deleted",
+    }
+    # KIP-848 consumer groups: target assignments, and members' time to reconcile.
+    kip848 = {"target_assignments": kind == "target_assignment_computed",
+              "reconciliations": reconciled}  # fmt: skip
+    counts = {**churn, **kip848}
+    ours = entries.where(F.col("group").isNotNull())
+    per_node = ours.groupBy("group", "node").agg(
+        F.min("at").alias("first_seen"),
+        F.max("at").alias("last_seen"),
+        F.max(F.when(kind == "join_completed", F.col("generation"))).alias("last_generation"),
+        *(F.count(F.when(when, 1)).alias(name) for name, when in counts.items()),
+        F.sum(F.when(kind == "offsets_committed", F.col("count"))).alias("offsets_committed"),
+        F.max(F.when(reconciled, F.col("duration_ms"))).alias("reconcile_max_ms"),
     )
+    per_group = per_node.groupBy("group").agg(
+        F.min("first_seen").alias("first_seen"),
+        F.max("last_seen").alias("last_seen"),
+        F.array_sort(F.collect_set("node")).alias("nodes"),
+        F.max("last_generation").alias("last_generation"),
+        *(F.sum(name).alias(name) for name in counts),
+        F.coalesce(F.sum("offsets_committed"), F.lit(0)).alias("offsets_committed"),
+        F.max("reconcile_max_ms").alias("reconcile_max_ms"),
+    )
+    reconcile_p50 = (
+        ours.where(reconciled)
+        .groupBy("group")
+        .agg(F.percentile_approx("duration_ms", F.lit(0.5)).alias("reconcile_p50_ms"))
+    )
+    return per_group.join(reconcile_p50, "group", "left").select(
+        "group", "first_seen", "last_seen", "nodes", "last_generation", *churn,
+        "offsets_committed", *kip848, "reconcile_p50_ms", "reconcile_max_ms",
+    )  # fmt: skip
 
 
 def _state_durations(entries: Any, end_ms: int, F: Any) -> Any:
@@ -438,112 +408,7 @@ def _timeline(entries: Any, groups: list[str], F: Any) -> Any:
     return states.unionByName(sizes)
 
 
-def _group_summary(
-    per_group: Any,
-    rebalances: Any,
-    durations: Any,
-    sessions: Any,
-    clients: Any,
-    states: Any,
-    triggers: Any,
-    skew: Any,
-    storm_table: Any,
-    F: Any,
-) -> Any:
-    from pyspark.sql import Window
-
-    counts = rebalances.groupBy("group").agg(F.count("*").alias("rebalances"))
-    duration_stats = durations.groupBy("group").agg(
-        F.percentile_approx("duration_ms", 0.5, 10000).alias("duration_p50_ms"),
-        F.percentile_approx("duration_ms", 0.95, 10000).alias("duration_p95_ms"),
-        F.max("duration_ms").alias("duration_max_ms"),
-    )
-    lifetimes = sessions.groupBy("group").agg(
-        F.count("*").alias("sessions"),
-        F.percentile_approx("lifetime_s", 0.5, 10000).alias("member_lifetime_p50_s"),
-    )
-    # The clients that churn most: most ended sessions first, then shortest lives.
-    top_clients = clients.groupBy("group").agg(
-        F.slice(
-            F.sort_array(
-                F.collect_list(
-                    F.struct(
-                        F.col("ended"),
-                        (-F.col("lifetime_p50_s")).alias("neg_lifetime"),
-                        "client_id",
-                        "client_host",
-                        "sessions",
-                        "left",
-                        "expired",
-                        "evicted",
-                        "replaced",
-                        "lifetime_p50_s",
-                        "first_joined",
-                        "last_ended",
-                        "came_back",
-                    )
-                ),
-                asc=False,
-            ),
-            1,
-            3,
-        ).alias("churn_clients")
-    )
-    # The member most rebalances name (a leader rejoining in a loop, say).
-    by_member = (
-        rebalances.where(F.col("reason_member") != "")
-        .groupBy("group", "reason_member", "trigger")
-        .agg(
-            F.count("*").alias("n"),
-            ((F.max("ts_ms") - F.min("ts_ms")) / 1000).alias("seconds"),
-        )
-    )
-    most = Window.partitionBy("group").orderBy(F.desc("n"), "reason_member")
-    top_member = (
-        by_member.withColumn("rank", F.row_number().over(most))
-        .where(F.col("rank") == 1)
-        .select(
-            "group",
-            F.struct(
-                F.col("reason_member").alias("member"),
-                "trigger",
-                F.col("n").alias("rebalances"),
-                "seconds",
-            ).alias("top_member"),
-        )
-    )
-    trigger_map = triggers.groupBy("group").agg(
-        F.map_from_entries(F.collect_list(F.struct("trigger", "count"))).alias("triggers")
-    )
-    state_map = states.groupBy("group").agg(
-        F.map_from_entries(F.collect_list(F.struct("state", "seconds"))).alias("seconds_in_state")
-    )
-    latest = Window.partitionBy("group").orderBy(F.desc("at"), F.desc("node"), F.desc("seq"))
-    last_skew = (
-        skew.withColumn("n", F.row_number().over(latest))
-        .where(F.col("n") == 1)
-        .select(
-            "group",
-            F.col("max_partitions").alias("assignment_max_partitions"),
-            F.col("min_partitions").alias("assignment_min_partitions"),
-            F.col("skew").alias("assignment_skew"),
-        )
-    )
-    storm_counts = storm_table.groupBy("group").agg(
-        F.count("*").alias("storms"),
-        F.max("rebalances").alias("largest_storm"),
-        F.array_sort(F.collect_set("kind")).alias("storm_kinds"),
-    )
-    summary = per_group
-    for part in (
-        counts, duration_stats, lifetimes, top_clients, top_member, trigger_map, state_map,
-        last_skew, storm_counts,
-    ):  # fmt: skip
-        summary = summary.join(part, "group", "left")
-    return summary.fillna(0, subset=["rebalances", "storms", "largest_storm", "sessions"])
-
-
-def _totals(summary: Any, span: Any, sessions: Any, F: Any) -> dict[str, Any]:
+def _totals(summary: Any, span: Any, lifetime: Any, F: Any) -> dict[str, Any]:
     row = summary.agg(
         F.count("*").alias("groups"),
         F.sum("rebalances").alias("rebalances"),
@@ -555,7 +420,6 @@ def _totals(summary: Any, span: Any, sessions: Any, F: Any) -> dict[str, Any]:
         F.sum("static_members_replaced").alias("static_members_replaced"),
         F.sum("storms").alias("storms"),
     ).first()
-    lifetime = sessions.agg(F.percentile_approx("lifetime_s", 0.5, 10000)).first()[0]
     totals = {k: (v or 0) for k, v in row.asDict().items()}
     totals.update(
         entries=span["entries"],

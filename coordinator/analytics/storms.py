@@ -23,31 +23,41 @@ ORDER = ("ts_ms", "node", "seq")
 REPEATS_FOR_FLAP = 3
 
 
-def storms(rebalances: Any, sessions: Any, options: Any, F: Any) -> Any:
+def in_storms(rebalances: Any, options: Any, F: Any) -> Any:
+    """The rebalances that belong to a storm, with their burst and, for each, how many of
+    its burst's rebalances start within the window from it (``in_window``). Several
+    tables are built from these few rows: cache them rather than sort all again."""
     from pyspark.sql import Window
 
     by_group = Window.partitionBy("group").orderBy(*ORDER)
     gap = F.col("ts_ms") - F.lag("ts_ms").over(by_group)
     opens = F.when(gap.isNull() | (gap > options.storm_gap_ms), 1).otherwise(0)
-    bursts = rebalances.withColumn("opens", opens).withColumn(
-        "burst", F.sum("opens").over(by_group.rowsBetween(Window.unboundedPreceding, 0))
+    burst = Window.partitionBy("group", "burst")
+    ahead = burst.orderBy("ts_ms").rangeBetween(0, options.storm_window_s * 1000 - 1)
+    return (
+        rebalances.select("group", *ORDER, "trigger", "reason_member")
+        .withColumn("opens", opens)
+        .withColumn(
+            "burst", F.sum("opens").over(by_group.rowsBetween(Window.unboundedPreceding, 0))
+        )
+        .withColumn("in_window", F.count("*").over(ahead))
+        # Sorted as the window before needs: no other sort.
+        .withColumn("peak", F.max("in_window").over(burst))
+        .where(F.col("peak") >= options.storm_threshold)
+        .select("group", "ts_ms", "trigger", "reason_member", "burst", "in_window")
     )
-    ahead = (
-        Window.partitionBy("group", "burst")
-        .orderBy("ts_ms")
-        .rangeBetween(0, options.storm_window_s * 1000 - 1)
-    )
-    bursts = bursts.withColumn("in_window", F.count("*").over(ahead))
+
+
+def storms(in_storm: Any, sessions: Any, F: Any) -> Any:
+    """One row per storm, from ``in_storms`` (its rebalances) and the sessions."""
     key = ("group", "burst")
-    spans = bursts.groupBy(*key).agg(
+    spans = in_storm.groupBy(*key).agg(
         F.min("ts_ms").alias("start_ms"),
         F.max("ts_ms").alias("end_ms"),
         F.count("*").alias("rebalances"),
         F.max("in_window").alias("peak"),
         F.count(F.when(F.col("trigger") == "member_expired", 1)).alias("expiries"),
     )
-    spans = spans.where(F.col("peak") >= options.storm_threshold)
-    in_storm = bursts.join(spans.select(*key), list(key))
     trigger_map = (
         in_storm.groupBy(*key, "trigger")
         .count()
