@@ -27,6 +27,7 @@ from .config import Settings
 from .connection import ConnectionProtocol, RawSaslToken, SendNow
 from .connection_context import ConnectionContext
 from .errors import StartupError
+from .handlers.heartbeat_lane import HEARTBEAT_KEY
 from .handlers.outcome import CloseConnection
 from .limits import ConnectionGuard
 from .observability import Observability
@@ -52,7 +53,7 @@ REQUESTS_PER_TURN = 16
 # waits for a whole turn's answers before sending more would otherwise idle the server.
 HEARTBEATS_PER_SLOT = 4
 # A Heartbeat request frame's first bytes (its api key): answered by the heartbeat lane.
-HEARTBEAT_FRAME = b"\x00\x0c"
+HEARTBEAT_FRAME = HEARTBEAT_KEY.to_bytes(2, "big")
 # How long a refused connection stays open after its error response (or until the client
 # closes it first).
 CLOSE_GRACE_S = 0.5
