@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from .security.config import ANONYMOUS, Listener
 from .security.sasl import SaslSession
@@ -19,6 +18,3 @@ class ConnectionContext:
     sasl: SaslSession | None = None
     sasl_raw_tokens: bool = False  # after a v0 SaslHandshake
     close_after_reply: bool = False
-    #: The heartbeat lane's memo of this connection's recent heartbeat frames (their
-    #: decoded fields, keyed by the bytes after the correlation id).
-    heartbeats: dict[bytes, Any] | None = None

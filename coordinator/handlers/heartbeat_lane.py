@@ -12,9 +12,13 @@ checked here too (authorization, the group's coordinator in a cluster); the test
 the two paths to the same bytes, timers and metrics.
 
 A member sends the same heartbeat, byte for byte but for its correlation id, until its
-generation changes: each connection keeps a few recent frames' decoded fields, so a
-repeated heartbeat is not decoded at all. The memo holds what the frame says, never an
-answer: the group's state is read afresh each time.
+generation changes: the lane keeps recent frames' decoded fields, so a repeated heartbeat
+is not decoded at all. The memo holds what the frame says, never an answer: the group's
+state is read afresh each time. It is one memo for all connections (the key is all of the
+frame after the correlation id, client id included, so a frame means the same whichever
+connection sent it): a per-connection memo either thrashed on a connection that carries
+many members (64 per connection in the depth-64 benchmark halved the rate) or, sized for
+them, let every connection hold that much.
 """
 
 from __future__ import annotations
@@ -34,10 +38,9 @@ from ..security.acls import Operation
 from ..security.authz import may_group
 
 HEARTBEAT_KEY = 12
-#: Decoded heartbeats remembered per connection (a connection carries one member's, or a
-#: few: a client multiplexing several consumers); a full memo is simply cleared. With the
-#: frame size cap, a connection's memo stays under about 3 KB, whatever a client sends.
-MEMO_PER_CONNECTION = 8
+#: Decoded heartbeat frames remembered (of all connections); a full memo is simply
+#: cleared. With the frame size cap it stays under about 13 MB, whatever clients send.
+MEMO_ENTRIES = 16_384
 #: Frames longer than this are decoded every time rather than remembered.
 MEMO_FRAME_BYTES = 256
 
@@ -99,12 +102,13 @@ class HeartbeatLane:
         self._heartbeat_now = node.groups.heartbeat_now
         api = BY_KEY[HEARTBEAT_KEY]
         self._versions = {v: _Version(v) for v in range(api.min_version, api.max_version + 1)}
+        self.memo: dict[bytes, Heard] = {}
 
     def answer(self, frame: bytes, conn: ConnectionContext, now_ms: int) -> LaneAnswer | None:
         """The answer to a Heartbeat frame of an authenticated connection; None when the
         general path must take it (a version not served here, or bytes that do not decode:
         the general path refuses them as it refuses any malformed request)."""
-        heard = self._heard(frame, conn)
+        heard = self._heard(frame)
         if heard is None:
             return None
         version, conn.client_id, group_id, generation_id, member_id, instance = heard
@@ -122,16 +126,15 @@ class HeartbeatLane:
             )
         return self._versions[version].answer(frame[4:8], error), version, error, key, deadline
 
-    def _heard(self, frame: bytes, conn: ConnectionContext) -> Heard | None:
+    def _heard(self, frame: bytes) -> Heard | None:
         if len(frame) < 8:
             return None
-        memo: dict[bytes, Heard] | None = conn.heartbeats
+        memo = self.memo
         tail = frame[8:]  # all but the api key, version and correlation id
         version = frame[2] << 8 | frame[3]
-        if memo is not None:
-            heard = memo.get(tail)
-            if heard is not None and heard[0] == version:
-                return heard
+        heard = memo.get(tail)
+        if heard is not None and heard[0] == version:
+            return heard
         plan = self._versions.get(version)
         if plan is None:
             return None
@@ -140,9 +143,7 @@ class HeartbeatLane:
         except (DecodeError, *codec.DECODE_FAULTS):
             return None
         if len(frame) <= MEMO_FRAME_BYTES:
-            if memo is None:
-                memo = conn.heartbeats = {}
-            elif len(memo) >= MEMO_PER_CONNECTION:
+            if len(memo) >= MEMO_ENTRIES:
                 memo.clear()
             memo[tail] = heard
         return heard

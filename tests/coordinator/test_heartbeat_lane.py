@@ -177,7 +177,10 @@ def test_frames_the_lane_cannot_read_go_to_the_general_path(frame: bytes) -> Non
     assert not isinstance(conn.receive(frame), Request)  # which refuses them
 
 
-def test_the_memo_answers_from_the_current_state_and_stays_bounded() -> None:
+def test_the_memo_answers_from_the_current_state_and_stays_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(heartbeat_lane, "MEMO_ENTRIES", 8)
     p = Pipeline(Settings(group=GroupConfig(initial_rebalance_delay_ms=0)))
     leader, _static, generation = stable_group(p)
     lane = HeartbeatLane(p.node)
@@ -195,11 +198,42 @@ def test_the_memo_answers_from_the_current_state_and_stays_bounded() -> None:
     assert error(1) == ErrorCode.NONE
     start_rebalance(p)
     assert error(2) == ErrorCode.REBALANCE_IN_PROGRESS  # the same bytes, remembered
-    for i in range(heartbeat_lane.MEMO_PER_CONNECTION * 2):
+    for i in range(8 * 2):
         other = heartbeat_frame(4, i, "c", GROUP, generation, f"m{i}", None)
         assert lane.answer(other, conn, p.clock.now_ms()) is not None
-    assert conn.heartbeats is not None
-    assert len(conn.heartbeats) <= heartbeat_lane.MEMO_PER_CONNECTION
+    assert 0 < len(lane.memo) <= 8
+
+
+def test_a_connection_carrying_many_members_decodes_each_frame_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The depth-64 benchmark's shape: one connection, 64 members, round after round.
+    p = Pipeline(Settings(group=GroupConfig(initial_rebalance_delay_ms=0)))
+    leader, _static, generation = stable_group(p)
+    lane = HeartbeatLane(p.node)
+    reads: list[bytes] = []
+    real_read = heartbeat_lane._Version.read
+
+    def counted(self: heartbeat_lane._Version, frame: bytes) -> heartbeat_lane.Heard:
+        reads.append(frame)
+        return real_read(self, frame)
+
+    monkeypatch.setattr(heartbeat_lane._Version, "read", counted)
+    conn = p.connect().conn
+    frames = [heartbeat_frame(4, i, "c", GROUP, generation, f"m{i}", None) for i in range(63)]
+    frames.append(heartbeat_frame(4, 63, "c", GROUP, generation, leader, None))
+    for _ in range(3):
+        answers = [lane.answer(f, conn, p.clock.now_ms()) for f in frames]
+        assert [a[2] for a in answers if a is not None][-2:] == [
+            ErrorCode.UNKNOWN_MEMBER_ID,
+            ErrorCode.NONE,
+        ]
+    assert len(reads) == 64
+    # Another connection sending the same bytes is answered from the same memo, as itself.
+    other = p.connect().conn
+    other_answer = lane.answer(frames[-1], other, p.clock.now_ms())
+    assert other_answer is not None and other_answer[2] == ErrorCode.NONE
+    assert len(reads) == 64 and other.client_id == "c"
 
 
 # -- over sockets --------------------------------------------------------------------------
@@ -286,7 +320,8 @@ async def test_over_sockets_heartbeats_keep_a_session_and_its_end_expires_it(
         await asyncio.sleep(0.1)
     assert member_id in runtime(server).groups.groups[GROUP].members
     # The lane answered them (its memo holds the connection's one heartbeat frame).
-    assert [len(c.ctx.heartbeats or ()) for c in server.connections] == [1]
+    lane = runtime(server).heartbeat_lane
+    assert lane is not None and len(lane.memo) == 1
     await asyncio.sleep(0.6)  # silence: the session runs out
     assert member_id not in runtime(server).groups.groups[GROUP].members
     (late,) = await w.call(hb, 4)
