@@ -235,22 +235,7 @@ class Runtime:
         if token.answered:  # carrying out the effects answered it, with nothing to write
             return wait.render(token.result)
         answer: asyncio.Future[Any] = self.loop.create_future()
-
-        def answered(result: object, exc: BaseException | None) -> None:
-            if answer.done():
-                return
-            if exc is not None:
-                if wait.failed is None:
-                    answer.set_exception(exc)
-                else:
-                    answer.set_result(wait.failed(STORE_FAILED))
-                return
-            try:
-                answer.set_result(wait.render(result))
-            except Exception as render_failed:
-                answer.set_exception(render_failed)
-
-        token.on_answer = answered
+        token.on_answer = _Answered(answer, wait)
         return answer
 
     def _delayed_reply(self, wait: Delayed[R]) -> asyncio.Future[Any]:
@@ -404,6 +389,32 @@ class Runtime:
             self.metrics.store_write_failures.inc()
         for token, _result in replies:
             token.fail(exc)
+
+
+class _Answered:
+    """Settles the future of a parked reply when the state machine answers its token (one
+    object rather than a closure and its cells: a rebalance parks one per member)."""
+
+    __slots__ = ("answer", "wait")
+
+    def __init__(self, answer: asyncio.Future[Any], wait: Awaiting[Any]) -> None:
+        self.answer = answer
+        self.wait = wait
+
+    def __call__(self, result: object, exc: BaseException | None) -> None:
+        answer, wait = self.answer, self.wait
+        if answer.done():
+            return
+        if exc is not None:
+            if wait.failed is None:
+                answer.set_exception(exc)
+            else:
+                answer.set_result(wait.failed(STORE_FAILED))
+            return
+        try:
+            answer.set_result(wait.render(result))
+        except Exception as render_failed:
+            answer.set_exception(render_failed)
 
 
 def _resolve(future: asyncio.Future[Any], value: Any) -> None:

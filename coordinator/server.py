@@ -9,6 +9,7 @@ channel the same way), and reading pauses if too many pile up.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import dataclasses
 import signal
 import ssl
@@ -94,6 +95,8 @@ class KafkaConnection(asyncio.Protocol):
         # write per response was half the daemon's CPU under pipelined heartbeats.
         self._out: list[bytes] = []
         self._batching = False
+        self._parked: Request | None = None  # the request whose reply is awaited
+        self._callback_context = contextvars.copy_context()
 
     # -- asyncio.Protocol ------------------------------------------------------------------
 
@@ -270,12 +273,17 @@ class KafkaConnection(asyncio.Protocol):
         if isinstance(reply, Struct):
             self._send(request, reply)
         else:
+            # At most one reply is parked per connection (it blocks the connection, as in
+            # Kafka), so the request waits here, and the callback's context is made once
+            # per connection: a rebalance parks a reply on every member's connection.
             self.busy = True
-            reply.add_done_callback(lambda fut: self._deferred_done(request, fut))
+            self._parked = request
+            reply.add_done_callback(self._deferred_done, context=self._callback_context)
 
-    def _deferred_done(self, request: Request, fut: asyncio.Future[Any]) -> None:
+    def _deferred_done(self, fut: asyncio.Future[Any]) -> None:
         self.busy = False
-        if self.closed or fut.cancelled():
+        request, self._parked = self._parked, None
+        if self.closed or fut.cancelled() or request is None:
             return
         try:
             body = fut.result()

@@ -5,6 +5,7 @@ results back to wire messages. No group logic lives here (that is ``coordinator.
 from __future__ import annotations
 
 import uuid
+from functools import partial
 
 from protocol.apis.delete_groups import (
     DeleteGroupsRequest,
@@ -112,6 +113,14 @@ def elsewhere(node: Node, group_id: str) -> ErrorCode | None:
 def join_group(
     node: Node, body: JoinGroupRequest, version: int, conn: ConnectionContext
 ) -> Outcome[JoinGroupResponse]:
+    # A rebalance parks one of these per member: nothing is made per call that a
+    # module-level function or a per-version renderer can be (each object a parked request
+    # holds is one more for the garbage collector to go through while it waits).
+    render = _join_renderer(version)
+    if not may_group(node.security, conn, Operation.READ, body.group_id):
+        return Outcome(render(JoinGroupResult(error_code=GROUP_AUTHORIZATION_FAILED)))
+    if (moved := elsewhere(node, body.group_id)) is not None:
+        return Outcome(render(JoinGroupResult(error_code=moved, member_id=body.member_id)))
     inp = JoinGroupInput(
         group_id=body.group_id,
         member_id=body.member_id,
@@ -128,8 +137,25 @@ def join_group(
         api_version=version,
         reason=body.reason,
     )
+    token = Pending()
+    return call(
+        node.groups.join_group(token, inp, node.now_ms()),
+        token,
+        render,
+        partial(_join_failed, render, body.member_id),
+    )
 
-    def render(r: JoinGroupResult) -> JoinGroupResponse:
+
+class _JoinRenderer:
+    """A JoinGroup result as the response of one version."""
+
+    __slots__ = ("version",)
+
+    def __init__(self, version: int) -> None:
+        self.version = version
+
+    def __call__(self, r: JoinGroupResult) -> JoinGroupResponse:
+        version = self.version
         return JoinGroupResponse(
             error_code=r.error_code,
             generation_id=r.generation_id,
@@ -153,22 +179,29 @@ def join_group(
             ],
         )
 
-    if not may_group(node.security, conn, Operation.READ, body.group_id):
-        return Outcome(render(JoinGroupResult(error_code=GROUP_AUTHORIZATION_FAILED)))
-    if (moved := elsewhere(node, body.group_id)) is not None:
-        return Outcome(render(JoinGroupResult(error_code=moved, member_id=body.member_id)))
-    token = Pending()
-    return call(
-        node.groups.join_group(token, inp, node.now_ms()),
-        token,
-        render,
-        lambda code: render(JoinGroupResult(error_code=code, member_id=body.member_id)),
-    )
+
+_JOIN_RENDERERS: dict[int, _JoinRenderer] = {}
+
+
+def _join_renderer(version: int) -> _JoinRenderer:
+    render = _JOIN_RENDERERS.get(version)
+    if render is None:
+        render = _JOIN_RENDERERS[version] = _JoinRenderer(version)
+    return render
+
+
+def _join_failed(render: _JoinRenderer, member_id: str, code: ErrorCode) -> JoinGroupResponse:
+    return render(JoinGroupResult(error_code=code, member_id=member_id))
 
 
 def sync_group(
     node: Node, body: SyncGroupRequest, version: int, conn: ConnectionContext
 ) -> Outcome[SyncGroupResponse]:
+    # Parked once per member in a rebalance, as JoinGroup: no closures per call.
+    if not may_group(node.security, conn, Operation.READ, body.group_id):
+        return Outcome(_sync_response(SyncGroupResult(error_code=GROUP_AUTHORIZATION_FAILED)))
+    if (moved := elsewhere(node, body.group_id)) is not None:
+        return Outcome(_sync_response(SyncGroupResult(error_code=moved)))
     inp = SyncGroupInput(
         group_id=body.group_id,
         generation_id=body.generation_id,
@@ -179,26 +212,23 @@ def sync_group(
         assignments=[(a.member_id, a.assignment) for a in body.assignments],
         api_version=version,
     )
-
-    def render(r: SyncGroupResult) -> SyncGroupResponse:
-        return SyncGroupResponse(
-            error_code=r.error_code,
-            protocol_type=r.protocol_type,
-            protocol_name=r.protocol_name,
-            assignment=r.assignment,
-        )
-
-    if not may_group(node.security, conn, Operation.READ, body.group_id):
-        return Outcome(render(SyncGroupResult(error_code=GROUP_AUTHORIZATION_FAILED)))
-    if (moved := elsewhere(node, body.group_id)) is not None:
-        return Outcome(render(SyncGroupResult(error_code=moved)))
     token = Pending()
     return call(
-        node.groups.sync_group(token, inp, node.now_ms()),
-        token,
-        render,
-        lambda code: render(SyncGroupResult(error_code=code)),
+        node.groups.sync_group(token, inp, node.now_ms()), token, _sync_response, _sync_failed
     )
+
+
+def _sync_response(r: SyncGroupResult) -> SyncGroupResponse:
+    return SyncGroupResponse(
+        error_code=r.error_code,
+        protocol_type=r.protocol_type,
+        protocol_name=r.protocol_name,
+        assignment=r.assignment,
+    )
+
+
+def _sync_failed(code: ErrorCode) -> SyncGroupResponse:
+    return _sync_response(SyncGroupResult(error_code=code))
 
 
 def heartbeat(
