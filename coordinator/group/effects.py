@@ -6,13 +6,14 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from .events import GroupEvent
+from .frozen import frozen
 from .records import Record
 
 #: The caller's request token: whatever the driver passes in comes back with its reply.
 T = TypeVar("T")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Schedule:
     """Arm (or move) the timer ``key`` to fire at ``deadline_ms``."""
 
@@ -20,7 +21,7 @@ class Schedule:
     deadline_ms: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Cancel:
     key: str
 

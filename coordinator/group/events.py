@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
+
+from .frozen import frozen
 
 
 class RebalanceTrigger(StrEnum):
@@ -34,7 +35,7 @@ class RemovalCause(StrEnum):
         return self not in (RemovalCause.LEFT, RemovalCause.GROUP_MAX_SIZE)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class MemberJoined:
     group_id: str
     member_id: str
@@ -44,7 +45,7 @@ class MemberJoined:
     protocols: list[str]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class MemberRemoved:
     group_id: str
     member_id: str
@@ -54,7 +55,7 @@ class MemberRemoved:
     client_reason: str | None = None  # LeaveGroup v5+ (KIP-800)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class StaticMemberReplaced:
     group_id: str
     group_instance_id: str
@@ -62,7 +63,7 @@ class StaticMemberReplaced:
     new_member_id: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RebalanceStarted:
     group_id: str
     generation_id: int  # the generation being replaced
@@ -70,7 +71,7 @@ class RebalanceStarted:
     trigger: RebalanceTrigger
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class JoinCompleted:
     group_id: str
     generation_id: int
@@ -80,7 +81,7 @@ class JoinCompleted:
     duration_ms: int  # the join phase: since the rebalance started
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SyncCompleted:
     group_id: str
     generation_id: int
@@ -91,14 +92,14 @@ class SyncCompleted:
     assignments: tuple[tuple[str, bytes], ...]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class StateChanged:
     group_id: str
     old_state: str
     new_state: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class GroupLoaded:
     group_id: str
     state: str
@@ -106,7 +107,7 @@ class GroupLoaded:
     offsets: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class GroupReverted:
     """A write of the group failed: it is back as last stored (None: it never was)."""
 
@@ -116,7 +117,7 @@ class GroupReverted:
     members: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class GroupUnloaded:
     """The group's coordinator partition moved to another node (as Kafka unloads it)."""
 
@@ -125,25 +126,25 @@ class GroupUnloaded:
     members: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class GroupDeleted:
     group_id: str
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class OffsetsCommitted:
     group_id: str
     count: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class OffsetsExpired:
     group_id: str
     count: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TargetAssignmentComputed:
     """A KIP-848 consumer group's server-side assignor computed the target of an epoch."""
 
@@ -154,7 +155,7 @@ class TargetAssignmentComputed:
     members_changed: int  # members whose target differs from the previous one
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class MemberReconciled:
     """A KIP-848 member owns its target assignment at the group's assignment epoch."""
 
@@ -165,7 +166,7 @@ class MemberReconciled:
     duration_ms: int | None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LimitReached:
     """A configured limit refused a request (logged; counted in metrics)."""
 

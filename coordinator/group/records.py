@@ -8,10 +8,10 @@ to carry across a restart, the driver must use a clock that continues across res
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from .frozen import frozen
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class MemberRecord:
     member_id: str
     group_instance_id: str | None
@@ -25,7 +25,7 @@ class MemberRecord:
     last_heartbeat_ms: int  # the session timer's last restart
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class GroupMetadataRecord:
     """A whole group's metadata: written when a group is created, at each join completion,
     when an assignment is stored and when a static member is replaced in Stable."""
@@ -40,7 +40,7 @@ class GroupMetadataRecord:
     members: list[MemberRecord]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class OffsetCommitRecord:
     group_id: str
     topic: str
@@ -52,21 +52,21 @@ class OffsetCommitRecord:
     expire_timestamp_ms: int | None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class OffsetDeleteRecord:
     group_id: str
     topic: str
     partition: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class GroupDeletedRecord:
     """The group and all its offsets are gone."""
 
     group_id: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class HeartbeatRecord:
     """A member's last heartbeat, checkpointed between snapshots of its group: a member
     restored after a crash keeps only what was left of its session. A later snapshot of
@@ -77,7 +77,7 @@ class HeartbeatRecord:
     last_heartbeat_ms: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ConsumerGroupRecord:
     """A KIP-848 consumer group's own fields (Kafka's group epoch, target assignment epoch
     and subscription metadata records); its members are ``ConsumerMemberRecord``s and its
@@ -89,7 +89,7 @@ class ConsumerGroupRecord:
     subscription_metadata: dict[str, int]  # topic -> partitions, as last assigned from
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ConsumerMemberRecord:
     """A KIP-848 member as the coordinator knows it, written when it changes (Kafka's member
     subscription, target assignment and current assignment records in one)."""
@@ -112,13 +112,13 @@ class ConsumerMemberRecord:
     subscribed_topic_regex: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ConsumerMemberRemovedRecord:
     group_id: str
     member_id: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ConsumerGroupDeletedRecord:
     """The consumer group and its members are gone (deleted, expired, or turned into a
     classic group); its offsets, if any, are not touched (``GroupDeletedRecord`` removes

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from .frozen import frozen
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LeavingMember:
     member_id: str  # "" with an instance id: an admin removing a static member (KIP-345)
     group_instance_id: str | None = None
     reason: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class PartitionCommit:
     partition: int
     offset: int
@@ -20,13 +20,13 @@ class PartitionCommit:
     metadata: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TopicCommit:
     topic: str
     partitions: list[PartitionCommit]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class JoinGroupInput:
     group_id: str
     member_id: str
@@ -41,7 +41,7 @@ class JoinGroupInput:
     reason: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SyncGroupInput:
     group_id: str
     generation_id: int
@@ -53,7 +53,7 @@ class SyncGroupInput:
     api_version: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class HeartbeatInput:
     group_id: str
     generation_id: int
@@ -61,13 +61,13 @@ class HeartbeatInput:
     group_instance_id: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LeaveGroupInput:
     group_id: str
     members: list[LeavingMember]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class OffsetCommitInput:
     group_id: str
     generation_id: int

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from .frozen import frozen
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class MemberMetadata:
     """A member as the leader's JoinGroup response lists it."""
 
@@ -14,7 +16,7 @@ class MemberMetadata:
     metadata: bytes
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class MemberError:
     """One member's outcome in a batched LeaveGroup (the request's ids, echoed)."""
 
@@ -23,19 +25,19 @@ class MemberError:
     error_code: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class PartitionError:
     partition: int
     error_code: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TopicErrors:
     topic: str
     partitions: list[PartitionError]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class PartitionOffset:
     """A committed offset as OffsetFetch reports it (offset -1: none)."""
 
@@ -46,19 +48,19 @@ class PartitionOffset:
     error_code: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TopicOffsets:
     topic: str
     partitions: list[PartitionOffset]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class GroupError:
     group_id: str
     error_code: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class JoinGroupResult:
     error_code: int
     generation_id: int = -1
@@ -70,7 +72,7 @@ class JoinGroupResult:
     members: list[MemberMetadata] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SyncGroupResult:
     error_code: int
     protocol_type: str | None = None
@@ -78,29 +80,29 @@ class SyncGroupResult:
     assignment: bytes = b""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class HeartbeatResult:
     error_code: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LeaveGroupResult:
     error_code: int
     members: list[MemberError] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class OffsetCommitResult:
     topics: list[TopicErrors]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class OffsetFetchResult:
     error_code: int
     topics: list[TopicOffsets]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class DescribedMember:
     member_id: str
     group_instance_id: str | None
@@ -110,7 +112,7 @@ class DescribedMember:
     member_assignment: bytes
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class DescribedGroup:
     error_code: int
     group_id: str
@@ -120,7 +122,7 @@ class DescribedGroup:
     members: list[DescribedMember]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ListedGroup:
     group_id: str
     protocol_type: str
@@ -128,7 +130,7 @@ class ListedGroup:
     group_type: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class GroupStats:
     """How many groups are in each state, and their members (for gauges and consoles)."""
 
@@ -141,12 +143,12 @@ class GroupStats:
     members_revoking: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class DeleteGroupsResult:
     groups: list[GroupError]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class OffsetDeleteResult:
     error_code: int
     topics: list[TopicErrors] = field(default_factory=list)

@@ -19,6 +19,7 @@ from protocol.errors import ErrorCode
 
 from ..group.effects import Effects
 from ..group.events import GroupEvent
+from ..group.frozen import frozen
 
 R = TypeVar("R")
 T = TypeVar("T")
@@ -61,7 +62,7 @@ class CloseConnection(Exception):
     no answer (a Produce with acks=0) that its request failed."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Awaiting(Generic[R]):
     """The reply is ``render(result)`` once the state machine answers ``token`` (at once,
     or later: a parked JoinGroup or SyncGroup)."""
@@ -72,7 +73,7 @@ class Awaiting(Generic[R]):
     failed: Callable[[ErrorCode], R] | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Delayed(Generic[R]):
     """Reply ``body`` after ``delay_ms`` (a Fetch long poll, a refused login); at once if
     the node shuts down first."""
@@ -81,7 +82,7 @@ class Delayed(Generic[R]):
     body: R
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Offloaded(Generic[R, T]):
     """Run ``work`` off the event loop (it blocks: a password's key derivation), then
     ``then(its result)`` on the loop, which gives the outcome to carry out."""

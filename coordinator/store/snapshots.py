@@ -5,6 +5,7 @@ the snapshot gains a field."""
 from __future__ import annotations
 
 import base64
+import dataclasses
 from typing import Any
 
 from ..group.records import (
@@ -97,7 +98,7 @@ def consumer_group_from_json(group_id: str, d: dict[str, Any]) -> ConsumerGroupR
 
 
 def consumer_member_to_json(r: ConsumerMemberRecord) -> dict[str, Any]:
-    fields = {name: getattr(r, name) for name in r.__slots__ if name not in _KEYS}
+    fields = {f.name: getattr(r, f.name) for f in dataclasses.fields(r) if f.name not in _KEYS}
     return {"version": CONSUMER_SNAPSHOT_VERSION, **fields}
 
 
