@@ -235,7 +235,7 @@ class Runtime:
         if token.answered:  # carrying out the effects answered it, with nothing to write
             return wait.render(token.result)
         answer: asyncio.Future[Any] = self.loop.create_future()
-        token.on_answer = _Answered(answer, wait)
+        token.on_answer = _Answered(answer, wait.render, wait.failed)
         return answer
 
     def _delayed_reply(self, wait: Delayed[R]) -> asyncio.Future[Any]:
@@ -395,24 +395,30 @@ class _Answered:
     """Settles the future of a parked reply when the state machine answers its token (one
     object rather than a closure and its cells: a rebalance parks one per member)."""
 
-    __slots__ = ("answer", "wait")
+    __slots__ = ("answer", "failed", "render")
 
-    def __init__(self, answer: asyncio.Future[Any], wait: Awaiting[Any]) -> None:
+    def __init__(
+        self,
+        answer: asyncio.Future[Any],
+        render: Callable[[Any], Any],
+        failed: Callable[[ErrorCode], Any] | None,
+    ) -> None:
         self.answer = answer
-        self.wait = wait
+        self.render = render
+        self.failed = failed
 
     def __call__(self, result: object, exc: BaseException | None) -> None:
-        answer, wait = self.answer, self.wait
+        answer = self.answer
         if answer.done():
             return
         if exc is not None:
-            if wait.failed is None:
+            if self.failed is None:
                 answer.set_exception(exc)
             else:
-                answer.set_result(wait.failed(STORE_FAILED))
+                answer.set_result(self.failed(STORE_FAILED))
             return
         try:
-            answer.set_result(wait.render(result))
+            answer.set_result(self.render(result))
         except Exception as render_failed:
             answer.set_exception(render_failed)
 

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import structlog
 
-from protocol.frames import FrameSplitter, FrameTooLarge, Request
+from protocol.apis import Api
+from protocol.frames import FrameSplitter, FrameTooLarge, Request, encode_response
 from protocol.schema import Struct
 
 from .clock import LoopClock
@@ -95,7 +96,8 @@ class KafkaConnection(asyncio.Protocol):
         # write per response was half the daemon's CPU under pipelined heartbeats.
         self._out: list[bytes] = []
         self._batching = False
-        self._parked: Request | None = None  # the request whose reply is awaited
+        #: The parked request's API, version and correlation id (its reply is awaited).
+        self._parked: tuple[Api, int, int] | None = None
         self._callback_context = contextvars.copy_context()
 
     # -- asyncio.Protocol ------------------------------------------------------------------
@@ -271,37 +273,39 @@ class KafkaConnection(asyncio.Protocol):
             self.close()
             return
         if isinstance(reply, Struct):
-            self._send(request, reply)
+            self._send(request.api, request.version, request.header.correlation_id, reply)
         else:
             # At most one reply is parked per connection (it blocks the connection, as in
             # Kafka), so the request waits here, and the callback's context is made once
             # per connection: a rebalance parks a reply on every member's connection.
+            # Only what the response's envelope needs waits, not the decoded request.
             self.busy = True
-            self._parked = request
+            self._parked = (request.api, request.version, request.header.correlation_id)
             reply.add_done_callback(self._deferred_done, context=self._callback_context)
 
     def _deferred_done(self, fut: asyncio.Future[Any]) -> None:
         self.busy = False
-        request, self._parked = self._parked, None
-        if self.closed or fut.cancelled() or request is None:
+        parked, self._parked = self._parked, None
+        if self.closed or fut.cancelled() or parked is None:
             return
+        api, version, correlation_id = parked
         try:
             body = fut.result()
         except Exception:
-            log.exception("deferred reply failed", api=request.api.name)
+            log.exception("deferred reply failed", api=api.name)
             self.close()
             return
-        self._send(request, body)
+        self._send(api, version, correlation_id, body)
         if not self._drain_scheduled:
             self._drain()
 
-    def _send(self, request: Request, body: Struct) -> None:
+    def _send(self, api: Api, version: int, correlation_id: int, body: Struct) -> None:
         if self.closed or self.transport is None:
             return
         try:
-            data = self.protocol.response(request, body)
+            data = encode_response(api, version, correlation_id, body)
         except Exception:
-            log.exception("response encoding failed", api=request.api.name)
+            log.exception("response encoding failed", api=api.name)
             self.close()
             return
         self._write(data)
