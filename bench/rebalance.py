@@ -56,16 +56,9 @@ async def _measure(
             pairs = await groups.form_group(wires, group, **timeouts)
             await asyncio.sleep(0.2)
             out = next(i for i, (_, m) in enumerate(pairs) if not m.leader)
-            conv = groups.Convergence(n - 1)
             cpu0, gen0, t0 = cpu_seconds(server_pid), time.process_time(), time.monotonic()
             await groups.leave(*pairs[out])
-            await asyncio.gather(
-                *(
-                    groups.member_loop(w, group, conv, m, **timeouts)
-                    for i, (w, m) in enumerate(pairs)
-                    if i != out
-                )
-            )
+            await groups.rejoin_group(pairs[:out] + pairs[out + 1 :], group, **timeouts)
         elapsed = time.monotonic() - t0
         return {
             "members": n,
