@@ -184,17 +184,21 @@ def assign(member_ids: list[str]) -> list[SyncGroupRequestAssignment]:
     ordered = sorted(member_ids)
     for p in range(PARTITIONS):
         owned[ordered[p % len(ordered)]].append(p)
-    return [
-        SyncGroupRequestAssignment(
-            member_id=m,
-            assignment=encode_assignment(
+    # Most members own the same partitions (none, with more members than partitions):
+    # each distinct list is encoded once, which the leader's SyncGroup waits for.
+    encoded: dict[tuple[int, ...], bytes] = {}
+    assignments = []
+    for m in member_ids:
+        partitions = tuple(owned[m])
+        assignment = encoded.get(partitions)
+        if assignment is None:
+            assignment = encoded[partitions] = encode_assignment(
                 ConsumerProtocolAssignment(
                     assigned_partitions=[TopicPartition(topic=TOPIC, partitions=owned[m])]
                 )
-            ),
-        )
-        for m in member_ids
-    ]
+            )
+        assignments.append(SyncGroupRequestAssignment(member_id=m, assignment=assignment))
+    return assignments
 
 
 async def sync(wire: Wire, joined: JoinGroupResponse, group: str) -> tuple[int, Member]:
