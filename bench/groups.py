@@ -64,7 +64,6 @@ class Member:
     leader: bool = False
 
 
-_SIZE = struct.Struct(">i")
 _INT32 = struct.Struct(">i")
 _INT16 = struct.Struct(">h")
 _FRAME_START = struct.Struct(">i4si")  # size, api key and version, correlation id
@@ -86,13 +85,15 @@ class LeanClient(KafkaConnectionClient):
             return
         splitter = self._splitter
         # A read is one whole frame nearly always (one request outstanding at a time).
-        if not splitter.buffered and len(data) >= 4 and _SIZE.unpack_from(data)[0] == len(data) - 4:
+        if (
+            not splitter.buffered
+            and len(data) >= 4
+            and _INT32.unpack_from(data)[0] == len(data) - 4
+        ):
             self.on_frame(data[4:])
             return
         for frame in splitter.feed(data):
-            if self.on_frame is None:
-                super().data_received(frame)  # not expected: nothing else is outstanding
-            else:
+            if self.on_frame is not None:  # (only the formation's requests are outstanding)
                 self.on_frame(frame)
 
     def connection_lost(self, exc: Exception | None) -> None:
