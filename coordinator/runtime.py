@@ -309,7 +309,7 @@ class Runtime:
     def _log_event(self, event: NodeEvent) -> None:
         if isinstance(event, LeaseRenewed):
             return  # once a second: counted in metrics, not logged
-        warn = isinstance(event, LimitReached | PartitionsFenced)
+        warn = isinstance(event, _WARNING_EVENTS)
         if not _log_enabled(logging.WARNING if warn else logging.INFO):
             return  # below the log level: its fields are not even read (an event per member)
         emit = log.warning if warn else log.info
@@ -447,8 +447,14 @@ def _resolve_all(replies: list[tuple[Pending, object]]) -> None:
         token.resolve(result)
 
 
+#: Events logged as warnings; the others at info.
+_WARNING_EVENTS = (LimitReached, PartitionsFenced)
+
+
 def _log_enabled(level: int) -> bool:
-    enabled = getattr(log, "is_enabled_for", None)  # structlog's filtering loggers have it
+    # ``bind()`` gives the proxy's cached logger (asking the proxy for an attribute goes
+    # through its ``__getattr__`` each time); structlog's filtering loggers say their level.
+    enabled = getattr(log.bind(), "is_enabled_for", None)
     return enabled is None or bool(enabled(level))
 
 

@@ -39,11 +39,40 @@ def default_member_id(prefix: str) -> str:
     """Kafka's format: the client id (dynamic) or instance id (static), a dash, a random
     (version 4) UUID; made here from 16 random bytes, at less than half the cost of
     ``str(uuid.uuid4())`` (one per joining member)."""
-    raw = bytearray(os.urandom(16))
+    raw = bytearray(_random_bytes(16))
     raw[6] = (raw[6] & 0x0F) | 0x40  # version 4
     raw[8] = (raw[8] & 0x3F) | 0x80  # the RFC 4122 variant
     h = raw.hex()
     return f"{prefix}-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+class _RandomPool:
+    """The operating system's random bytes (as ``os.urandom``), fetched 4 KiB at a time:
+    one system call per 256 member ids instead of one each (a 5,000-member join made
+    5,000 ``getrandom`` calls, ~25 ms of the daemon's time)."""
+
+    __slots__ = ("_at", "_buf")
+
+    SIZE = 4096
+
+    def __init__(self) -> None:
+        self._buf = b""
+        self._at = 0
+
+    def forget(self) -> None:
+        self._buf, self._at = b"", 0
+
+    def __call__(self, n: int) -> bytes:
+        at = self._at
+        if at + n > len(self._buf):
+            self._buf, at = os.urandom(max(self.SIZE, n)), 0
+        self._at = at + n
+        return self._buf[at : at + n]
+
+
+_random_bytes = _RandomPool()
+# A forked child must not hand out the ids its parent will.
+os.register_at_fork(after_in_child=_random_bytes.forget)
 
 
 @dataclass(slots=True)
