@@ -14,7 +14,7 @@ import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from protocol.apis import API_VERSIONS_KEY, BY_KEY
+from protocol.apis import API_VERSIONS_KEY, BY_KEY, Api
 from protocol.apis.api_versions import ApiVersionsResponse, ApiVersionsResponseApiVersion
 from protocol.errors import DecodeError, ErrorCode
 from protocol.frames import (
@@ -88,11 +88,17 @@ class ConnectionProtocol:
 
     @staticmethod
     def response(request: Request, body: Struct) -> bytes:
-        return encode_response(request.api, request.version, request.header.correlation_id, body)
+        return response_frame(request.api, request.version, request.header.correlation_id, body)
 
     @staticmethod
     def raw_response(token: bytes) -> bytes:
         return _LENGTH.pack(len(token)) + token
+
+
+def response_frame(api: Api, version: int, correlation_id: int, body: Struct) -> bytes:
+    """The response frame to a request of ``api`` at ``version`` (every response the
+    connection sends goes through here)."""
+    return encode_response(api, version, correlation_id, body)
 
 
 def _unsupported_api_versions(frame: bytes) -> SendNow | Refuse:

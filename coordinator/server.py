@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, Any, cast
 import structlog
 
 from protocol.apis import Api
-from protocol.frames import FrameSplitter, FrameTooLarge, Request, encode_response
+from protocol.frames import FrameSplitter, FrameTooLarge, Request
 from protocol.schema import Struct
 
 from .clock import LoopClock
 from .cluster.membership import ClusterMembership
 from .config import Settings
-from .connection import ConnectionProtocol, RawSaslToken, SendNow
+from .connection import ConnectionProtocol, RawSaslToken, SendNow, response_frame
 from .connection_context import ConnectionContext
 from .errors import StartupError
 from .handlers.heartbeat_lane import HEARTBEAT_KEY
@@ -303,7 +303,7 @@ class KafkaConnection(asyncio.Protocol):
         if self.closed or self.transport is None:
             return
         try:
-            data = encode_response(api, version, correlation_id, body)
+            data = response_frame(api, version, correlation_id, body)
         except Exception:
             log.exception("response encoding failed", api=api.name)
             self.close()
