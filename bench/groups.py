@@ -713,6 +713,20 @@ async def heartbeat(wire: Wire, member: Member) -> int:
     return int(resp.error_code)
 
 
+async def leave_all(wire: Wire, group: str, member_ids: list[str]) -> None:
+    """Every member leaves: one batched LeaveGroup (v3+, KIP-345), else one per member.
+    Cleanup between measurements: errors are not the measurement's, so they are ignored."""
+    try:
+        if wire.versions.pick(LeaveGroupRequest) >= 3:
+            members = [LeaveGroupRequestMemberIdentity(member_id=m) for m in member_ids]
+            await wire.call(LeaveGroupRequest(group_id=group, members=members))
+        else:
+            for m in member_ids:
+                await wire.call(LeaveGroupRequest(group_id=group, member_id=m))
+    except (StepFailed, TimeoutError, ConnectionError):
+        pass
+
+
 async def leave(wire: Wire, member: Member) -> None:
     if wire.versions.pick(LeaveGroupRequest) >= 3:
         body = LeaveGroupRequest(

@@ -58,7 +58,7 @@ async def _measure(
     try:
         if mode == "join":
             cpu0, gen0, t0 = cpu_seconds(server_pid), time.process_time(), time.monotonic()
-            await groups.form_group(wires, group, **timeouts)
+            pairs = await groups.form_group(wires, group, **timeouts)
         else:
             pairs = await groups.form_group(wires, group, **timeouts)
             gc.freeze()
@@ -68,7 +68,7 @@ async def _measure(
             await groups.leave(*pairs[out])
             await groups.rejoin_group(pairs[:out] + pairs[out + 1 :], group, **timeouts)
         elapsed = time.monotonic() - t0
-        return {
+        result = {
             "members": n,
             "mode": mode,
             "seconds": elapsed,
@@ -77,6 +77,11 @@ async def _measure(
             "connections": n,
             "ok": True,
         }
+        # Outside the measured interval, the members leave, as consumers that close do:
+        # left to their sessions, a size's members expired (and their group rebalanced)
+        # during the next size's measurement on the same server.
+        await groups.leave_all(wires[0], group, [m.member_id for _, m in pairs])
+        return result
     finally:
         gc.unfreeze()
         for w in wires:

@@ -201,7 +201,7 @@ def test_the_memo_answers_from_the_current_state_and_stays_bounded(
     for i in range(8 * 2):
         other = heartbeat_frame(4, i, "c", GROUP, generation, f"m{i}", None)
         assert lane.answer(other, conn, p.clock.now_ms()) is not None
-    assert 0 < len(lane.memo) <= 8
+    assert len(lane.memo) <= 8
 
 
 def test_a_connection_carrying_many_members_decodes_each_frame_once(
@@ -234,6 +234,32 @@ def test_a_connection_carrying_many_members_decodes_each_frame_once(
     other_answer = lane.answer(frames[-1], other, p.clock.now_ms())
     assert other_answer is not None and other_answer[2] == ErrorCode.NONE
     assert len(reads) == 64 and other.client_id == "c"
+
+
+def test_a_thrashing_memo_stops_remembering_for_a_while(monkeypatch: pytest.MonkeyPatch) -> None:
+    # More members heartbeating in turn than the memo holds: every entry would be garbage
+    # before its next use (100,000 members made the collector run full collections).
+    monkeypatch.setattr(heartbeat_lane, "MEMO_ENTRIES", 8)
+    monkeypatch.setattr(heartbeat_lane, "MEMO_BYPASS", 20)
+    p = Pipeline(Settings(group=GroupConfig(initial_rebalance_delay_ms=0)))
+    leader, _static, generation = stable_group(p)
+    lane = HeartbeatLane(p.node)
+    conn = p.connect().conn
+    frames = [heartbeat_frame(4, i, "c", GROUP, generation, f"m{i}", None) for i in range(50)]
+    sizes = []
+    for f in frames[:9]:  # fills it, then a miss finds it full with no hits: bypass
+        assert lane.answer(f, conn, p.clock.now_ms()) is not None
+        sizes.append(len(lane.memo))
+    assert sizes == [1, 2, 3, 4, 5, 6, 7, 8, 0]
+    for f in frames[9:29]:  # 20 misses answered without being remembered
+        answer = lane.answer(f, conn, p.clock.now_ms())
+        assert answer is not None and answer[2] == ErrorCode.UNKNOWN_MEMBER_ID
+    assert len(lane.memo) == 0
+    lane.answer(frames[29], conn, p.clock.now_ms())
+    assert len(lane.memo) == 1  # remembering again
+    good = heartbeat_frame(4, 99, "c", GROUP, generation, leader, None)
+    answer = lane.answer(good, conn, p.clock.now_ms())
+    assert answer is not None and answer[2] == ErrorCode.NONE
 
 
 # -- over sockets --------------------------------------------------------------------------
