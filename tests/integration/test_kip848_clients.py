@@ -59,6 +59,14 @@ def covering(members: list[ConsumerProtocolMember]) -> bool:
     return all(owned) and sum(map(len, owned)) == len(ALL) and frozenset().union(*owned) == ALL
 
 
+def balanced(members: list[ConsumerProtocolMember]) -> bool:
+    """Covering, and as even as the uniform assignor makes it: a covering seen while the
+    members still reconcile (3, 2 and 1 partitions on the way to 2 each) is not the
+    assignment the group settles on."""
+    sizes = [len(m.assigned) for m in members]
+    return covering(members) and max(sizes) - min(sizes) <= 1
+
+
 def no_errors(members: list[ConsumerProtocolMember]) -> None:
     for m in members:
         assert not m.errors, (m.client_id, m.errors)
@@ -69,14 +77,14 @@ def test_members_share_the_topic_and_a_joiner_takes_only_what_moves(daemon: Daem
     members = start(daemon, "kip848-join", 3)
     try:
         started = time.monotonic()
-        assert wait_until(lambda: covering(members), 2.0), [m.assigned for m in members]
+        assert wait_until(lambda: balanced(members), 2.0), [m.assigned for m in members]
         took = time.monotonic() - started
         print(f"3 members own disjoint partitions covering the topic {took:.2f}s after start")
         before = {m.client_id: m.assigned for m in members}
         revoked_before = {m.client_id: len(m.revoked) for m in members}
         members += start(daemon, "kip848-join", 1, first=3)
         joined = time.monotonic()
-        assert wait_until(lambda: covering(members), 3.0), [m.assigned for m in members]
+        assert wait_until(lambda: balanced(members), 3.0), [m.assigned for m in members]
         print(f"4 members cover the topic {time.monotonic() - joined:.2f}s after the 4th started")
         moved: set[TopicPartition] = set()
         for m in members[:3]:
