@@ -22,6 +22,9 @@ ORDER = ("ts_ms", "node", "seq")
 #: Rejoins of one member that make a storm a flap.
 REPEATS_FOR_FLAP = 3
 
+#: How far apart the journal may stamp the events of one state-machine call.
+SAME_CALL_MS = 10
+
 
 def in_storms(rebalances: Any, options: Any, F: Any) -> Any:
     """The rebalances that belong to a storm, with their burst and, for each, how many of
@@ -84,7 +87,9 @@ def storms(in_storm: Any, sessions: Any, F: Any) -> Any:
         .join(
             s,
             (F.col("x.group") == F.col("s.group"))
-            & (F.col("x.joined_ms") >= F.col("s.start_ms"))
+            # The join that started the storm is stamped just before its first rebalance:
+            # the events of one call are stamped as they are written, up to a few ms apart.
+            & (F.col("x.joined_ms") >= F.col("s.start_ms") - SAME_CALL_MS)
             & (F.col("x.ended_ms") <= F.col("s.end_ms")),
         )
         .select(
