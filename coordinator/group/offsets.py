@@ -51,7 +51,6 @@ def store_commits(ctx: Context, g: ClassicGroup, token: object, req: OffsetCommi
     expire = None if req.retention_time_ms == DEFAULT_RETENTION else ctx.now + req.retention_time_ms
     limit = ctx.config.offset_metadata_max_bytes
     results: list[TopicErrors] = []
-    stored = 0
     for t in req.topics:
         answers: list[PartitionError] = []
         for p in t.partitions:
@@ -64,11 +63,9 @@ def store_commits(ctx: Context, g: ClassicGroup, token: object, req: OffsetCommi
             )
             g.pending_offsets.setdefault((t.topic, p.partition), []).append(record)
             ctx.out.records.append(record)
-            stored += 1
             answers.append(PartitionError(p.partition, ErrorCode.NONE))
         results.append(TopicErrors(t.topic, answers))
-    if stored:
-        ctx.event(events.OffsetsCommitted(req.group_id, stored))
+    # ``OffsetsCommitted`` is told once the records are stored (durability.written).
     ctx.reply(token, OffsetCommitResult(results))
 
 
