@@ -2,7 +2,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test test-fast bench lint fmt clean
+.PHONY: install run test test-fast bench chaos lint fmt clean
 
 install: $(STAMP)
 
@@ -32,6 +32,10 @@ test-fast: install
 
 bench: install
 	$(PY) -m bench
+
+# A bounded fault campaign against a 3-node cluster (a few minutes; tests/chaos/campaign.py).
+chaos: install
+	$(PY) -m tests.chaos.campaign --out bench/results/chaos-$$(date +%Y%m%d-%H%M).json
 
 lint: install
 	$(VENV)/bin/ruff check .

@@ -2,7 +2,9 @@
 coordinator partitions, loads and unloads their groups, and keeps the routing current.
 
 A tick runs every ``--lease-renew-interval-ms``, and at once when another node announces a
-change (PostgreSQL LISTEN/NOTIFY) or a write of this node was fenced. A partition taken
+change (PostgreSQL LISTEN/NOTIFY) or a write of this node was fenced. It renews the lease
+(a transaction that waits for no other node) and asks for the placement lock only when
+the plan has something for this node to take or give back (``leases.py``). A partition taken
 over is loaded with fresh sessions, so the members of a Stable group go on heartbeating at
 the same generation (failover without rebalance, as Kafka's coordinator). A partition to
 give back is first unloaded (its requests answered NOT_COORDINATOR), then released. On
