@@ -51,7 +51,7 @@ from tests.postgres_server import PostgresServer, postgres_server
 
 LEASE_MS = 3000
 STALL_S = LEASE_MS / 1000 * 2.5
-QUIET_S = 8.0
+QUIET_S = 12.0
 
 
 @dataclass
@@ -258,7 +258,7 @@ def check(h: History, fetched: dict[str, int]) -> dict[str, Any]:
     for c in h.commits:
         if c.ok:
             acked[c.group] = max(acked.get(c.group, 0), c.offset)
-    lost = {g: (o, fetched.get(g, -1)) for g, o in acked.items() if fetched.get(g, -1) < o}
+    lost = {g: (o, fetched[g]) for g, o in acked.items() if g in fetched and fetched[g] < o}
     last: dict[int, int] = {}
     regressions = 0
     for _t, p, e in h.epochs:
@@ -287,11 +287,12 @@ def check(h: History, fetched: dict[str, int]) -> dict[str, Any]:
                     after_end.append(max(0.0, back[0] - f.ended))
             if owner_before != owner_of(h, g, min(end, h.owners[-1][0]) if h.owners else end):
                 owner_changed += 1
-            if f.node is not None and owner_before != f.node and f.name in ("sigstop", "frozen"):
-                refused_elsewhere += sum(1 for c in failed if c.sent < f.ended)
             seen = [n for t, gg, n in h.owners if gg == g and f.began <= t < end]
             changes = sum(1 for a, b in itertools.pairwise(seen) if a != b)
             moves[g] = changes
+            stalled = f.name in ("sigstop", "frozen")
+            if stalled and owner_before != f.node and not changes:  # another node's group
+                refused_elsewhere += sum(1 for c in failed if c.sent < f.ended)
             if changes and f.node is not None and owner_before != f.node:
                 innocent_moved.append(g)
         per_fault.append(
@@ -316,12 +317,13 @@ def check(h: History, fetched: dict[str, int]) -> dict[str, Any]:
         "acknowledged": sum(1 for c in h.commits if c.ok),
         "lost_acknowledged_commits": len(lost),
         "lost": lost,
+        "groups_not_fetched_at_the_end": sorted(set(acked) - set(fetched)),
         "epoch_regressions": regressions,
         "faults": per_fault,
     }
 
 
-async def run(quick: bool, root: Path) -> dict[str, Any]:
+async def run(quick: bool, root: Path, history: str | None = None) -> dict[str, Any]:
     with postgres_server() as pg:
         url = pg.create_database("chaos")
         cluster = Cluster(root, pg, url)
@@ -396,6 +398,17 @@ async def run(quick: bool, root: Path) -> dict[str, Any]:
                     except Exception:
                         await asyncio.sleep(0.5)
             result = check(h, fetched)
+            if history:
+                Path(history).write_text(
+                    json.dumps(
+                        {
+                            "t0": h.t0,
+                            "faults": [vars(f) for f in h.faults],
+                            "commits": [vars(c) for c in h.commits],
+                            "owners": h.owners,
+                        }
+                    )
+                )
             closing = [asyncio.create_task(m.close()) for m in members]
             await asyncio.wait(closing, timeout=10)
             for ms in real.values():
@@ -415,9 +428,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--out")
+    parser.add_argument("--history", help="also write the whole history here (JSON)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="chaos-") as tmp:
-        result = asyncio.run(run(args.quick, Path(tmp)))
+        result = asyncio.run(run(args.quick, Path(tmp), args.history))
     text = json.dumps(result, indent=2)
     print(text)
     if args.out:
