@@ -35,7 +35,7 @@ bench: install
 
 # A bounded fault campaign against a 3-node cluster (a few minutes; tests/chaos/campaign.py).
 chaos: install
-	$(PY) -m tests.chaos.campaign --out bench/results/chaos-$$(date +%Y%m%d-%H%M).json
+	$(PY) -m tests.chaos.campaign --out bench/results/chaos.json
 
 lint: install
 	$(VENV)/bin/ruff check .

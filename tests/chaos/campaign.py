@@ -169,14 +169,14 @@ async def watch_owners(cluster: Cluster, groups: list[str], h: History, stop: as
             if d.proc is None or d.proc.poll() is not None:
                 continue
             try:
-                c = await asyncio.wait_for(connect("127.0.0.1", d.port), 0.5)
+                c = await asyncio.wait_for(connect("127.0.0.1", d.port), 2)
             except Exception:
                 continue
             try:
-                now = time.monotonic()
                 for g in groups:
+                    now = time.monotonic()
                     r = await asyncio.wait_for(
-                        c.request(FindCoordinatorRequest(key=g), 3, FindCoordinatorResponse), 0.5
+                        c.request(FindCoordinatorRequest(key=g), 3, FindCoordinatorResponse), 2
                     )
                     if r.error_code == ErrorCode.NONE:
                         h.owners.append((now, g, r.node_id))
@@ -253,6 +253,13 @@ async def nemeses(cluster: Cluster, h: History, quick: bool) -> None:
         await asyncio.sleep(QUIET_S)
 
 
+def client_of(group: str) -> str:
+    name = group.removeprefix("chaos-")
+    if not name.isdigit():
+        return name
+    return "own-kip848" if int(name) % 3 == 2 else "own-classic"
+
+
 def check(h: History, fetched: dict[str, int]) -> dict[str, Any]:
     acked: dict[str, int] = {}
     for c in h.commits:
@@ -272,6 +279,7 @@ def check(h: History, fetched: dict[str, int]) -> dict[str, Any]:
         window = [c for c in h.commits if f.began <= c.sent < end]
         refused_elsewhere = 0
         failover: list[float] = []
+        by_client: dict[str, float] = {}
         after_end: list[float] = []
         owner_changed = 0
         moves: dict[str, int] = {}
@@ -279,10 +287,13 @@ def check(h: History, fetched: dict[str, int]) -> dict[str, Any]:
         for g in groups:
             mine = [c for c in window if c.group == g]
             owner_before = owner_of(h, g, f.began)
+            known = owner_before is not None
             failed = [c for c in mine if not c.ok]
             if failed:
                 back = [c.answered for c in mine if c.ok and c.sent >= failed[0].sent]
                 failover.append((back[0] if back else end) - f.began)
+                kind = client_of(g)
+                by_client[kind] = round(max(by_client.get(kind, 0.0), failover[-1]), 2)
                 if back:
                     after_end.append(max(0.0, back[0] - f.ended))
             if owner_before != owner_of(h, g, min(end, h.owners[-1][0]) if h.owners else end):
@@ -291,9 +302,9 @@ def check(h: History, fetched: dict[str, int]) -> dict[str, Any]:
             changes = sum(1 for a, b in itertools.pairwise(seen) if a != b)
             moves[g] = changes
             stalled = f.name in ("sigstop", "frozen")
-            if stalled and owner_before != f.node and not changes:  # another node's group
+            if stalled and known and owner_before != f.node and not changes:  # another's group
                 refused_elsewhere += sum(1 for c in failed if c.sent < f.ended)
-            if changes and f.node is not None and owner_before != f.node:
+            if changes and known and f.node is not None and owner_before != f.node:
                 innocent_moved.append(g)
         per_fault.append(
             {
@@ -302,6 +313,7 @@ def check(h: History, fetched: dict[str, int]) -> dict[str, Any]:
                 "groups_failed_over": len(failover),
                 "failover_p50_s": round(statistics.median(failover), 2) if failover else 0,
                 "failover_max_s": round(max(failover), 2) if failover else 0,
+                "failover_max_s_by_client": by_client,
                 "served_again_after_fault_ended_max_s": round(max(after_end), 2)
                 if after_end
                 else 0,
