@@ -172,6 +172,7 @@ async def watch_owners(cluster: Cluster, groups: list[str], h: History, stop: as
                 c = await asyncio.wait_for(connect("127.0.0.1", d.port), 2)
             except Exception:
                 continue
+            answered = False
             try:
                 for g in groups:
                     now = time.monotonic()
@@ -180,11 +181,13 @@ async def watch_owners(cluster: Cluster, groups: list[str], h: History, stop: as
                     )
                     if r.error_code == ErrorCode.NONE:
                         h.owners.append((now, g, r.node_id))
-                break  # one live node's view is enough
+                        answered = True
             except Exception:
                 continue
             finally:
                 c.close()
+            if answered:
+                break  # one node's view is enough (a node cut off names nobody)
         try:
             if db is None or db.is_closed():
                 db = await asyncpg.connect(cluster.url, timeout=1)
@@ -284,10 +287,14 @@ def check(h: History, fetched: dict[str, int]) -> dict[str, Any]:
         owner_changed = 0
         moves: dict[str, int] = {}
         innocent_moved = []
+        moved_after: list[float] = []
         for g in groups:
             mine = [c for c in window if c.group == g]
             owner_before = owner_of(h, g, f.began)
             known = owner_before is not None
+            if f.node is not None and owner_before == f.node:
+                elsewhere = [t for t, gg, n in h.owners if gg == g and t > f.began and n != f.node]
+                moved_after.append(round(elsewhere[0] - f.began, 2) if elsewhere else -1)
             failed = [c for c in mine if not c.ok]
             if failed:
                 back = [c.answered for c in mine if c.ok and c.sent >= failed[0].sent]
@@ -314,6 +321,7 @@ def check(h: History, fetched: dict[str, int]) -> dict[str, Any]:
                 "failover_p50_s": round(statistics.median(failover), 2) if failover else 0,
                 "failover_max_s": round(max(failover), 2) if failover else 0,
                 "failover_max_s_by_client": by_client,
+                "coordinator_named_elsewhere_after_s": moved_after,
                 "served_again_after_fault_ended_max_s": round(max(after_end), 2)
                 if after_end
                 else 0,
