@@ -61,6 +61,7 @@ class Commit:
     sent: float
     answered: float
     ok: bool
+    error: str = ""
 
 
 @dataclass
@@ -127,12 +128,12 @@ async def committer(member: GroupMember, h: History, stop: asyncio.Event) -> Non
     while not stop.is_set():
         offset += 1
         sent = time.monotonic()
+        error = ""
         try:
             await asyncio.wait_for(member.commit({("t", 0): offset}), 2)
-            ok = True
-        except Exception:
-            ok = False
-        h.commits.append(Commit(member.group_id, offset, sent, time.monotonic(), ok))
+        except Exception as exc:
+            error = repr(exc)[:120]
+        h.commits.append(Commit(member.group_id, offset, sent, time.monotonic(), not error, error))
         await asyncio.sleep(0.7)
 
 
@@ -153,12 +154,12 @@ async def real_committer(member: Member, h: History, stop: asyncio.Event) -> Non
     while not stop.is_set():
         offset += 1
         sent = time.monotonic()
+        error = ""
         try:
             await asyncio.to_thread(member.call, lambda o=offset: member._commit({("t", 0): o}), 10)
-            ok = True
-        except Exception:
-            ok = False
-        h.commits.append(Commit(member.group, offset, sent, time.monotonic(), ok))
+        except Exception as exc:
+            error = repr(exc)[:120]
+        h.commits.append(Commit(member.group, offset, sent, time.monotonic(), not error, error))
         await asyncio.sleep(0.7)
 
 
@@ -303,7 +304,7 @@ def check(h: History, fetched: dict[str, int]) -> dict[str, Any]:
                 by_client[kind] = round(max(by_client.get(kind, 0.0), failover[-1]), 2)
                 if back:
                     after_end.append(max(0.0, back[0] - f.ended))
-            if owner_before != owner_of(h, g, min(end, h.owners[-1][0]) if h.owners else end):
+            if known and owner_before != owner_of(h, g, min(end, h.owners[-1][0])):
                 owner_changed += 1
             seen = [n for t, gg, n in h.owners if gg == g and f.began <= t < end]
             changes = sum(1 for a, b in itertools.pairwise(seen) if a != b)
