@@ -127,7 +127,12 @@ class ConsumerGroupMember:
     async def commit(self, offsets: Mapping[TopicPartition, int | OffsetAndMetadata]) -> None:
         """OffsetCommit at the member's epoch (the coordinator checks it)."""
         who = GroupIdentity(self.group_id, self.member_epoch, self.member_id, self.instance_id)
-        await commit_offsets(await self._coordinator(), who, offsets, timeout=self.timeout)
+        try:
+            await commit_offsets(await self._coordinator(), who, offsets, timeout=self.timeout)
+        except (KafkaClientError, OSError, TimeoutError) as exc:
+            if not isinstance(exc, KafkaClientError) or exc.code in _COORDINATOR_ERRORS | {None}:
+                self.pool.forget_coordinator(self.group_id)  # unreachable, silent or moved
+            raise
 
     async def fetch_offsets(
         self, partitions: Sequence[TopicPartition] | None = None

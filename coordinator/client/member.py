@@ -241,10 +241,10 @@ class GroupMember:
         try:
             conn = await self._coordinator_connection()
             await commit_offsets(conn, who, offsets, timeout=self.request_timeout_s)
-        except KafkaClientError as exc:
-            if exc.code is not None:
+        except (KafkaClientError, OSError, TimeoutError) as exc:
+            if isinstance(exc, KafkaClientError) and exc.code is not None:
                 self._react(exc.code, self.generation_id)
-            else:  # the coordinator is unreachable (gone): look it up again next time
+            else:  # the coordinator is unreachable or silent: look it up again next time
                 self.pool.forget_coordinator(self.group_id)
             raise
 

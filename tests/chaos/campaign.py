@@ -130,7 +130,7 @@ async def committer(member: GroupMember, h: History, stop: asyncio.Event) -> Non
         sent = time.monotonic()
         error = ""
         try:
-            await asyncio.wait_for(member.commit({("t", 0): offset}), 2)
+            await asyncio.wait_for(member.commit({("t", 0): offset}), 5)
         except Exception as exc:
             error = repr(exc)[:120]
         h.commits.append(Commit(member.group_id, offset, sent, time.monotonic(), not error, error))
@@ -366,6 +366,7 @@ async def run(quick: bool, root: Path, history: str | None = None) -> dict[str, 
                     heartbeat_interval_ms=300,
                     session_timeout_ms=10000,
                     rebalance_timeout_ms=10000,
+                    request_timeout_ms=2000,
                 )
                 for i, g in enumerate(groups)
                 for _ in "ab"
