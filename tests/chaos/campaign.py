@@ -52,6 +52,9 @@ from tests.postgres_server import PostgresServer, postgres_server
 LEASE_MS = 3000
 STALL_S = LEASE_MS / 1000 * 2.5
 QUIET_S = 12.0
+#: The short run (``make test``): nodes settle after one lease, quiet spells are shorter.
+QUICK_SETTLE_MS = LEASE_MS
+QUICK_QUIET_S = 6.0
 
 
 @dataclass
@@ -81,19 +84,19 @@ class History:
     faults: list[Fault] = field(default_factory=list)
 
 
-def node_args(url: str, node_id: int) -> tuple[str, ...]:
+def node_args(url: str, node_id: int, settle_ms: int = 2 * LEASE_MS) -> tuple[str, ...]:
     return (
         "--store", "postgres", "--database-url", url, "--node-id", str(node_id),
         "--lease-timeout-ms", str(LEASE_MS), "--lease-renew-interval-ms", "500",
         "--offsets-topic-num-partitions", "12", "--topic", "t:4",
         "--group-initial-rebalance-delay-ms", "0", "--log-level", "WARNING",
-        "--node-settle-ms", str(2 * LEASE_MS),
+        "--node-settle-ms", str(settle_ms),
     )  # fmt: skip
 
 
 class Cluster:
-    def __init__(self, root: Path, pg: PostgresServer, url: str) -> None:
-        self.root, self.pg, self.url = root, pg, url
+    def __init__(self, root: Path, pg: PostgresServer, url: str, settle_ms: int) -> None:
+        self.root, self.pg, self.url, self.settle_ms = root, pg, url, settle_ms
         self.nodes: dict[int, Daemon] = {}
         self.proxies: dict[int, FaultProxy] = {}
 
@@ -102,7 +105,9 @@ class Cluster:
             self.proxies[node_id] = FaultProxy(self.pg.port)
             (self.root / f"n{node_id}").mkdir(exist_ok=True)
             url = self.proxies[node_id].url(self.url)
-            self.nodes[node_id] = Daemon(self.root / f"n{node_id}", *node_args(url, node_id))
+            self.nodes[node_id] = Daemon(
+                self.root / f"n{node_id}", *node_args(url, node_id, self.settle_ms)
+            )
         self.nodes[node_id].start()
 
     def signal(self, node_id: int, sig: int) -> None:
@@ -254,7 +259,7 @@ async def nemeses(cluster: Cluster, h: History, quick: bool) -> None:
                 except RuntimeError:
                     continue
         f.ended = time.monotonic()
-        await asyncio.sleep(QUIET_S)
+        await asyncio.sleep(QUICK_QUIET_S if quick else QUIET_S)
 
 
 def client_of(group: str) -> str:
@@ -347,7 +352,7 @@ def check(h: History, fetched: dict[str, int]) -> dict[str, Any]:
 async def run(quick: bool, root: Path, history: str | None = None) -> dict[str, Any]:
     with postgres_server() as pg:
         url = pg.create_database("chaos")
-        cluster = Cluster(root, pg, url)
+        cluster = Cluster(root, pg, url, QUICK_SETTLE_MS if quick else 2 * LEASE_MS)
         try:
             for n in (1, 2, 3):
                 cluster.start(n)
@@ -393,9 +398,9 @@ async def run(quick: bool, root: Path, history: str | None = None) -> dict[str, 
             leaders = {m.group_id: m for m in members}  # one committer per group
             tasks = [asyncio.create_task(committer(m, h, stop)) for m in leaders.values()]
             tasks += [asyncio.create_task(real_committer(ms[0], h, stop)) for ms in real.values()]
-            await asyncio.sleep(QUIET_S)
-            rebalances_before = {g: sum(m.rebalances for m in ms) for g, ms in real.items()}
             tasks.append(asyncio.create_task(watch_owners(cluster, groups, h, stop)))
+            await asyncio.sleep(QUICK_QUIET_S if quick else QUIET_S)  # warm-up
+            rebalances_before = {g: sum(m.rebalances for m in ms) for g, ms in real.items()}
             await nemeses(cluster, h, quick)
             rebalances = {
                 g: sum(m.rebalances for m in ms) - rebalances_before[g] for g, ms in real.items()

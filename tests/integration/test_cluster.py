@@ -50,6 +50,7 @@ def node_args(url: str, node_id: int, lease_ms: int = LEASE_MS) -> tuple[str, ..
         "--lease-timeout-ms", str(lease_ms), "--lease-renew-interval-ms", "300",
         "--offsets-topic-num-partitions", "10", "--topic", "t:4",
         "--group-initial-rebalance-delay-ms", "0",
+        "--node-settle-ms", str(lease_ms),  # a restarted node gets its share back sooner
     )  # fmt: skip
 
 
