@@ -22,8 +22,12 @@ from .effects import Effects
 from .events import GroupEvent
 from .group import ClassicGroup
 from .member import Member
+from .offsets_manager import Committed, OffsetsManager
 from .records import GroupDeletedRecord, GroupMetadataRecord, MemberRecord
 from .states import GroupState
+
+#: A group of either kind (model.py's Group interface).
+AnyGroup = ClassicGroup | ConsumerGroup
 
 
 def no_topics(name: str) -> int:
@@ -81,7 +85,10 @@ class Shard:
 
     config: GroupConfig
     new_member_id: Callable[[str], str] = default_member_id
-    groups: dict[str, ClassicGroup] = field(default_factory=dict)
+    #: Every group, of either kind (one namespace of ids, one group limit).
+    groups: dict[str, AnyGroup] = field(default_factory=dict)
+    #: Every group's committed offsets, whatever its kind.
+    offsets: OffsetsManager = field(default_factory=OffsetsManager)
     deadlines: Deadlines = field(default_factory=Deadlines)
     #: Members' last heartbeats as last persisted (snapshot or checkpoint).
     checkpointed: dict[tuple[str, str], int] = field(default_factory=dict)
@@ -91,9 +98,7 @@ class Shard:
     durable: dict[str, GroupMetadataRecord] = field(default_factory=dict)
     unstored: dict[str, list[GroupMetadataRecord]] = field(default_factory=dict)
     held: dict[str, list[Any]] = field(default_factory=dict)
-    deleting: dict[str, tuple[GroupDeletedRecord, ClassicGroup]] = field(default_factory=dict)
-    #: KIP-848 consumer groups (consumer/), beside the classic ones: one namespace of ids.
-    consumer_groups: dict[str, ConsumerGroup] = field(default_factory=dict)
+    deleting: dict[str, tuple[GroupDeletedRecord, Committed]] = field(default_factory=dict)
     #: A topic's partition count (0: no such topic), for consumer groups' assignments.
     topic_partitions: Callable[[str], int] = no_topics
     #: Every topic's name, for regex subscriptions; and how many there are (cheap).
@@ -114,6 +119,24 @@ class Context:
         #: Replies to give when the call ends, once it is known what they wait for (made on
         #: first use: most calls, heartbeats above all, have none).
         self.after_call: list[tuple[str, object, Any]] | None = None
+
+    def classic(self, group_id: str) -> ClassicGroup | None:
+        """The classic group of that id, or None (none, or a consumer group)."""
+        g = self.groups.get(group_id)
+        return g if isinstance(g, ClassicGroup) else None
+
+    def consumer(self, group_id: str) -> ConsumerGroup | None:
+        g = self.groups.get(group_id)
+        return g if isinstance(g, ConsumerGroup) else None
+
+    def at_group_limit(self, group_id: str) -> bool:
+        """No room for another group (``group.max.groups``, every kind counted alike):
+        reported as a limit reached."""
+        limit = self.config.max_groups
+        if len(self.groups) < limit:
+            return False
+        self.limit_reached(group_id, "max_groups", limit, ErrorCode.COORDINATOR_NOT_AVAILABLE)
+        return True
 
     def reply(self, token: object, result: object) -> None:
         self.out.replies.append((token, result))

@@ -27,6 +27,8 @@ from typing import assert_never
 from protocol.errors import ErrorCode
 
 from . import events
+from .consumer import heartbeat as consumer_heartbeat
+from .consumer.group import ConsumerGroup
 from .context import Context
 from .deadlines import heartbeat_key, join_key, sync_key
 from .group import ClassicGroup
@@ -100,7 +102,7 @@ def written(ctx: Context, records: Iterable[Record], ok: bool) -> None:
             case GroupMetadataRecord():
                 _snapshot_written(ctx, record, ok)
             case OffsetCommitRecord():
-                _commit_written(ctx, record, ok)
+                ctx.shard.offsets.stored(record, ok)
             case GroupDeletedRecord():
                 _deletion_written(ctx, record, ok)
             case OffsetDeleteRecord() | HeartbeatRecord():
@@ -133,30 +135,15 @@ def _snapshot_written(ctx: Context, record: GroupMetadataRecord, ok: bool) -> No
     if ok:
         if current:
             shard.durable[group_id] = record
-        elif group_id in ctx.groups:
+        elif (g := ctx.classic(group_id)) is not None:
             # It was written after the group was rolled back: what the store holds now...
             shard.durable[group_id] = record
             if group_id not in shard.unstored:
-                ctx.persist(ctx.groups[group_id])  # ...is replaced by what memory holds.
+                ctx.persist(g)  # ...is replaced by what memory holds.
         # Else the group was forgotten (rolled back to nothing, or unloaded: it is another
         # node's now); a stale snapshot of a group nobody was answered about stays stored.
-    elif current:
+    elif current and ctx.consumer(group_id) is None:  # (a consumer group now: moot)
         revert(ctx, group_id)
-
-
-def _commit_written(ctx: Context, record: OffsetCommitRecord, ok: bool) -> None:
-    g = ctx.groups.get(record.group_id)
-    if g is None:
-        return
-    key = (record.topic, record.partition)
-    pending = g.pending_offsets.get(key)
-    if pending is None or not any(r is record for r in pending):
-        return  # deleted (OffsetDelete, DeleteGroups) while it was in flight
-    pending.remove(record)
-    if not pending:
-        del g.pending_offsets[key]
-    if ok:
-        g.offsets.setdefault(record.topic, {})[record.partition] = record
 
 
 def _deletion_written(ctx: Context, record: GroupDeletedRecord, ok: bool) -> None:
@@ -170,7 +157,7 @@ def _deletion_written(ctx: Context, record: GroupDeletedRecord, ok: bool) -> Non
     if ok:
         shard.durable.pop(record.group_id, None)
     elif record.group_id not in ctx.groups:
-        ctx.groups[record.group_id] = entry[1]  # still stored: bring it back as stored
+        shard.offsets.restore(record.group_id, entry[1])  # still stored: back as stored
         revert(ctx, record.group_id)
 
 
@@ -219,20 +206,18 @@ def revert(ctx: Context, group_id: str) -> None:
     shard = ctx.shard
     fail_held(ctx, group_id)
     shard.unstored.pop(group_id, None)  # what is still in flight is stale now
-    current = ctx.groups.pop(group_id, None)
+    current = ctx.classic(group_id)
     heartbeats: dict[tuple[str, str], int] = {}
     if current is not None:
+        del ctx.groups[group_id]
         _unpark(ctx, current)
         for m in current.members.values():
             heartbeats[(group_id, m.member_id)] = m.last_heartbeat_ms
     snapshot = shard.durable.get(group_id)
-    offsets = current.offsets if current is not None else {}
-    pending = current.pending_offsets if current is not None else {}
-    if snapshot is None and not offsets and not pending:
+    if snapshot is None and not shard.offsets.has_any(group_id):
         ctx.event(events.GroupReverted(group_id, None, None, 0))
         return
     g = ClassicGroup(group_id, state_timestamp_ms=ctx.now)
-    g.offsets, g.pending_offsets = offsets, pending
     ctx.groups[group_id] = g
     if snapshot is not None:
         restore(ctx, g, snapshot, heartbeats)
@@ -249,8 +234,13 @@ def unload(ctx: Context, group_ids: Iterable[str]) -> None:
         shard.unstored.pop(group_id, None)
         shard.durable.pop(group_id, None)
         shard.deleting.pop(group_id, None)
+        shard.offsets.take(group_id)
         g = ctx.groups.pop(group_id, None)
         if g is None:
+            continue
+        if isinstance(g, ConsumerGroup):
+            consumer_heartbeat.drop(ctx, g)
+            ctx.event(events.GroupUnloaded(group_id, g.group_epoch, len(g.members)))
             continue
         _unpark(ctx, g)
         for member_id in g.members:

@@ -48,19 +48,13 @@ def join_group(ctx: Context, token: object, req: JoinGroupInput) -> None:
         )
         ctx.reply(token, JoinGroupResult(ErrorCode.INVALID_REQUEST, member_id=req.member_id))
         return
-    g = ctx.groups.get(req.group_id)
+    g = ctx.classic(req.group_id)
     if g is None:
         if req.member_id:
             ctx.reply(token, JoinGroupResult(ErrorCode.UNKNOWN_MEMBER_ID, member_id=req.member_id))
             return
-        if len(ctx.groups) >= config.max_groups:
+        if ctx.at_group_limit(req.group_id):
             # Retriable for clients: they back off and look the coordinator up again.
-            ctx.limit_reached(
-                req.group_id,
-                "max_groups",
-                ctx.config.max_groups,
-                ErrorCode.COORDINATOR_NOT_AVAILABLE,
-            )
             ctx.reply(token, JoinGroupResult(ErrorCode.COORDINATOR_NOT_AVAILABLE))
             return
         g = ctx.groups[req.group_id] = ClassicGroup(req.group_id, state_timestamp_ms=ctx.now)

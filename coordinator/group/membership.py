@@ -46,7 +46,7 @@ def beat(
     if not group_id:
         return ErrorCode.INVALID_GROUP_ID, None, 0
     g = shard.groups.get(group_id)
-    if g is None:
+    if not isinstance(g, ClassicGroup):
         return ErrorCode.UNKNOWN_MEMBER_ID, None, 0
     if g.state is DEAD:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE, None, 0
@@ -71,7 +71,7 @@ def leave_group(ctx: Context, token: object, req: LeaveGroupInput) -> None:
     if not req.group_id:
         ctx.reply(token, LeaveGroupResult(ErrorCode.INVALID_GROUP_ID))
         return
-    g = ctx.groups.get(req.group_id)
+    g = ctx.classic(req.group_id)
     if g is None:
         unknown = ErrorCode.UNKNOWN_MEMBER_ID
         errors = [MemberError(m.member_id, m.group_instance_id, unknown) for m in req.members]

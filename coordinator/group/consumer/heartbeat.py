@@ -69,7 +69,7 @@ def heartbeat(ctx: Context, token: object, req: ConsumerHeartbeatInput) -> None:
 def _persist_if_changed(ctx: Context, group_id: str) -> None:
     """At the end of a call that changed the group: its snapshot, and its new state if
     that changed (only then is the state computed: it looks at every member)."""
-    g = ctx.shard.consumer_groups.get(group_id)
+    g = ctx.consumer(group_id)
     if g is None or not g.changed:
         return
     durability.persist(ctx, g)
@@ -135,28 +135,20 @@ def _validate(ctx: Context, req: ConsumerHeartbeatInput) -> None:
 
 
 def _group(ctx: Context, group_id: str, create: bool) -> ConsumerGroup:
-    groups = ctx.shard.consumer_groups
-    g = groups.get(group_id)
-    if g is not None:
-        return g
-    classic = ctx.groups.get(group_id)
-    if classic is not None and not _convertible(classic):
+    existing = ctx.groups.get(group_id)
+    if isinstance(existing, ConsumerGroup):
+        return existing
+    if existing is not None and not _convertible(existing):
         raise HeartbeatError(
             ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group."
         )
     if not create:
         raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
-    if len(ctx.groups) + len(groups) >= ctx.config.max_groups and classic is None:
-        ctx.limit_reached(
-            group_id, "max_groups", ctx.config.max_groups, ErrorCode.COORDINATOR_NOT_AVAILABLE
-        )
+    if existing is None and ctx.at_group_limit(group_id):
         raise HeartbeatError(ErrorCode.COORDINATOR_NOT_AVAILABLE)
-    g = ConsumerGroup(group_id)
-    groups[group_id] = g
-    if classic is not None:
-        # An empty classic group becomes a consumer group (Kafka deletes the empty classic
-        # group); its offsets stay where they are stored, on that group.
-        classic.subscribed_topics = frozenset()
+    # An empty classic group becomes a consumer group (as Kafka replaces it); its offsets
+    # are the offsets manager's, and stay.
+    g = ctx.groups[group_id] = ConsumerGroup(group_id)
     return g
 
 
@@ -382,7 +374,6 @@ def _bump(ctx: Context, g: ConsumerGroup, reason: str, trigger: RebalanceTrigger
     ctx.event(events.RebalanceStarted(g.group_id, g.group_epoch, reason, trigger))
     g.group_epoch += 1
     g.dirty = True
-    _sync_offsets_holder(ctx, g)
 
 
 def _assign(ctx: Context, g: ConsumerGroup) -> None:
@@ -453,7 +444,7 @@ def schedule_session(ctx: Context, g: ConsumerGroup, m: ConsumerMember) -> None:
 
 
 def _leave(ctx: Context, req: ConsumerHeartbeatInput) -> ConsumerHeartbeatResult:
-    g = ctx.shard.consumer_groups.get(req.group_id)
+    g = ctx.consumer(req.group_id)
     if g is None:
         kind = "Group" if req.group_id in ctx.groups else "Consumer group"
         suffix = " is not a consumer group." if kind == "Group" else " not found."
@@ -516,7 +507,7 @@ def _cancel_timers(ctx: Context, group_id: str, member_id: str) -> None:
 
 
 def timer_fired(ctx: Context, armed: Armed) -> None:
-    g = ctx.shard.consumer_groups.get(armed.group_id)
+    g = ctx.consumer(armed.group_id)
     m = None if g is None else g.members.get(armed.member_id)
     if g is None or m is None:
         return
@@ -533,16 +524,7 @@ def timer_fired(ctx: Context, armed: Armed) -> None:
     _persist_if_changed(ctx, g.group_id)
 
 
-# -- shared with classic groups ---------------------------------------------------------------
-
-
-def _sync_offsets_holder(ctx: Context, g: ConsumerGroup) -> None:
-    """Offsets of a consumer group live on an empty classic group of the same id (made on
-    the first commit): it must know the subscribed topics, whose offsets never expire and
-    cannot be deleted while the group subscribes to them."""
-    holder = ctx.groups.get(g.group_id)
-    if holder is not None:
-        holder.subscribed_topics = g.subscribed_topics()
+# -- unloading ------------------------------------------------------------------------------
 
 
 def drop(ctx: Context, g: ConsumerGroup) -> None:

@@ -16,7 +16,6 @@ from coordinator.catalog import Catalog
 from coordinator.cluster.routing import ClusterRouting
 from coordinator.group import admin, coordinator, join, membership, offsets, rebalance, sync
 from coordinator.group.consumer import heartbeat as consumer_heartbeat
-from coordinator.group.consumer import offsets as consumer_offsets
 from coordinator.group.consumer import regex as consumer_regex
 from coordinator.group.consumer.group import ConsumerGroup
 from coordinator.group.context import Context, Shard
@@ -559,8 +558,8 @@ def kip848_commit_skips_epoch(mp: pytest.MonkeyPatch) -> None:
             return original(g, req)
         return original(g, dataclasses.replace(req, generation_id=m.member_epoch))
 
-    original = consumer_offsets.validate_commit
-    mp.setattr(consumer_offsets, "validate_commit", current)
+    original = ConsumerGroup.validate_offset_commit
+    mp.setattr(ConsumerGroup, "validate_offset_commit", current)
 
 
 @fault
