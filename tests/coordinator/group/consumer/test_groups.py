@@ -3,6 +3,7 @@ ListGroups and DeleteGroups."""
 
 from __future__ import annotations
 
+from coordinator.group import GroupConfig
 from coordinator.group.consumer.requests import ConsumerHeartbeatInput
 from coordinator.group.events import StateChanged
 from protocol.errors import ErrorCode
@@ -225,3 +226,18 @@ def test_consumer_group_describe_of_other_groups() -> None:
         ErrorCode.GROUP_ID_NOT_FOUND,
         "Group nobody not found.",
     )
+
+
+def test_max_groups_counts_every_kind_of_group_alike() -> None:
+    """One consumer group with offsets is one group: a second group of either kind fits
+    under max_groups=2, a third of either kind does not."""
+    h = ConsumerHarness(config=GroupConfig(initial_rebalance_delay_ms=0, max_groups=2))
+    a = h.member("a")
+    a.join()
+    assert h.commit(OFFSET, member_id="a", generation=1, version=9) == {("orders", 0): 0}
+    assert h.member("b", group="second").join().error_code == ErrorCode.NONE
+    refused = h.member("c", group="third").join()
+    assert refused.error_code == ErrorCode.COORDINATOR_NOT_AVAILABLE
+    assert h.join_result(h.join(group="third")).error_code == ErrorCode.COORDINATOR_NOT_AVAILABLE
+    assert h.commit(OFFSET, group="third") == {("orders", 0): ErrorCode.COORDINATOR_NOT_AVAILABLE}
+    assert sorted(h.co.groups) == ["group", "second"]
