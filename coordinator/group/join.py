@@ -161,7 +161,9 @@ def _join_existing_member(
     elif g.state is COMPLETING_REBALANCE:
         if member.matches(req.protocols):
             # It probably missed the JoinGroup response: repeat it for this generation.
-            ctx.reply_when_stored(g, token, _current_generation(g, member_id, with_members=True))
+            ctx.reply_when_stored(
+                g.group_id, token, _current_generation(g, member_id, with_members=True)
+            )
         else:
             _update_member_and_rebalance(ctx, g, member, token, req, reason)
     elif g.state is STABLE:
@@ -170,7 +172,9 @@ def _join_existing_member(
         if g.is_leader(member_id) or not member.matches(req.protocols):
             _update_member_and_rebalance(ctx, g, member, token, req, reason)
         else:
-            ctx.reply_when_stored(g, token, _current_generation(g, member_id, with_members=False))
+            ctx.reply_when_stored(
+                g.group_id, token, _current_generation(g, member_id, with_members=False)
+            )
     else:  # Empty: unreachable after validate_member (an Empty group has no members)
         ctx.reply(token, JoinGroupResult(ErrorCode.UNKNOWN_MEMBER_ID, member_id=member_id))
 
@@ -304,7 +308,7 @@ def _replace_static_member(
                 leader=leader_before or "",
                 member_id=new_id,
             )
-        ctx.reply_when_stored(g, parked, result)
+        ctx.reply_when_stored(g.group_id, parked, result)
     elif g.state is COMPLETING_REBALANCE:
         # The leader may already be assigning to the old id: start over.
         prepare_rebalance(ctx, g, reason, RebalanceTrigger.STATIC_MEMBER_REPLACED)

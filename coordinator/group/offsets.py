@@ -13,18 +13,13 @@ from __future__ import annotations
 from protocol.errors import ErrorCode
 
 from . import events
+from .consumer import durability as consumer_durability
 from .context import Context, Shard
 from .deadlines import heartbeat_key
 from .group import ClassicGroup
 from .model import Group
 from .offsets_manager import Pending
-from .records import (
-    ConsumerGroupDeletedRecord,
-    GroupDeletedRecord,
-    OffsetCommitRecord,
-    OffsetDeleteRecord,
-    Record,
-)
+from .records import GroupDeletedRecord, OffsetCommitRecord, OffsetDeleteRecord
 from .requests import OffsetCommitInput
 from .results import (
     OffsetCommitResult,
@@ -188,15 +183,14 @@ def delete_group(ctx: Context, g: Group, reason: str) -> None:
         for member_id in g.pending_join_members:
             ctx.cancel(heartbeat_key(g.group_id, member_id))
         ctx.transition(g, DEAD)
-        records: list[Record] = []
     else:
         # The consumer group's own records go, then (as for any group) its offsets.
-        records = [ConsumerGroupDeletedRecord(g.group_id)]
+        consumer_durability.forget(ctx, g.group_id)
     # Should the tombstone not be stored, the group's offsets come back as stored.
     kept = ctx.shard.offsets.take(g.group_id)
     del ctx.groups[g.group_id]
     record = GroupDeletedRecord(g.group_id)
-    ctx.out.records.extend([*records, record])
+    ctx.out.records.append(record)
     ctx.shard.deleting[g.group_id] = (record, kept)
     ctx.event(events.GroupDeleted(g.group_id, reason))
 

@@ -44,7 +44,7 @@ def sync_group(ctx: Context, token: object, req: SyncGroupInput) -> None:
     else:  # Stable: the assignment is known
         _remove_pending_sync_member(ctx, g, req.member_id)
         result = SyncGroupResult(0, g.protocol_type, g.protocol_name, member.assignment)
-        ctx.reply_when_stored(g, token, result)
+        ctx.reply_when_stored(g.group_id, token, result)
 
 
 def _validate(ctx: Context, req: SyncGroupInput) -> int:

@@ -63,7 +63,8 @@ def heartbeat(ctx: Context, token: object, req: ConsumerHeartbeatInput) -> None:
     except HeartbeatError as exc:
         result = ConsumerHeartbeatResult(exc.code, exc.message)
     _persist_if_changed(ctx, req.group_id)
-    ctx.reply(token, result)
+    # It shows epochs and an assignment: given once the group's records are stored.
+    ctx.reply_when_stored(req.group_id, token, result)
 
 
 def _persist_if_changed(ctx: Context, group_id: str) -> None:
