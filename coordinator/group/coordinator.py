@@ -33,6 +33,7 @@ from protocol.errors import ErrorCode
 from . import admin, durability, join, lifecycle, membership, offsets, sync
 from .config import GroupConfig
 from .consumer import admin as consumer_admin
+from .consumer import classic as consumer_classic
 from .consumer import durability as consumer_durability
 from .consumer import heartbeat as consumer_heartbeat
 from .consumer.group import ConsumerGroup
@@ -128,10 +129,12 @@ class GroupCoordinator(Generic[T]):
         ctx = self._context(now_ms)
         consumer = ctx.consumer(req.group_id)
         if consumer is not None and consumer.members:
-            # Kafka hands this to its classic-to-consumer migration, which is not served:
-            # the member's protocols are not supported by the group.
-            error = ErrorCode.INCONSISTENT_GROUP_PROTOCOL
-            ctx.reply(token, JoinGroupResult(error, member_id=req.member_id))
+            if ctx.config.consumer.migration_enabled:
+                # A classic member inside a consumer group (KIP-848's online migration).
+                consumer_classic.join(ctx, consumer, token, req)
+            else:
+                error = ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+                ctx.reply(token, JoinGroupResult(error, member_id=req.member_id))
             return self._done(ctx)
         if consumer is not None:
             # An empty consumer group becomes a classic group; its offsets stay.
@@ -142,7 +145,11 @@ class GroupCoordinator(Generic[T]):
 
     def sync_group(self, token: T, req: SyncGroupInput, now_ms: int) -> Effects[T]:
         ctx = self._context(now_ms)
-        sync.sync_group(ctx, token, req)
+        consumer = ctx.consumer(req.group_id)
+        if consumer is not None and req.group_id:
+            consumer_classic.sync(ctx, consumer, token, req)
+        else:
+            sync.sync_group(ctx, token, req)
         return self._done(ctx)
 
     # -- requests answered at once ------------------------------------------------------------
@@ -169,7 +176,11 @@ class GroupCoordinator(Generic[T]):
 
     def leave_group(self, token: T, req: LeaveGroupInput, now_ms: int) -> Effects[T]:
         ctx = self._context(now_ms)
-        membership.leave_group(ctx, token, req)
+        consumer = ctx.consumer(req.group_id)
+        if consumer is not None and req.group_id:
+            consumer_classic.leave(ctx, consumer, token, req)
+        else:
+            membership.leave_group(ctx, token, req)
         return self._done(ctx)
 
     def commit_offsets(self, token: T, req: OffsetCommitInput, now_ms: int) -> Effects[T]:

@@ -50,13 +50,19 @@ from .records import (
     OffsetDeleteRecord,
     Record,
 )
-from .results import JoinGroupResult, OffsetFetchResult, SyncGroupResult
+from .results import JoinGroupResult, LeaveGroupResult, OffsetFetchResult, SyncGroupResult
 
 #: What a request waiting for a failed write is told: Kafka maps a failed append
 #: (KAFKA_STORAGE_ERROR) to NOT_COORDINATOR, which clients retry after rediscovery.
 WRITE_FAILED = ErrorCode.NOT_COORDINATOR
 
-HeldResult = JoinGroupResult | SyncGroupResult | OffsetFetchResult | ConsumerHeartbeatResult
+HeldResult = (
+    JoinGroupResult
+    | SyncGroupResult
+    | OffsetFetchResult
+    | ConsumerHeartbeatResult
+    | LeaveGroupResult
+)
 
 
 @dataclass(slots=True, eq=False)
@@ -102,6 +108,8 @@ def failed(result: HeldResult) -> HeldResult:
             return replace(result, error_code=WRITE_FAILED, topics=[])
         case ConsumerHeartbeatResult():
             return ConsumerHeartbeatResult(WRITE_FAILED)
+        case LeaveGroupResult():
+            return LeaveGroupResult(WRITE_FAILED)
         case _:
             assert_never(result)
 

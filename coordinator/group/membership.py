@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from protocol.errors import ErrorCode
 
+from .consumer import classic as consumer_classic
+from .consumer.group import ConsumerGroup
 from .context import Context, Shard
 from .deadlines import heartbeat_key
 from .effects import Schedule
@@ -46,7 +48,9 @@ def beat(
     if not group_id:
         return ErrorCode.INVALID_GROUP_ID, None, 0
     g = shard.groups.get(group_id)
-    if not isinstance(g, ClassicGroup):
+    if isinstance(g, ConsumerGroup):  # a classic member inside a consumer group
+        return consumer_classic.beat(shard, g, generation_id, member_id, group_instance_id, now)
+    if g is None:
         return ErrorCode.UNKNOWN_MEMBER_ID, None, 0
     if g.state is DEAD:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE, None, 0

@@ -13,6 +13,7 @@ rebalance timeout again.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterable
 from typing import assert_never
 
@@ -25,7 +26,7 @@ from ..records import (
 )
 from . import regex
 from .group import ConsumerGroup, StoredConsumerGroup
-from .member import ConsumerMember, MemberState, Partitions
+from .member import ClassicMetadata, ConsumerMember, MemberState, Partitions
 
 ConsumerRecord = (
     ConsumerGroupRecord
@@ -41,6 +42,13 @@ def _lists(parts: Partitions) -> dict[str, list[int]]:
 
 def _sets(parts: dict[str, list[int]]) -> Partitions:
     return {topic: frozenset(ps) for topic, ps in parts.items()}
+
+
+def _classic(mr: ConsumerMemberRecord) -> ClassicMetadata | None:
+    if mr.classic_protocols is None:
+        return None
+    protocols = tuple((name, base64.b64decode(meta)) for name, meta in mr.classic_protocols)
+    return ClassicMetadata(mr.classic_session_timeout_ms or 0, protocols)
 
 
 def group_record(g: ConsumerGroup) -> ConsumerGroupRecord:
@@ -67,6 +75,10 @@ def member_record(g: ConsumerGroup, m: ConsumerMember) -> ConsumerMemberRecord:
         assigned=_lists(m.assigned),
         pending_revocation=_lists(m.pending_revocation),
         target=_lists(g.target.get(m.member_id, {})),
+        classic_session_timeout_ms=None if m.classic is None else m.classic.session_timeout_ms,
+        classic_protocols=None
+        if m.classic is None
+        else [[name, base64.b64encode(meta).decode()] for name, meta in m.classic.protocols],
     )
 
 
@@ -175,6 +187,7 @@ def restore(
             previous_member_epoch=mr.previous_member_epoch,
             assigned=_sets(mr.assigned),
             pending_revocation=_sets(mr.pending_revocation),
+            classic=_classic(mr),
         )
         g.add(m)
         g.target[m.member_id] = _sets(mr.target)

@@ -4,6 +4,7 @@ ListGroups and DeleteGroups."""
 from __future__ import annotations
 
 from coordinator.group import GroupConfig
+from coordinator.group.consumer.config import ConsumerGroupConfig
 from coordinator.group.consumer.requests import ConsumerHeartbeatInput
 from coordinator.group.events import StateChanged
 from protocol.errors import ErrorCode
@@ -66,7 +67,9 @@ def test_a_classic_join_to_a_consumer_group_is_refused_until_it_is_empty() -> No
 
 
 def test_a_consumer_heartbeat_to_a_classic_group_is_group_id_not_found() -> None:
-    h = ConsumerHarness()
+    """With migration disabled (test_migration.py: the policies)."""
+    disabled = ConsumerGroupConfig(migration_policy="disabled")
+    h = ConsumerHarness(config=GroupConfig(consumer=disabled))
     h.stable_group(2)
     r = h.member("a").join()
     assert r.error_code == ErrorCode.GROUP_ID_NOT_FOUND
