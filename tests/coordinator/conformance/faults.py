@@ -576,7 +576,7 @@ def kip848_leave_keeps_partitions(mp: pytest.MonkeyPatch) -> None:
 
 @fault
 def kip848_static_assignment_lost(mp: pytest.MonkeyPatch) -> None:
-    original = consumer_heartbeat._replace_static
+    original = consumer_heartbeat.replace_static
 
     def fresh(ctx: Context, g: Any, old: Any, member_id: str) -> Any:
         m = original(ctx, g, old, member_id)
@@ -585,7 +585,7 @@ def kip848_static_assignment_lost(mp: pytest.MonkeyPatch) -> None:
         g.target[member_id] = {}
         return m
 
-    mp.setattr(consumer_heartbeat, "_replace_static", fresh)
+    mp.setattr(consumer_heartbeat, "replace_static", fresh)
 
 
 @fault
