@@ -380,10 +380,12 @@ def _consumer_group_detail(state: ConsoleState, viewer: Viewer, g: ConsumerGroup
     """A KIP-848 consumer group: members with their epochs and reconciliation state, what
     each owns (and still has to revoke), its target, and the offsets."""
     node, now = state.node, state.now_ms()
-    session_ms = node.groups.config.consumer.session_timeout_ms
+    group_session_ms = node.groups.config.consumer.session_timeout_ms
     owners: dict[str, dict[int, str]] = {}
     members = []
     for m in g.members.values():
+        # A member speaking the classic protocol (online migration) has its own session.
+        session_ms = group_session_ms if m.classic is None else m.classic.session_timeout_ms
         for topic, ps in m.assigned.items():
             for p in ps:
                 owners.setdefault(topic, {})[p] = m.member_id
@@ -402,6 +404,7 @@ def _consumer_group_detail(state: ConsoleState, viewer: Viewer, g: ConsumerGroup
                 "leader": False,
                 "epoch": m.member_epoch,
                 "reconciliation": m.state.value,
+                "protocol": "consumer" if m.classic is None else "classic",
                 "assignment": _sorted_partitions(m.assigned),
                 "pending_revocation": _sorted_partitions(m.pending_revocation),
                 "target": _sorted_partitions(g.target.get(m.member_id, {})),

@@ -24,6 +24,8 @@ class DescribedMember:
     subscribed_topic_regex: str | None
     assignment: dict[str, list[int]]
     target_assignment: dict[str, list[int]]
+    #: It speaks the classic protocol (online migration).
+    classic: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +74,7 @@ def describe(g: object, group_id: str) -> DescribedConsumerGroup:
                 subscribed_topic_regex=m.subscribed_topic_regex,
                 assignment=_lists(m.assigned),
                 target_assignment=_lists(g.target.get(m.member_id, {})),
+                classic=m.classic is not None,
             )
             for m in g.members.values()
         ],
