@@ -28,7 +28,7 @@ from aiohttp import web
 from ..errors import StartupError
 from ..node import Node
 from ..security.config import ANONYMOUS
-from . import actions, filters, views
+from . import actions, filters, sse, views
 from .activity import Activity
 from .auth import COOKIE, SESSION_S, Sessions, check_password
 from .settings import ConsoleSettings
@@ -408,8 +408,7 @@ async def _push(
             render_s = loop.time() - now
             if payload != sent:
                 sent, written_at = payload, now
-                lines = "".join(f"data: {line}\n" for line in payload.split("\n"))
-                await response.write(f"event: update\n{lines}\n".encode())
+                await response.write(sse.event("update", payload))
         if now - written_at >= STREAM_KEEPALIVE_S:
             written_at = now
             await response.write(b": still here\n\n")  # finds pages closed without a word
