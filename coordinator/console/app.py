@@ -31,6 +31,7 @@ from ..security.config import ANONYMOUS
 from . import actions, filters, sse, views
 from .activity import Activity
 from .auth import COOKIE, SESSION_S, Sessions, check_password
+from .guard import GuardedSite, HttpGuard
 from .settings import ConsoleSettings
 from .views import ConsoleState, Viewer
 
@@ -78,6 +79,7 @@ class Console:
         self.carry_out = runtime.carry_out
         self.runtime = runtime
         self.sessions = Sessions()
+        self.guard = HttpGuard(settings)
         self.closing = asyncio.Event()
         self.streams = 0  # live pages open now
         self.templates = jinja2.Environment(
@@ -98,9 +100,14 @@ class Console:
     async def start(self) -> None:
         assert self.settings.listen is not None
         host, port = self.settings.listen
-        runner = web.AppRunner(self.app, access_log=None, shutdown_timeout=1.0)
+        runner = web.AppRunner(
+            self.app,
+            access_log=None,
+            shutdown_timeout=1.0,
+            keepalive_timeout=self.settings.idle_timeout_ms / 1000,
+        )
         await runner.setup()
-        site = web.TCPSite(runner, host, port, reuse_address=True)
+        site = GuardedSite(runner, host, port, self.guard)
         try:
             await site.start()
         except OSError as exc:
@@ -109,6 +116,7 @@ class Console:
                 f"cannot listen on {host}:{port} (--http-listen): {exc.strerror or exc}"
             ) from None
         self._runner = runner
+        self.guard.start()
         self.port = int(runner.addresses[0][1])  # port 0 asks for any
         log.info(
             "console",
@@ -119,6 +127,7 @@ class Console:
 
     async def close(self) -> None:
         self.closing.set()
+        await self.guard.close()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -481,7 +490,9 @@ async def action(request: web.Request) -> web.StreamResponse:
 
 
 def build_app(console: Console) -> web.Application:
-    app = web.Application(middlewares=[_headers], client_max_size=64 * 1024)
+    app = web.Application(
+        middlewares=[console.guard.middleware, _headers], client_max_size=64 * 1024
+    )
     app[STATE_KEY] = console
 
     async def on_shutdown(_app: web.Application) -> None:
