@@ -28,8 +28,10 @@ from aiohttp import web
 from ..errors import StartupError
 from ..node import Node
 from ..security.config import ANONYMOUS
+from ..security.sasl import FailedLoginLimiter
 from . import actions, filters, sse, views
 from .activity import Activity
+from .addressing import Addressing
 from .auth import COOKIE, SESSION_S, Sessions, check_password
 from .guard import GuardedSite, HttpGuard
 from .settings import ConsoleSettings
@@ -80,6 +82,12 @@ class Console:
         self.runtime = runtime
         self.sessions = Sessions()
         self.guard = HttpGuard(settings)
+        self.addressing = Addressing(settings)
+        #: The console's own failed-login limiter: its failures lock no Kafka login out.
+        security = runtime.node.security.settings
+        self.login_limiter = FailedLoginLimiter(
+            security.max_failed_authentications, security.failed_authentication_window_ms
+        )
         self.closing = asyncio.Event()
         self.streams = 0  # live pages open now
         self.templates = jinja2.Environment(
@@ -136,7 +144,7 @@ class Console:
 
     def viewer(self, request: web.Request) -> Viewer | None:
         """The request's principal, or None when it must log in first (ACLs enabled)."""
-        host = f"/{request.remote or 'unknown'}"
+        host = f"/{self.addressing.client_address(request)}"
         if not self.node.security.acls_enabled:
             return Viewer(ANONYMOUS, host)
         principal = self.sessions.principal(request.cookies.get(COOKIE))
@@ -203,12 +211,21 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 @web.middleware
-async def _headers(request: web.Request, handler: Handler) -> web.StreamResponse:
-    response = await handler(request)
-    response.headers.setdefault("Content-Security-Policy", CSP)
-    response.headers.setdefault("X-Content-Type-Options", "nosniff")
-    response.headers.setdefault("Referrer-Policy", "same-origin")
-    return response
+async def _allowed_host(request: web.Request, handler: Handler) -> web.StreamResponse:
+    if not _console(request).addressing.host_allowed(request):
+        # Django answers a disallowed host 400 too; the name is not echoed back.
+        return web.Response(
+            status=400, text="this console does not answer to that Host (--http-allowed-host)\n"
+        )
+    return await handler(request)
+
+
+async def _headers(request: web.BaseRequest, response: web.StreamResponse) -> None:
+    """On every answer, redirects and errors included; no server version either."""
+    response.headers["Content-Security-Policy"] = CSP
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Referrer-Policy"] = "same-origin"
+    response.headers["Server"] = "group-coordinator"
 
 
 def _json(data: object, status: int = 200) -> web.Response:
@@ -292,12 +309,19 @@ def _safe_next(target: str | None) -> str:
 
 async def login(request: web.Request) -> web.StreamResponse:
     console = _console(request)
+    if not console.addressing.same_origin(request):
+        return web.Response(status=403, text="a login from another site is refused\n")
     form = await request.post()
     username, password = str(form.get("username", "")), str(form.get("password", ""))
     target = _safe_next(str(form.get("next", "/")))
-    address = request.remote or "unknown"
+    address = console.addressing.client_address(request)
     ok = bool(username) and await check_password(
-        console.node.security, address, username, password, console.node.now_ms()
+        console.node.security,
+        console.login_limiter,
+        address,
+        username,
+        password,
+        console.node.now_ms(),
     )
     if not ok:
         log.info("console login failed", user=username, peer=address)
@@ -311,6 +335,7 @@ async def login(request: web.Request) -> web.StreamResponse:
         console.sessions.start(username),
         max_age=SESSION_S,
         httponly=True,
+        secure=console.addressing.scheme(request) == "https",
         samesite="Strict",
         path="/",
     )
@@ -449,8 +474,7 @@ async def action(request: web.Request) -> web.StreamResponse:
     if viewer is None:
         return _login_needed(request)
     # A cross-site form cannot send JSON; a cross-site script is stopped by the Origin check.
-    origin = request.headers.get("Origin")
-    if origin is not None and origin != f"{request.scheme}://{request.host}":
+    if not console.addressing.same_origin(request):
         return _json({"error": "cross-origin actions are refused"}, 403)
     if request.content_type != "application/json":
         return _json({"error": "send the action as application/json"}, 415)
@@ -491,9 +515,10 @@ async def action(request: web.Request) -> web.StreamResponse:
 
 def build_app(console: Console) -> web.Application:
     app = web.Application(
-        middlewares=[console.guard.middleware, _headers], client_max_size=64 * 1024
+        middlewares=[console.guard.middleware, _allowed_host], client_max_size=64 * 1024
     )
     app[STATE_KEY] = console
+    app.on_response_prepare.append(_headers)
 
     async def on_shutdown(_app: web.Application) -> None:
         console.closing.set()

@@ -2,8 +2,9 @@
 
 A login is a SASL PLAIN check of the user's password against the same SCRAM credential the
 Kafka listeners use (``users add``), run off the event loop (the key derivation costs
-milliseconds), with the same failed-login limiter. A successful login gets a random session
-cookie; the session lives in memory only, so a restart logs everyone out.
+milliseconds), with a failed-login limiter of the same limits but counts of its own. A
+successful login gets a random session cookie; the session lives in memory only, so a
+restart logs everyone out.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from ..security.config import SCRAM_MECHANISMS
 from ..security.credentials import ScramCredential, make_credential, password_matches
 from ..security.runtime import Security
+from ..security.sasl import FailedLoginLimiter
 
 COOKIE = "gc_console"
 #: A session ends this long after its login.
@@ -68,27 +70,33 @@ def _nobody() -> ScramCredential:
 
 
 async def check_password(
-    security: Security, address: str, username: str, password: str, now_ms: int
+    security: Security,
+    limiter: FailedLoginLimiter,
+    address: str,
+    username: str,
+    password: str,
+    now_ms: int,
 ) -> bool:
     """Whether ``username``/``password`` is a valid SASL account (PLAIN's check). Failures
-    count against the address as Kafka logins do; past the limit nothing is checked."""
-    if security.limiter.blocked(address, username, now_ms):
+    count against the address in ``limiter`` (the console's own, apart from the Kafka
+    listeners'); past its limit nothing is checked."""
+    if limiter.blocked(address, username, now_ms):
         return False
     credential = None
     for mechanism in SCRAM_MECHANISMS:
         credential = credential or security.credential(username, mechanism)
     # An unknown user costs what a known one costs, so the answer's time tells nothing.
     checked = credential or _nobody()
-    security.limiter.check_started(address, username)
+    limiter.check_started(address, username)
     try:
         matched = await asyncio.get_running_loop().run_in_executor(
             None, password_matches, checked, password
         )
     finally:
-        security.limiter.check_ended(address, username)
+        limiter.check_ended(address, username)
     ok = matched and credential is not None
     if not ok:
-        security.limiter.record_failure(address, username, now_ms)
+        limiter.record_failure(address, username, now_ms)
         # connection.failed.authentication.delay.ms, as a Kafka listener answers a failure.
         await asyncio.sleep(security.settings.failed_authentication_delay_ms / 1000)
     return ok
