@@ -78,9 +78,8 @@ def start(extra: tuple[str, ...], log: Path) -> tuple[subprocess.Popen[bytes], i
         proc = subprocess.Popen(cmd, stdout=out, stderr=out, preexec_fn=_limit_descriptors)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        with contextlib.suppress(OSError):
-            with socket.create_connection(("127.0.0.1", http)):
-                return proc, kafka, http
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", http)):
+            return proc, kafka, http
         time.sleep(0.1)
     proc.kill()
     raise RuntimeError(f"the daemon did not start: {log.read_text()[-2000:]}")
@@ -88,7 +87,7 @@ def start(extra: tuple[str, ...], log: Path) -> tuple[subprocess.Popen[bytes], i
 
 def slow_http_clients(port: int, clients: int, seconds: float) -> None:
     """``clients`` connections that never finish their headers (run in its own process)."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, clients + 512), hard))
 
     async def one(end: float) -> None:
