@@ -80,7 +80,7 @@ class Console:
         )
         self.carry_out = runtime.carry_out
         self.runtime = runtime
-        self.sessions = Sessions()
+        self.sessions = Sessions(settings.max_sessions_per_user)
         self.guard = HttpGuard(settings)
         self.addressing = Addressing(settings)
         #: The console's own failed-login limiter: its failures lock no Kafka login out.

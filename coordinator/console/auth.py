@@ -22,7 +22,7 @@ from ..security.sasl import FailedLoginLimiter
 COOKIE = "gc_console"
 #: A session ends this long after its login.
 SESSION_S = 8 * 3600
-#: Sessions kept at once (the oldest is dropped past this).
+#: Sessions kept at once, all users together (the oldest is dropped past this)...
 MAX_SESSIONS = 10_000
 
 
@@ -33,14 +33,25 @@ class Session:
 
 
 class Sessions:
-    def __init__(self) -> None:
+    """Login sessions, in memory. Each user holds at most ``per_user`` (a new login ends
+    that user's oldest), so one user logging in again and again cannot push another's
+    session out of the global bound."""
+
+    def __init__(self, per_user: int = 32) -> None:
+        self.per_user = per_user
         self._by_token: dict[str, Session] = {}
+        self._by_user: dict[str, dict[str, None]] = {}  # principal -> its tokens, oldest first
 
     def start(self, username: str) -> str:
-        if len(self._by_token) >= MAX_SESSIONS:
-            del self._by_token[next(iter(self._by_token))]
+        principal = f"User:{username}"
+        mine = self._by_user.setdefault(principal, {})
+        while len(mine) >= self.per_user:
+            self.end(next(iter(mine)))
+        while len(self._by_token) >= MAX_SESSIONS:
+            self.end(next(iter(self._by_token)))
         token = secrets.token_urlsafe(32)
-        self._by_token[token] = Session(f"User:{username}", time.monotonic() + SESSION_S)
+        self._by_token[token] = Session(principal, time.monotonic() + SESSION_S)
+        self._by_user.setdefault(principal, {})[token] = None
         return token
 
     def principal(self, token: str | None) -> str | None:
@@ -50,13 +61,17 @@ class Sessions:
         if session is None:
             return None
         if session.expires_s < time.monotonic():
-            del self._by_token[token]
+            self.end(token)
             return None
         return session.principal
 
     def end(self, token: str | None) -> None:
-        if token:
-            self._by_token.pop(token, None)
+        session = self._by_token.pop(token, None) if token else None
+        if token and session is not None:
+            mine = self._by_user.get(session.principal, {})
+            mine.pop(token, None)
+            if not mine:
+                self._by_user.pop(session.principal, None)
 
 
 _NOBODY: list[ScramCredential] = []
