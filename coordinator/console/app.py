@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
 from collections.abc import Awaitable, Callable
 from importlib import resources
 from pathlib import Path
@@ -35,6 +36,7 @@ from .addressing import Addressing
 from .auth import COOKIE, SESSION_S, Sessions, check_password
 from .guard import GuardedSite, HttpGuard
 from .settings import ConsoleSettings
+from .streams import RenderBudget, StreamSlots
 from .views import ConsoleState, Viewer
 
 if TYPE_CHECKING:
@@ -46,14 +48,12 @@ log = structlog.get_logger("console")
 #: STREAM_REFRESH_S passed (heartbeat ages move without events), and sends only what changed.
 STREAM_POLL_S = 0.25
 STREAM_REFRESH_S = 2.0
-#: A stream waits at least this many times its last render before the next, so one open
-#: page never holds the loop more than a tenth of the time (a groups page of 10,000
-#: groups sorted by last rebalance takes ~30 ms: it then updates 3 times a second at most).
+#: A stream waits at least this many times its last render before the next (a groups page
+#: of 10,000 groups sorted by last rebalance takes ~30 ms: it updates 3 times a second at
+#: most); all streams together also share one budget of loop time (streams.RenderBudget).
 RENDER_BUDGET = 10
 #: A comment line this often keeps proxies from closing a quiet stream and finds closed ones.
 STREAM_KEEPALIVE_S = 15.0
-#: Live pages open at once (each polls the state four times a second).
-MAX_STREAMS = 200
 #: Pages load nothing but the daemon's own assets.
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
@@ -89,7 +89,9 @@ class Console:
             security.max_failed_authentications, security.failed_authentication_window_ms
         )
         self.closing = asyncio.Event()
-        self.streams = 0  # live pages open now
+        self.stream_slots = StreamSlots(settings.max_streams, settings.max_streams_per_client)
+        self.budget = RenderBudget(settings.stream_budget)
+        self._stream_refusals_logged: dict[str, float] = {}
         self.templates = jinja2.Environment(
             loader=jinja2.FileSystemLoader(_package_dir("templates")),
             autoescape=True,
@@ -149,6 +151,23 @@ class Console:
             return Viewer(ANONYMOUS, host)
         principal = self.sessions.principal(request.cookies.get(COOKIE))
         return None if principal is None else Viewer(principal, host)
+
+    @property
+    def streams(self) -> int:
+        """Live pages open now."""
+        return len(self.stream_slots)
+
+    def stream_client(self, request: web.Request) -> str:
+        """Whose streams these are: the session (with ACLs), else the client's address."""
+        token = request.cookies.get(COOKIE) if self.node.security.acls_enabled else None
+        return f"session:{token}" if token else self.addressing.client_address(request)
+
+    def log_stream_refusal(self, client: str, why: str) -> None:
+        now = time.monotonic()
+        if now - self._stream_refusals_logged.get(why, -60.0) >= 10:
+            self._stream_refusals_logged[why] = now
+            shown = "a session" if client.startswith("session:") else client
+            log.warning("console live page refused", client=shown, reason=why)
 
     # -- rendering ---------------------------------------------------------------------------
 
@@ -388,8 +407,12 @@ async def stream(request: web.Request) -> web.StreamResponse:
     view = request.query.get("view", "overview")
     if view not in VIEWS:
         return _json({"error": f"view is one of {', '.join(VIEWS)}"}, 400)
-    if console.streams >= MAX_STREAMS:
-        return _json({"error": f"{MAX_STREAMS} live pages are open: try again later"}, 503)
+    client = console.stream_client(request)
+    refused = console.stream_slots.refusal(client)
+    if refused is not None:
+        status, why = refused
+        console.log_stream_refusal(client, why)
+        return _json({"error": why}, status)
     as_html = request.query.get("format") == "html"
     response = web.StreamResponse(
         headers={
@@ -399,13 +422,13 @@ async def stream(request: web.Request) -> web.StreamResponse:
         }
     )
     await response.prepare(request)
-    console.streams += 1
+    console.stream_slots.take(client)
     try:
         await _push(console, request, response, view, as_html)
     except ConnectionResetError:
         pass  # the page was closed
     finally:
-        console.streams -= 1
+        console.stream_slots.give_back(client)
     return response
 
 
@@ -431,15 +454,14 @@ async def _push(
         changed = console.activity.version != seen_version
         due = now - rendered_at >= max(STREAM_POLL_S, RENDER_BUDGET * render_s)
         if due and (changed or now - rendered_at >= STREAM_REFRESH_S):
-            seen_version, rendered_at = console.activity.version, now
-            data = console.data(view, request.query, viewer)
-            if data is None:
-                payload = json.dumps({"gone": True})
-            elif as_html:
-                payload = console.live_html(view, data, request.query)
-            else:
-                payload = json.dumps(data, default=str)
-            render_s = loop.time() - now
+            seen_version = console.activity.version
+            # All pages share one budget of loop time: this may wait for its turn.
+            payload, render_s = await console.budget.render(
+                lambda: _payload(console, request, view, as_html)
+            )
+            now = rendered_at = loop.time()
+            if payload is None:
+                return  # logged out while waiting
             if payload != sent:
                 sent, written_at = payload, now
                 await response.write(sse.event("update", payload))
@@ -448,6 +470,21 @@ async def _push(
             await response.write(b": still here\n\n")  # finds pages closed without a word
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(console.closing.wait(), STREAM_POLL_S)
+
+
+def _payload(console: Console, request: web.Request, view: str, as_html: bool) -> str | None:
+    """The view as the stream sends it (None: logged out, or the page closed, while this
+    waited for its turn)."""
+    viewer = console.viewer(request)
+    transport = request.transport
+    if viewer is None or transport is None or transport.is_closing():
+        return None
+    data = console.data(view, request.query, viewer)
+    if data is None:
+        return json.dumps({"gone": True})
+    if as_html:
+        return console.live_html(view, data, request.query)
+    return json.dumps(data, default=str)
 
 
 async def metrics(request: web.Request) -> web.StreamResponse:
