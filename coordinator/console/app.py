@@ -444,6 +444,7 @@ async def _push(
     seen_version = -1
     rendered_at = written_at = 0.0
     render_s = 0.0  # how long the last render held the loop
+    login = console.node.security.acls_enabled  # what a page shows depends on who asks
     await response.write(b"retry: 1000\n\n")
     while not console.closing.is_set():
         viewer = console.viewer(request)  # a session that ended (logout) ends its streams
@@ -455,9 +456,12 @@ async def _push(
         due = now - rendered_at >= max(STREAM_POLL_S, RENDER_BUDGET * render_s)
         if due and (changed or now - rendered_at >= STREAM_REFRESH_S):
             seen_version = console.activity.version
-            # All pages share one budget of loop time: this may wait for its turn.
+            # All pages share one budget of loop time: this may wait for its turn, or take
+            # a render of the same page for the same viewer made since it saw the change.
             payload, render_s = await console.budget.render(
-                lambda: _payload(console, request, view, as_html)
+                lambda: _payload(console, request, view, as_html),
+                key=(tuple(sorted(request.query.items())), viewer if login else None),
+                newer_than=now,
             )
             now = rendered_at = loop.time()
             if payload is None:

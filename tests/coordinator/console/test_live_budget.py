@@ -70,3 +70,26 @@ async def test_one_client_cannot_take_every_live_page_slot(tmp_path: Path) -> No
             assert statuses == [200, 200, 429, 200, 200, 503]
     finally:
         await srv.stop()
+
+
+async def test_pages_showing_the_same_thing_share_one_render() -> None:
+    budget = RenderBudget(share=0.5)
+    loop = asyncio.get_running_loop()
+    asked_at = loop.time()
+    made = []
+
+    def render(view: str) -> str:
+        made.append(view)
+        return busy_render() + view
+
+    pages = [
+        budget.render(lambda v=view: render(v), key=view, newer_than=asked_at)  # type: ignore[misc]
+        for view in ("groups", "overview") * 10
+    ]
+    results = await asyncio.gather(*pages)
+    assert sorted(made) == ["groups", "overview"]  # two renders for twenty pages
+    assert [r for r, _ in results] == ["pagegroups", "pageoverview"] * 10
+    # A page that saw a change after that render gets a new one.
+    later = loop.time()
+    await budget.render(lambda: render("groups"), key="groups", newer_than=later)
+    assert made.count("groups") == 2
