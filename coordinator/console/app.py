@@ -15,12 +15,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import time
 from collections.abc import Awaitable, Callable
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 import jinja2
 import structlog
@@ -34,7 +35,7 @@ from . import actions, filters, sse, views
 from .activity import Activity
 from .addressing import Addressing
 from .auth import COOKIE, SESSION_S, Sessions, check_password
-from .guard import GuardedSite, HttpGuard
+from .guard import GuardedSite, HttpGuard, ServerLog, hide_server_version
 from .settings import ConsoleSettings
 from .streams import RenderBudget, StreamSlots
 from .views import ConsoleState, Viewer
@@ -82,6 +83,7 @@ class Console:
         self.runtime = runtime
         self.sessions = Sessions(settings.max_sessions_per_user)
         self.guard = HttpGuard(settings)
+        hide_server_version()
         self.addressing = Addressing(settings)
         #: The console's own failed-login limiter: its failures lock no Kafka login out.
         security = runtime.node.security.settings
@@ -115,6 +117,7 @@ class Console:
             access_log=None,
             shutdown_timeout=1.0,
             keepalive_timeout=self.settings.idle_timeout_ms / 1000,
+            logger=ServerLog(),
         )
         await runner.setup()
         site = GuardedSite(runner, host, port, self.guard)
@@ -252,7 +255,7 @@ def _json(data: object, status: int = 200) -> web.Response:
 
 
 def _login_needed(request: web.Request) -> web.StreamResponse:
-    if request.path.startswith("/api/"):
+    if request.path.startswith("/api/") or request.path == "/metrics":
         return _json({"error": "log in first (POST /login)"}, 401)
     target = request.path_qs
     raise web.HTTPSeeOther(f"/login?{urlencode({'next': target})}")
@@ -268,7 +271,7 @@ async def _page(request: web.Request, view: str, title: str) -> web.StreamRespon
         return _login_needed(request)
     data = console.data(view, request.query, viewer)
     if data is None:
-        raise web.HTTPNotFound(text=f"no group {request.query.get('id', '')!r} to show")
+        raise web.HTTPNotFound(text="no such group to show (or not yours to see)\n")
     stream = f"/api/stream?{urlencode({**request.query, 'view': view, 'format': 'html'})}"
     body = console.render(
         f"{view}.html",
@@ -320,8 +323,14 @@ async def login_form(request: web.Request) -> web.StreamResponse:
 
 
 def _safe_next(target: str | None) -> str:
-    """Only a path on this server (no "//elsewhere")."""
-    if not target or not target.startswith("/") or target.startswith("//"):
+    """Only a path on this server. Checked as a browser will read it: browsers drop tabs
+    and line breaks from a URL and read a backslash as a slash, so "/\t/evil.example" and
+    "/\\evil.example" are "//evil.example", another site."""
+    if not target:
+        return "/"
+    target = re.sub(r"[\t\r\n]", "", target).replace("\\", "/")
+    parts = urlsplit(target)
+    if not target.startswith("/") or target.startswith("//") or parts.scheme or parts.netloc:
         return "/"
     return target
 
@@ -492,8 +501,11 @@ def _payload(console: Console, request: web.Request, view: str, as_html: bool) -
 
 
 async def metrics(request: web.Request) -> web.StreamResponse:
-    """Prometheus metrics, as ``--metrics-listen`` serves them (when that is on)."""
+    """Prometheus metrics, as ``--metrics-listen`` serves them (when that is on); with
+    ACLs, to a logged-in user only (its own port is the place for an unattended scraper)."""
     console = _console(request)
+    if console.viewer(request) is None:
+        return _login_needed(request)
     found = console.runtime.metrics
     if found is None:
         return web.Response(status=404, text="metrics are off: start with --metrics-listen\n")

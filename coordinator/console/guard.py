@@ -19,13 +19,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import resource
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
 import structlog
-from aiohttp import web
+from aiohttp import web, web_response
+from aiohttp.http_exceptions import HttpProcessingError
 
 from .settings import ConsoleSettings
 
@@ -220,3 +222,25 @@ class GuardedSite(web.BaseSite):
             backlog=self._backlog,
             reuse_address=True,
         )
+
+
+class ServerLog(logging.LoggerAdapter):  # type: ignore[type-arg]
+    """aiohttp's server log, minus a traceback per malformed request: anyone can send
+    garbage to the port, so that is one debug line; the console's own errors keep theirs."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.getLogger("aiohttp.server"), {})
+
+    def exception(self, msg: object, *args: object, **kwargs: Any) -> None:
+        error = kwargs.get("exc_info")
+        if isinstance(error, HttpProcessingError):
+            peer = args[0] if args else None
+            log.debug("console: malformed request", peer=peer, error=error.message)
+            return
+        self.logger.exception(msg, *args, **kwargs)
+
+
+def hide_server_version() -> None:
+    """Name no library version in the Server header of any answer, the ones aiohttp makes
+    itself for malformed requests included (its default is "Python/3.x aiohttp/3.y")."""
+    web_response.SERVER_SOFTWARE = "group-coordinator"  # type: ignore[attr-defined]
