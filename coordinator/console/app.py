@@ -13,7 +13,6 @@ under ``/static/`` (every one ships in this package: the pages load nothing from
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import re
 import time
@@ -449,7 +448,7 @@ async def _push(
     as_html: bool,
 ) -> None:
     loop = asyncio.get_running_loop()
-    sent: str | None = None
+    sent: bytes | None = None
     seen_version = -1
     rendered_at = written_at = 0.0
     render_s = 0.0  # how long the last render held the loop
@@ -467,37 +466,40 @@ async def _push(
             seen_version = console.activity.version
             # All pages share one budget of loop time: this may wait for its turn, or take
             # a render of the same page for the same viewer made since it saw the change.
-            payload, render_s = await console.budget.render(
-                lambda: _payload(console, request, view, as_html),
+            event, render_s = await console.budget.render(
+                lambda: _event(console, request, view, as_html),
                 key=(tuple(sorted(request.query.items())), viewer if login else None),
                 newer_than=now,
             )
             now = rendered_at = loop.time()
-            if payload is None:
+            if event is None:
                 return  # logged out while waiting
-            if payload != sent:
-                sent, written_at = payload, now
-                await response.write(sse.event("update", payload))
+            if event != sent:
+                sent, written_at = event, now
+                await response.write(event)
+                # Sending counts against the pages' budget too (200 pages of 100 kB each).
+                console.budget.charge(min(loop.time() - now, STREAM_POLL_S))
         if now - written_at >= STREAM_KEEPALIVE_S:
             written_at = now
             await response.write(b": still here\n\n")  # finds pages closed without a word
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(console.closing.wait(), STREAM_POLL_S)
+        await asyncio.sleep(STREAM_POLL_S)  # a timer, not a task per wait: 200 pages poll
 
 
-def _payload(console: Console, request: web.Request, view: str, as_html: bool) -> str | None:
-    """The view as the stream sends it (None: logged out, or the page closed, while this
-    waited for its turn)."""
+def _event(console: Console, request: web.Request, view: str, as_html: bool) -> bytes | None:
+    """The view as the stream's next event (None: logged out, or the page closed, while
+    this waited for its turn)."""
     viewer = console.viewer(request)
     transport = request.transport
     if viewer is None or transport is None or transport.is_closing():
         return None
     data = console.data(view, request.query, viewer)
     if data is None:
-        return json.dumps({"gone": True})
-    if as_html:
-        return console.live_html(view, data, request.query)
-    return json.dumps(data, default=str)
+        payload = json.dumps({"gone": True})
+    elif as_html:
+        payload = console.live_html(view, data, request.query)
+    else:
+        payload = json.dumps(data, default=str)
+    return sse.event("update", payload)
 
 
 async def metrics(request: web.Request) -> web.StreamResponse:

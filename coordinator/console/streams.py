@@ -42,13 +42,13 @@ class RenderBudget:
         A None result is not shared."""
         loop = asyncio.get_running_loop()
         async with self._turn:
+            wait = self._next_at - loop.time()
+            if wait > 0:
+                await asyncio.sleep(wait)
             if key is not None:
                 found = self._shared.get(key)
                 if found is not None and found[0] >= newer_than:
                     return cast(T, found[1]), 0.0
-            wait = self._next_at - loop.time()
-            if wait > 0:
-                await asyncio.sleep(wait)
             started = loop.time()
             result = make()
             spent = loop.time() - started
@@ -61,6 +61,11 @@ class RenderBudget:
             self.renders += 1
             self.render_s += spent
             return result, spent
+
+    def charge(self, spent: float) -> None:
+        """Count ``spent`` seconds of loop time a page took besides its render (sending)."""
+        now = asyncio.get_running_loop().time()
+        self._next_at = max(self._next_at, now) + spent * (1 / self.share - 1)
 
 
 class StreamSlots:
