@@ -30,7 +30,7 @@ from ..errors import StartupError
 from ..node import Node
 from ..security.config import ANONYMOUS
 from ..security.sasl import FailedLoginLimiter
-from . import actions, filters, sse, views
+from . import actions, filters, restricted, sse, views
 from .activity import Activity
 from .addressing import Addressing
 from .auth import COOKIE, SESSION_S, Sessions, check_password
@@ -175,7 +175,7 @@ class Console:
 
     def data(self, view: str, query: Any, viewer: Viewer) -> dict[str, Any] | None:
         if view == "overview":
-            return views.overview(self.state, viewer)
+            return restricted.overview_for(self.state, viewer, views.overview(self.state, viewer))
         if view == "groups":
             return views.groups_page(
                 self.state,

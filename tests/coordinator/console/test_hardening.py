@@ -12,8 +12,10 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from coordinator.group.requests import JoinGroupInput
+from coordinator.handlers.outcome import Pending
 from coordinator.server import Server
-from tests.coordinator.console.helpers import base_url, settings, started
+from tests.coordinator.console.helpers import base_url, get_json, settings, simple_group, started
 from tests.coordinator.console.test_actions import acl_server
 
 TRICKS = ("/\t/evil.example/x", "/\\evil.example/x", "//evil.example", "https://evil.example/")
@@ -102,3 +104,44 @@ async def test_a_malformed_request_is_not_logged_with_a_traceback(
         assert b"aiohttp" not in answer
         writer.close()
     assert [r for r in caplog.records if r.exc_info] == []
+
+
+async def test_a_restricted_user_sees_overview_figures_of_their_groups_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    srv = await acl_server(tmp_path, monkeypatch)
+    try:
+        simple_group(srv, "alice-app")
+        rebalance(srv, "bob-app")  # a rebalance alice may not know of
+        seen = {}
+        for user in ("alice", "root"):
+            async with aiohttp.ClientSession(
+                base_url(srv), cookie_jar=aiohttp.CookieJar(unsafe=True)
+            ) as http:
+                async with http.post(
+                    "/login", data={"username": user, "password": f"{user}-secret"}
+                ):
+                    pass
+                seen[user] = await get_json(http, "/api/overview")
+                async with http.get("/") as resp:
+                    assert resp.status == 200  # the page renders the hidden figures too
+        alice, root = seen["alice"], seen["root"]
+        assert (alice["groups"], root["groups"]) == (1, 2)
+        assert (alice["rebalances_last_hour"], root["rebalances_last_hour"]) == (0, 1)
+        assert sum(m["count"] for m in alice["rebalances_per_minute"]) == 0
+        assert alice["connections"] is None and root["connections"] is not None
+        assert alice["commits_per_second"] is None
+        assert [n["groups"] for n in alice["nodes"]] == [None]
+        assert [n["groups"] for n in root["nodes"]] == [2]
+    finally:
+        await srv.stop()
+
+
+def rebalance(srv: Server, group: str) -> None:
+    """A member joins ``group`` through the state machine: a rebalance starts."""
+    runtime = srv.runtime
+    assert runtime is not None
+    join = JoinGroupInput(
+        group, "", None, "t", "/127.0.0.1", 30_000, 30_000, "consumer", [("range", b"")], 3
+    )
+    runtime.apply(runtime.groups.join_group(Pending(), join, runtime.now_ms()))
