@@ -241,7 +241,8 @@ def main(ctx: click.Context) -> None:
 @option(
     "--database-url",
     default=_SETTINGS.database_url,
-    help="PostgreSQL for --store postgres: postgresql://USER[:PASSWORD]@HOST:PORT/DATABASE",
+    help="PostgreSQL for --store postgres: postgresql://USER@HOST:PORT/DATABASE (a password"
+    " here shows in ps: use ~/.pgpass, PGPASSFILE or PGPASSWORD, or this option's variable)",
 )
 @option(
     "--offsets-topic-num-partitions",

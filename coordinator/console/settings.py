@@ -38,7 +38,7 @@ class ConsoleSettings:
     #: ...and per client (its session with ACLs, else its address).
     max_streams_per_client: int = 20
     #: The share of the event loop all live pages together may take to render.
-    stream_budget: float = 0.1
+    stream_budget: float = 0.05
     # -- logins ------------------------------------------------------------------------------
     #: Sessions one user may hold; a new login past it ends that user's oldest.
     max_sessions_per_user: int = 32
