@@ -270,7 +270,7 @@ async def _page(request: web.Request, view: str, title: str) -> web.StreamRespon
         return _login_needed(request)
     data = console.data(view, request.query, viewer)
     if data is None:
-        raise web.HTTPNotFound(text="no such group to show (or not yours to see)\n")
+        raise web.HTTPNotFound(text="no group to show: none by that id, or not yours to see\n")
     stream = f"/api/stream?{urlencode({**request.query, 'view': view, 'format': 'html'})}"
     body = console.render(
         f"{view}.html",
