@@ -140,7 +140,9 @@ def percentile_ms(latencies: list[float], q: float) -> float:
     return 1000 * latencies[min(len(latencies) - 1, int(len(latencies) * q))]
 
 
-def measure(pages: int, groups: int, seconds: float, runs: int) -> dict[str, list[dict[str, Any]]]:
+def measure(
+    pages: int, groups: int, seconds: float, runs: int, settle_s: float = 3.0
+) -> dict[str, list[dict[str, Any]]]:
     out: dict[str, list[dict[str, Any]]] = {"baseline": [], "pages": []}
     proc, kafka, http = start(groups)
     ctx = multiprocessing.get_context("spawn")
@@ -153,10 +155,11 @@ def measure(pages: int, groups: int, seconds: float, runs: int) -> dict[str, lis
                 if condition == "pages":
                     queue = ctx.Queue()
                     loader = ctx.Process(
-                        target=load, args=(kafka, http, pages, groups, seconds + 4, queue)
+                        target=load,
+                        args=(kafka, http, pages, groups, seconds + settle_s + 1, queue),
                     )
                     loader.start()
-                    time.sleep(3)  # the pages open and render once
+                    time.sleep(settle_s)  # the pages open and render once
                 lat = probe(kafka, f"probe-{run}-{condition}", seconds)
                 if loader is not None:
                     opened, updates, commits = queue.get(timeout=seconds + 60)
@@ -231,8 +234,8 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args(argv)
     if args.quick:
-        args.pages, args.groups, args.seconds, args.runs = 20, 200, 2.0, 1
-    runs = measure(args.pages, args.groups, args.seconds, args.runs)
+        args.pages, args.groups, args.seconds, args.runs = 10, 100, 1.0, 1
+    runs = measure(args.pages, args.groups, args.seconds, args.runs, 3.0 if not args.quick else 2.0)
     summary = summarise(runs)
     if not args.quick:
         write_report(summary, runs, args)

@@ -120,16 +120,18 @@ def open_descriptors(pid: int) -> int:
         return -1
 
 
-def measure(extra: tuple[str, ...], clients: int, seconds: float) -> dict[str, float]:
+def measure(
+    extra: tuple[str, ...], clients: int, seconds: float, settle_s: float = 5.0
+) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "daemon.log"
         proc, kafka, http = start(extra, log)
         attack = multiprocessing.get_context("spawn").Process(
-            target=slow_http_clients, args=(http, clients, seconds + 5)
+            target=slow_http_clients, args=(http, clients, seconds + settle_s)
         )
         try:
             attack.start()
-            time.sleep(5)  # the clients connect
+            time.sleep(settle_s)  # the clients connect
             result = asyncio.run(probe(proc.pid, kafka, seconds))
         finally:
             attack.join(seconds + 30)
@@ -222,8 +224,11 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
     parser.add_argument("--seconds", type=float, default=15.0)
     args = parser.parse_args(argv)
     if args.quick:
-        args.clients, args.seconds = 200, 2.0
-    results = {c: measure(extra, args.clients, args.seconds) for c, extra in CONDITIONS.items()}
+        args.clients, args.seconds = 100, 1.0
+    settle_s = 1.0 if args.quick else 5.0
+    results = {
+        c: measure(extra, args.clients, args.seconds, settle_s) for c, extra in CONDITIONS.items()
+    }
     if not args.quick:
         write_report(results, args.clients, args.seconds)
     for condition, r in results.items():
