@@ -9,6 +9,7 @@ from pathlib import Path
 
 import aiohttp
 import pytest
+from aiohttp.test_utils import make_mocked_request
 
 from coordinator.server import Server
 from tests.coordinator.console.helpers import base_url, settings, simple_group, started
@@ -161,3 +162,45 @@ async def test_the_session_cookie_is_secure_when_the_browser_is_on_https(
             assert "Secure" in resp.headers["Set-Cookie"]
     finally:
         await srv.stop()
+
+
+async def test_the_standard_forwarded_header_works_as_x_forwarded(tmp_path: Path) -> None:
+    srv = await console_with(tmp_path, trusted_proxies=("127.0.0.1",))
+    try:
+        simple_group(srv, "old")
+        port = srv.console.port  # type: ignore[union-attr]
+        async with (
+            aiohttp.ClientSession(base_url(srv)) as http,
+            http.post(
+                "/api/actions/reset-offsets",
+                json={"group": "old", "topic": "orders"},
+                headers={
+                    "Origin": f"https://127.0.0.1:{port}",
+                    # RFC 7239: the proxy appends the hop it saw; the last one is believed.
+                    "Forwarded": "for=198.51.100.1;proto=http, "
+                    'for="[2001:db8::7]:4711";proto=https',
+                },
+            ) as resp,
+        ):
+            assert resp.status == 200, await resp.text()
+        assert srv.console is not None
+        request = make_mocked_request(
+            "GET",
+            "/",
+            headers={"Forwarded": 'for="[2001:db8::7]:4711";proto=https'},
+            transport=FakeTransport("127.0.0.1"),
+        )
+        assert srv.console.addressing.client_address(request) == "2001:db8::7"
+    finally:
+        await srv.stop()
+
+
+class FakeTransport:
+    def __init__(self, peer: str) -> None:
+        self.peer = peer
+
+    def get_extra_info(self, name: str, default: object = None) -> object:
+        return (self.peer, 40000) if name == "peername" else default
+
+    def is_closing(self) -> bool:
+        return False
