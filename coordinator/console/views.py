@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,8 @@ from ..group.group import ClassicGroup
 from ..journal.schema import to_entry
 from ..node import Node
 from .activity import HOUR_MS, Activity
+from .colours import MemberColours, identity
+from .liveness import classic_late_after_ms, consumer_late_after_ms, is_late
 
 #: ListGroups' group types: classic groups, and KIP-848 consumer groups (``CONSUMER``).
 CLASSIC = "classic"
@@ -81,6 +83,8 @@ class ConsoleState:
     admin: bool = False
     #: The ``analyze --report`` directory (None: the Analysis page says how to get one).
     analytics: Path | None = None
+    #: Each member's colour in the partition picture, kept across rebalances.
+    colours: MemberColours = field(default_factory=MemberColours)
 
     def now_ms(self) -> int:
         return self.node.now_ms()
@@ -129,6 +133,7 @@ def overview(state: ConsoleState, viewer: Viewer) -> dict[str, Any]:
     groups = state.visible_groups(viewer)
     by_state = Counter(state_of(g) for g in groups)
     by_type = Counter(type_of(g) for g in groups)
+    by_type_state = Counter((type_of(g), state_of(g)) for g in groups)
     shown_states = [s for s in STATES if s != "Dead"] + [s for s in CONSUMER_STATES if by_state[s]]
     per_minute = state.activity.rebalances_per_minute(now)
     return {
@@ -140,11 +145,17 @@ def overview(state: ConsoleState, viewer: Viewer) -> dict[str, Any]:
         "groups": len(groups),
         "groups_by_state": {s: by_state.get(s, 0) for s in shown_states},
         "groups_by_type": {CLASSIC: by_type[CLASSIC], CONSUMER: by_type[CONSUMER]},
+        # Each type's own counts: a state the type never has (a classic group is never
+        # Reconciling, a consumer group never CompletingRebalance) counts 0.
+        "groups_by_type_and_state": {
+            t: {s: by_type_state[(t, s)] for s in shown_states} for t in (CLASSIC, CONSUMER)
+        },
         "members": sum(len(g.members) for g in groups),
         "topics": sum(1 for t in node.catalog.all() if viewer.sees_topic(node, t.name)),
         "rebalances_last_hour": sum(c for _, c in per_minute),
         "rebalances_per_minute": [{"minute_ms": m, "count": c} for m, c in per_minute],
         "commits_per_second": state.activity.commits_per_second(now),
+        "commits_total": state.activity.commits_total,
         "recent_events": recent_events(state, viewer, OVERVIEW_EVENTS),
         "admin": state.admin,
     }
@@ -337,8 +348,14 @@ def group_detail(state: ConsoleState, viewer: Viewer, group_id: str) -> dict[str
     stored = {m.member_id: m.member_assignment for m in described.members}
     members = []
     owners: dict[str, dict[int, str]] = {}
+    colours = state.colours.of(
+        g.group_id, (identity(m.member_id, m.group_instance_id) for m in g.members.values())
+    )
+    stable = g.state.value == "Stable"  # mid-rebalance, members wait instead of heartbeating
     for m in g.members.values():
         data = stored.get(m.member_id, b"")
+        since = max(now - m.last_heartbeat_ms, 0) if m.last_heartbeat_ms else None
+        late_after = classic_late_after_ms(m.session_timeout_ms) if stable else None
         partitions = decode_partitions(g.protocol_type, data)
         for topic, ps in (partitions or {}).items():
             for p in ps:
@@ -352,9 +369,10 @@ def group_detail(state: ConsoleState, viewer: Viewer, group_id: str) -> dict[str
                 "session_timeout_ms": m.session_timeout_ms,
                 "rebalance_timeout_ms": m.rebalance_timeout_ms,
                 "last_heartbeat_ms": m.last_heartbeat_ms or None,
-                "since_heartbeat_ms": max(now - m.last_heartbeat_ms, 0)
-                if m.last_heartbeat_ms
-                else None,
+                "since_heartbeat_ms": since,
+                "heartbeat_late_after_ms": late_after,
+                "heartbeat_late": is_late(since, late_after),
+                "colour": colours[identity(m.member_id, m.group_instance_id)],
                 "leader": g.leader_id == m.member_id,
                 "assignment_bytes": len(data),
                 "assignment": partitions,
@@ -380,6 +398,7 @@ def group_detail(state: ConsoleState, viewer: Viewer, group_id: str) -> dict[str
         "rebalances_1h": 0 if activity is None else activity.starts_since(now - HOUR_MS),
         "time_in_states_ms": {} if activity is None else activity.time_in_states(now),
         "last_commit_ms": None if activity is None else activity.last_commit_ms,
+        "commits": 0 if activity is None else activity.commits,
         "admin": state.admin,
     }
 
@@ -389,6 +408,11 @@ def _consumer_group_detail(state: ConsoleState, viewer: Viewer, g: ConsumerGroup
     each owns (and still has to revoke), its target, and the offsets."""
     node, now = state.node, state.now_ms()
     session_ms = node.groups.config.consumer.session_timeout_ms
+    activity = state.activity.group(g.group_id)
+    late_after = consumer_late_after_ms(node.groups.config.consumer.heartbeat_interval_ms)
+    colours = state.colours.of(
+        g.group_id, (identity(m.member_id, m.instance_id) for m in g.members.values())
+    )
     owners: dict[str, dict[int, str]] = {}
     members = []
     for m in g.members.values():
@@ -397,6 +421,7 @@ def _consumer_group_detail(state: ConsoleState, viewer: Viewer, g: ConsumerGroup
                 owners.setdefault(topic, {})[p] = m.member_id
         deadline = node.groups.timer_deadline(consumer_session_key(g.group_id, m.member_id))
         last = deadline - session_ms if deadline is not None else None
+        since = None if last is None else max(now - last, 0)
         members.append(
             {
                 "member_id": m.member_id,
@@ -406,7 +431,10 @@ def _consumer_group_detail(state: ConsoleState, viewer: Viewer, g: ConsumerGroup
                 "session_timeout_ms": session_ms,
                 "rebalance_timeout_ms": m.rebalance_timeout_ms,
                 "last_heartbeat_ms": last,
-                "since_heartbeat_ms": None if last is None else max(now - last, 0),
+                "since_heartbeat_ms": since,
+                "heartbeat_late_after_ms": late_after,
+                "heartbeat_late": is_late(since, late_after),
+                "colour": colours[identity(m.member_id, m.instance_id)],
                 "leader": False,
                 "epoch": m.member_epoch,
                 "reconciliation": m.state.value,
@@ -416,14 +444,16 @@ def _consumer_group_detail(state: ConsoleState, viewer: Viewer, g: ConsumerGroup
             }
         )
     holder = node.groups.groups.get(g.group_id)  # the classic record keeping its offsets
-    activity = state.activity.group(g.group_id)
     protocol_type, protocol = protocol_of(g)
     return {
         "now_ms": now,
         "id": g.group_id,
         "type": CONSUMER,
         "state": state_of(g),
-        "state_since_ms": None,
+        # The group keeps no state timestamp: when the events said it changed, if seen.
+        "state_since_ms": activity.state_since_ms
+        if activity is not None and activity.state == state_of(g)
+        else None,
         "protocol_type": protocol_type,
         "protocol": protocol,
         "generation": g.group_epoch,
@@ -438,6 +468,7 @@ def _consumer_group_detail(state: ConsoleState, viewer: Viewer, g: ConsumerGroup
         "rebalances_1h": 0 if activity is None else activity.starts_since(now - HOUR_MS),
         "time_in_states_ms": {} if activity is None else activity.time_in_states(now),
         "last_commit_ms": None if activity is None else activity.last_commit_ms,
+        "commits": 0 if activity is None else activity.commits,
         "admin": state.admin,
     }
 
