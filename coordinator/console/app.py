@@ -26,11 +26,14 @@ import structlog
 from aiohttp import web
 
 from ..errors import StartupError
+from ..group.consumer.config import DEFAULT_ASSIGNOR
 from ..node import Node
 from ..security.config import ANONYMOUS
+from ..store.postgres import PostgresStore
 from . import actions, filters, views
 from .activity import Activity
 from .auth import COOKIE, SESSION_S, Sessions, check_password
+from .cluster_view import ClusterGroups, console_url
 from .settings import ConsoleSettings
 from .views import ConsoleState, Viewer
 
@@ -75,6 +78,8 @@ class Console:
         self.state = ConsoleState(
             runtime.node, self.activity, connections, settings.admin, settings.analytics
         )
+        if isinstance(runtime.store, PostgresStore):  # a cluster: every node's groups
+            self.state.cluster = ClusterGroups(runtime.store, DEFAULT_ASSIGNOR)
         self.carry_out = runtime.carry_out
         self.runtime = runtime
         self.sessions = Sessions()
@@ -90,6 +95,8 @@ class Console:
         self.app = build_app(self)
         self._runner: web.AppRunner | None = None
         self.port: int | None = None
+        #: How other nodes' consoles link to this one (set once listening).
+        self.url: str | None = None
 
     @property
     def node(self) -> Node:
@@ -110,6 +117,7 @@ class Console:
             ) from None
         self._runner = runner
         self.port = int(runner.addresses[0][1])  # port 0 asks for any
+        self.url = console_url(host, self.port)
         log.info(
             "console",
             url=f"http://{host}:{self.port}/",
@@ -134,6 +142,11 @@ class Console:
         return None if principal is None else Viewer(principal, host)
 
     # -- rendering ---------------------------------------------------------------------------
+
+    async def fresh(self) -> None:
+        """In a cluster, the other nodes' groups read again if the last read is old."""
+        if self.state.cluster is not None:
+            await self.state.cluster.refresh()
 
     def data(self, view: str, query: Any, viewer: Viewer) -> dict[str, Any] | None:
         if view == "overview":
@@ -221,9 +234,10 @@ async def _page(request: web.Request, view: str, title: str) -> web.StreamRespon
     viewer = console.viewer(request)
     if viewer is None:
         return _login_needed(request)
+    await console.fresh()
     data = console.data(view, request.query, viewer)
     if data is None:
-        raise web.HTTPNotFound(text=f"no group {request.query.get('id', '')!r} to show")
+        return _not_here(console, request, viewer)
     stream = f"/api/stream?{urlencode({**request.query, 'view': view, 'format': 'html'})}"
     body = console.render(
         f"{view}.html",
@@ -238,6 +252,25 @@ async def _page(request: web.Request, view: str, title: str) -> web.StreamRespon
         states=views.STATES,
     )
     return web.Response(text=body, content_type="text/html")
+
+
+def _not_here(console: Console, request: web.Request, viewer: Viewer) -> web.StreamResponse:
+    """A group this node does not show: in a cluster, a page naming and linking the node
+    that coordinates it; else (or when it exists nowhere) a 404 page saying so."""
+    group_id = request.query.get("id", "")
+    where = views.group_elsewhere(console.state, viewer, group_id)
+    body = console.render(
+        "elsewhere.html",
+        title=f"Group {group_id}",
+        view="group",
+        d=where,
+        group_id=group_id,
+        stream=None,
+        viewer=viewer,
+        login=console.node.security.acls_enabled,
+    )
+    found = where is not None and where["exists"] and where["coordinator"] is not None
+    return web.Response(text=body, content_type="text/html", status=200 if found else 404)
 
 
 async def overview_page(request: web.Request) -> web.StreamResponse:
@@ -328,9 +361,11 @@ def _api(view: str) -> Handler:
         query: Any = request.query
         if view == "group":
             query = {"id": request.match_info["group"]}
+        await console.fresh()
         data = console.data(view, query, viewer)
         if data is None:
-            return _json({"error": f"no group {query.get('id')!r}"}, 404)
+            where = views.group_elsewhere(console.state, viewer, query.get("id", ""))
+            return _json({"error": f"no group {query.get('id')!r} here", **(where or {})}, 404)
         return _json(data)
 
     return handler
@@ -398,6 +433,7 @@ async def _push(
         due = now - rendered_at >= max(STREAM_POLL_S, RENDER_BUDGET * render_s)
         if due and (changed or now - rendered_at >= STREAM_REFRESH_S):
             seen_version, rendered_at = console.activity.version, now
+            await console.fresh()
             data = console.data(view, request.query, viewer)
             if data is None:
                 payload = json.dumps({"gone": True})

@@ -8,6 +8,7 @@ than DescribeGroups, ListGroups, OffsetFetch and Metadata would.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 from collections.abc import Callable
@@ -19,6 +20,7 @@ from protocol.consumer import CONSUMER_PROTOCOL_TYPE, decode_assignment
 from protocol.errors import DecodeError
 
 from ..accounts import CLUSTER_NAME, Operation, ResourceType
+from ..cluster.directory import StoredGroup
 from ..cluster.routing import ClusterRouting
 from ..group.consumer.config import DEFAULT_ASSIGNOR
 from ..group.consumer.group import CONSUMER, ConsumerGroup
@@ -27,6 +29,7 @@ from ..group.group import ClassicGroup
 from ..journal.schema import to_entry
 from ..node import Node
 from .activity import HOUR_MS, Activity
+from .cluster_view import ClusterGroups, coordinator, group_url
 from .colours import MemberColours, identity
 from .liveness import classic_late_after_ms, consumer_late_after_ms, is_late
 
@@ -36,6 +39,8 @@ STATES = ("Stable", "PreparingRebalance", "CompletingRebalance", "Empty", "Dead"
 #: A consumer group's states besides Stable and Empty (KIP-848).
 CONSUMER_STATES = ("Assigning", "Reconciling")
 AnyGroup = ClassicGroup | ConsumerGroup
+#: A group in this node's memory, or another node's as the shared store has it.
+ListedGroup = AnyGroup | StoredGroup
 SORT_KEYS = (
     "id",
     "type",
@@ -85,6 +90,8 @@ class ConsoleState:
     analytics: Path | None = None
     #: Each member's colour in the partition picture, kept across rebalances.
     colours: MemberColours = field(default_factory=MemberColours)
+    #: In a cluster: every node's groups, from the shared store.
+    cluster: ClusterGroups | None = None
 
     def now_ms(self) -> int:
         return self.node.now_ms()
@@ -101,27 +108,59 @@ class ConsoleState:
             return groups
         return [g for g in groups if viewer.sees_group(self.node, g.group_id)]
 
+    def other_nodes_groups(self, viewer: Viewer) -> list[StoredGroup]:
+        """In a cluster, the groups this node does not hold, as the store last had them."""
+        if self.cluster is None or not self.cluster.groups:
+            return []
+        held = self.node.groups
+        everything = viewer.sees_all_groups(self.node)
+        return [
+            g
+            for g in self.cluster.groups
+            if g.group_id not in held.groups
+            and g.group_id not in held.consumer_groups
+            and (everything or viewer.sees_group(self.node, g.group_id))
+        ]
+
+    def listed_groups(self, viewer: Viewer) -> list[ListedGroup]:
+        """Every group of the cluster this viewer may see (this node's, live, first)."""
+        listed: list[ListedGroup] = list(self.visible_groups(viewer))
+        listed.extend(self.other_nodes_groups(viewer))
+        return listed
+
 
 # What the tables show of either kind of group.
 
 
-def type_of(g: AnyGroup) -> str:
+def type_of(g: ListedGroup) -> str:
+    if isinstance(g, StoredGroup):
+        return g.type
     return CONSUMER if isinstance(g, ConsumerGroup) else CLASSIC
 
 
-def state_of(g: AnyGroup) -> str:
+def state_of(g: ListedGroup) -> str:
+    if isinstance(g, StoredGroup):
+        return g.state
     return str(g.state.value)
 
 
-def protocol_of(g: AnyGroup) -> tuple[str, str]:
+def members_of(g: ListedGroup) -> int:
+    return g.members if isinstance(g, StoredGroup) else len(g.members)
+
+
+def protocol_of(g: ListedGroup) -> tuple[str, str]:
     """(protocol type, protocol): a consumer group's protocol is its server assignor."""
+    if isinstance(g, StoredGroup):
+        return g.protocol_type, g.protocol
     if isinstance(g, ConsumerGroup):
         return CONSUMER_PROTOCOL_TYPE, g.preferred_assignor(DEFAULT_ASSIGNOR) if g.members else ""
     return g.protocol_type or "", g.protocol_name or ""
 
 
-def generation_of(g: AnyGroup) -> int:
+def generation_of(g: ListedGroup) -> int:
     """The generation of a classic group, the group epoch of a consumer group."""
+    if isinstance(g, StoredGroup):
+        return g.generation
     return g.group_epoch if isinstance(g, ConsumerGroup) else g.generation_id
 
 
@@ -130,7 +169,7 @@ def generation_of(g: AnyGroup) -> int:
 
 def overview(state: ConsoleState, viewer: Viewer) -> dict[str, Any]:
     node, now = state.node, state.now_ms()
-    groups = state.visible_groups(viewer)
+    groups = state.listed_groups(viewer)  # in a cluster, every node's
     by_state = Counter(state_of(g) for g in groups)
     by_type = Counter(type_of(g) for g in groups)
     by_type_state = Counter((type_of(g), state_of(g)) for g in groups)
@@ -140,7 +179,7 @@ def overview(state: ConsoleState, viewer: Viewer) -> dict[str, Any]:
         "now_ms": now,
         "cluster_id": node.settings.cluster_id,
         "node_id": node.settings.node_id,
-        "nodes": _nodes(node),
+        "nodes": _nodes(node, groups),
         "connections": state.connections(),
         "groups": len(groups),
         "groups_by_state": {s: by_state.get(s, 0) for s in shown_states},
@@ -150,7 +189,7 @@ def overview(state: ConsoleState, viewer: Viewer) -> dict[str, Any]:
         "groups_by_type_and_state": {
             t: {s: by_type_state[(t, s)] for s in shown_states} for t in (CLASSIC, CONSUMER)
         },
-        "members": sum(len(g.members) for g in groups),
+        "members": sum(members_of(g) for g in groups),
         "topics": sum(1 for t in node.catalog.all() if viewer.sees_topic(node, t.name)),
         "rebalances_last_hour": sum(c for _, c in per_minute),
         "rebalances_per_minute": [{"minute_ms": m, "count": c} for m, c in per_minute],
@@ -161,7 +200,7 @@ def overview(state: ConsoleState, viewer: Viewer) -> dict[str, Any]:
     }
 
 
-def _nodes(node: Node) -> list[dict[str, Any]]:
+def _nodes(node: Node, groups: list[ListedGroup]) -> list[dict[str, Any]]:
     me = node.settings.node_id
     routing = node.routing
     if not isinstance(routing, ClusterRouting):
@@ -171,11 +210,19 @@ def _nodes(node: Node) -> list[dict[str, Any]]:
                 "node_id": me,
                 "this": True,
                 "address": f"{host}:{port}",
+                "console_url": None,
                 "partitions": None,  # one node coordinates every group
                 "groups": _group_count(node),
             }
         ]
     owned = Counter(routing.owners.values())
+    per_node = Counter(
+        # A stored group carries its partition: no hashing its id again.
+        routing.owners.get(g.partition)
+        if isinstance(g, StoredGroup) and g.partition is not None
+        else routing.coordinator(g.group_id)
+        for g in groups
+    )
     out: list[dict[str, Any]] = []
     for address in routing.nodes():
         listeners = address.listeners
@@ -185,8 +232,9 @@ def _nodes(node: Node) -> list[dict[str, Any]]:
                 "node_id": address.node_id,
                 "this": address.node_id == me,
                 "address": None if first is None else f"{first[0]}:{first[1]}",
+                "console_url": address.console_url,
                 "partitions": owned.get(address.node_id, 0),
-                "groups": _group_count(node) if address.node_id == me else None,
+                "groups": per_node.get(address.node_id, 0),
             }
         )
     return out
@@ -219,7 +267,23 @@ def recent_events(state: ConsoleState, viewer: Viewer, limit: int) -> list[dict[
 # -- groups -----------------------------------------------------------------------------------
 
 
-def _group_row(state: ConsoleState, g: AnyGroup, hour_ago: int) -> dict[str, Any]:
+def _group_row(state: ConsoleState, g: ListedGroup, hour_ago: int) -> dict[str, Any]:
+    owner = coordinator(state.node, g.group_id)
+    link = None if owner is None or owner["this"] else group_url(owner["console_url"], g.group_id)
+    if isinstance(g, StoredGroup):  # another node's: as the store has it
+        return {
+            "id": g.group_id,
+            "type": g.type,
+            "state": g.state,
+            "protocol_type": g.protocol_type,
+            "protocol": g.protocol,
+            "members": g.members,
+            "generation": g.generation,
+            "last_rebalance": None,  # its coordinator's console has the timeline
+            "rebalances_1h": None,
+            "coordinator": owner,
+            "url": link,
+        }
     activity = state.activity.group(g.group_id)
     last = activity.last if activity is not None else None
     protocol_type, protocol = protocol_of(g)
@@ -233,15 +297,17 @@ def _group_row(state: ConsoleState, g: AnyGroup, hour_ago: int) -> dict[str, Any
         "generation": generation_of(g),
         "last_rebalance": None if last is None else last.as_dict(),
         "rebalances_1h": 0 if activity is None else activity.starts_since(hour_ago),
+        "coordinator": owner,
+        "url": link,
     }
 
 
-def _sort_key(state: ConsoleState, key: str, hour_ago: int) -> Callable[[AnyGroup], Any]:
+def _sort_key(state: ConsoleState, key: str, hour_ago: int) -> Callable[[ListedGroup], Any]:
     """Each column's value, read from the group itself: sorting builds no rows."""
     activity = state.activity.groups
     if key == "last_rebalance":
 
-        def last_started(g: AnyGroup) -> int:
+        def last_started(g: ListedGroup) -> int:
             found = activity.get(g.group_id)
             last = found.last if found is not None else None
             return last.started_ms if last is not None else 0
@@ -249,16 +315,16 @@ def _sort_key(state: ConsoleState, key: str, hour_ago: int) -> Callable[[AnyGrou
         return last_started
     if key == "rebalances_1h":
 
-        def recent(g: AnyGroup) -> int:
+        def recent(g: ListedGroup) -> int:
             found = activity.get(g.group_id)
             return found.starts_since(hour_ago) if found is not None else 0
 
         return recent
-    by_column: dict[str, Callable[[AnyGroup], Any]] = {
+    by_column: dict[str, Callable[[ListedGroup], Any]] = {
         "type": type_of,
         "state": state_of,
         "protocol": protocol_of,
-        "members": lambda g: len(g.members),
+        "members": members_of,
         "generation": generation_of,
     }
     return by_column[key]
@@ -284,7 +350,7 @@ def groups_page(
     wanted_state = group_state.strip().lower()
     groups = [
         g
-        for g in state.visible_groups(viewer)
+        for g in state.listed_groups(viewer)
         if (not needle or needle in g.group_id.lower())
         and (not wanted_state or state_of(g).lower() == wanted_state)
     ]
@@ -299,6 +365,8 @@ def groups_page(
     chosen = groups[(page - 1) * page_size : page * page_size]
     rows = [_group_row(state, g, hour_ago) for g in chosen]
     return {
+        "clustered": state.cluster is not None,
+        "cluster_problem": None if state.cluster is None else state.cluster.problem,
         "total": total,
         "page": page,
         "pages": pages,
@@ -400,6 +468,23 @@ def group_detail(state: ConsoleState, viewer: Viewer, group_id: str) -> dict[str
         "last_commit_ms": None if activity is None else activity.last_commit_ms,
         "commits": 0 if activity is None else activity.commits,
         "admin": state.admin,
+    }
+
+
+def group_elsewhere(state: ConsoleState, viewer: Viewer, group_id: str) -> dict[str, Any] | None:
+    """A group this node does not hold, in a cluster: which node coordinates it and its
+    console's page for it, and what the store has of it (None: no cluster, or not visible)."""
+    node = state.node
+    if state.cluster is None or not viewer.sees_group(node, group_id):
+        return None
+    owner = coordinator(node, group_id)
+    stored = state.cluster.by_id().get(group_id)
+    return {
+        "id": group_id,
+        "exists": stored is not None,
+        "coordinator": owner,
+        "url": None if owner is None else group_url(owner["console_url"], group_id),
+        "stored": None if stored is None else dataclasses.asdict(stored),
     }
 
 

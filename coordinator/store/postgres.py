@@ -145,6 +145,10 @@ MIGRATIONS: list[str] = [
     CREATE INDEX consumer_members_by_partition
         ON consumer_group_members (coordinator_partition);
     """,
+    # 4: each node's console address, so every node's console links to the others'.
+    """
+    ALTER TABLE cluster_nodes ADD COLUMN console_url text;
+    """,
 ]
 
 #: pg_advisory_xact_lock key for migrations: one node migrates, the others wait and see.
