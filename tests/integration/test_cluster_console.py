@@ -68,7 +68,9 @@ def test_a_cluster_is_seen_whole_from_any_nodes_console_and_from_the_cli(
     nodes, consoles, url = start_nodes(start_daemon, postgres, 3, "cluster_console")
     owners = asyncio.run(commit_everywhere(nodes))
     every_console_lists_every_group_with_its_coordinator_and_a_link(nodes, consoles, owners)
-    the_cli_gets_past_a_dead_node_and_a_restarted_nodes_uptime_restarts(nodes, url, owners)
+    the_cli_gets_past_a_dead_node_and_a_restarted_nodes_uptime_restarts(
+        nodes, consoles, url, owners
+    )
 
 
 def every_console_lists_every_group_with_its_coordinator_and_a_link(
@@ -144,7 +146,7 @@ def every_console_lists_every_group_with_its_coordinator_and_a_link(
 
 
 def the_cli_gets_past_a_dead_node_and_a_restarted_nodes_uptime_restarts(
-    nodes: dict[int, Daemon], url: str, owners: dict[str, int]
+    nodes: dict[int, Daemon], console_ports: dict[int, int], url: str, owners: dict[str, int]
 ) -> None:
     lost = next(g for g in GROUPS if owners[g] == 2)
     kept = next(g for g in GROUPS if owners[g] == 1)
@@ -158,6 +160,8 @@ def the_cli_gets_past_a_dead_node_and_a_restarted_nodes_uptime_restarts(
     text = runner.invoke(cli.main, ["groups", "describe", kept, *at_node_1])
     assert f"127.0.0.1:{nodes[1].port} (node 1)" in text.stdout
 
+    consoles = {n: s["console"] for n, s in cluster_status(url).items()}
+    assert consoles == {n: f"http://127.0.0.1:{port}/" for n, port in console_ports.items()}
     while (up_before := cluster_status(url)[2]["up_s"]) < 3:
         time.sleep(0.2)
     dead = nodes[2].bootstrap
