@@ -170,9 +170,16 @@ def generation_of(g: ListedGroup) -> int:
 def overview(state: ConsoleState, viewer: Viewer) -> dict[str, Any]:
     node, now = state.node, state.now_ms()
     groups = state.listed_groups(viewer)  # in a cluster, every node's
-    by_state = Counter(state_of(g) for g in groups)
-    by_type = Counter(type_of(g) for g in groups)
-    by_type_state = Counter((type_of(g), state_of(g)) for g in groups)
+    by_type_state: Counter[tuple[str, str]] = Counter()
+    members = 0
+    for g in groups:  # one pass: a consumer group's state looks at each of its members
+        by_type_state[(type_of(g), state_of(g))] += 1
+        members += members_of(g)
+    by_state: Counter[str] = Counter()
+    by_type: Counter[str] = Counter()
+    for (kind, group_state), n in by_type_state.items():
+        by_state[group_state] += n
+        by_type[kind] += n
     shown_states = [s for s in STATES if s != "Dead"] + [s for s in CONSUMER_STATES if by_state[s]]
     per_minute = state.activity.rebalances_per_minute(now)
     return {
@@ -189,7 +196,7 @@ def overview(state: ConsoleState, viewer: Viewer) -> dict[str, Any]:
         "groups_by_type_and_state": {
             t: {s: by_type_state[(t, s)] for s in shown_states} for t in (CLASSIC, CONSUMER)
         },
-        "members": sum(members_of(g) for g in groups),
+        "members": members,
         "topics": sum(1 for t in node.catalog.all() if viewer.sees_topic(node, t.name)),
         "rebalances_last_hour": sum(c for _, c in per_minute),
         "rebalances_per_minute": [{"minute_ms": m, "count": c} for m, c in per_minute],
