@@ -142,6 +142,9 @@ async def test_a_kip848_group_page_has_every_field(
         assert "→ -" not in timeline  # the epoch it made is shown
         durations = re.findall(r'<td class="num rebalance-duration">(.*?)</td>', timeline)
         assert durations and all(x != "-" for x in durations)
+        events = await page(http, "/")  # its events say what they did
+        assert f"epoch {d['generation']}, 2 members, uniform: " in events
+        assert f"{b.member_id} at epoch " in events
     finally:
         await asyncio.gather(a.close(), b.close())
 
