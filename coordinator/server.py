@@ -417,12 +417,14 @@ class Server:
             )
             self.runtime.settings = self.settings
         if isinstance(self.runtime.store, PostgresStore):
-            # A cluster node: its share of the coordinator partitions is taken and loaded
-            # before the first client is accepted.
             self.cluster = ClusterMembership(self.runtime, self.runtime.store)
-            await self.cluster.start()
         if self.console is not None:
             await self.console.start()  # a port in use stops the start before any client
+        if self.cluster is not None:
+            # A cluster node: its share of the coordinator partitions is taken and loaded
+            # before the first client is accepted; its row names its console for the others.
+            self.cluster.console_url = self.console.url if self.console is not None else None
+            await self.cluster.start()
         for server in self._servers:
             await server.start_serving()
         self._schedule_sweep()

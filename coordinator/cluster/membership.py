@@ -55,6 +55,9 @@ class ClusterMembership:
         self._listener: asyncpg.Connection | None = None
         self._stopping = False
         self._tick_lock = asyncio.Lock()
+        #: Advertised in the node's row: the other nodes' consoles link to this one's.
+        self.console_url: str | None = None
+        self._started = False  # the first successful tick restarts the uptime
 
     async def start(self) -> None:
         """Join: the first tick takes this node's share (all partitions, for the first node)
@@ -106,7 +109,10 @@ class ClusterMembership:
                 self.partitions,
                 dict(self.held),
                 draining,
+                console_url=self.console_url,
+                starting=not self._started,
             )
+        self._started = True
         routing = self.routing
         # The lease was renewed at the database no earlier than this tick started.
         routing.lease_valid_until_ms = started_ms + self.lease_timeout_ms
