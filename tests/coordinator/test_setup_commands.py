@@ -55,3 +55,11 @@ def test_make_test_and_install_install_everything(tmp_path: Path, target: str) -
     plan = planned(target, tmp_path / ".venv")
     assert installed_extras(plan) >= {"test", "analytics", "bench"}
     assert "apt-get install -y -qq postgresql" in plan and "chromium" in plan
+
+
+def test_the_image_exposes_the_ports_its_daemon_and_console_listen_on() -> None:
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    env = dict(re.findall(r"(GROUP_COORDINATOR_\w+)=(\S+)", dockerfile))
+    [exposed] = re.findall(r"^EXPOSE (.+)$", dockerfile, re.M)
+    for listen in ("GROUP_COORDINATOR_LISTEN", "GROUP_COORDINATOR_HTTP_LISTEN"):
+        assert env[listen].rpartition(":")[2] in exposed.split(), (listen, exposed)
