@@ -101,3 +101,10 @@ async def test_the_start_says_which_store_keeps_the_state(tmp_path: Path) -> Non
             await srv.stop()
         [line] = [e for e in logs if e["event"] == "store"]
         assert line["store"] == store and said in " ".join(map(str, line.values()))
+
+
+def test_the_admin_commands_refuse_a_malformed_database_url_without_a_traceback() -> None:
+    url = "postgresql://gc@127.0.0.1:notaport/gc"
+    result = CliRunner().invoke(cli.main, ["users", "list", "--database-url", url], env={})
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "expected postgresql://USER@HOST:PORT/DATABASE" in result.output
