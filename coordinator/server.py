@@ -25,7 +25,7 @@ from protocol.schema import Struct
 
 from .clock import LoopClock
 from .cluster.membership import ClusterMembership
-from .config import Settings
+from .config import Settings, safe_url
 from .connection import ConnectionProtocol, RawSaslToken, SendNow, response_frame
 from .connection_context import ConnectionContext
 from .errors import StartupError
@@ -402,6 +402,7 @@ class Server:
             self.console = Console(
                 self.settings.console, self.runtime, lambda: len(self.connections)
             )
+        log.info("store", **store_description(self.settings))
         # Everything is reloaded before the first connection is accepted.
         await self.runtime.load()
         for index, listener in enumerate(self.listeners):
@@ -570,6 +571,15 @@ def open_store(settings: Settings) -> Store:
             settings.database_url, settings.offsets_topic_num_partitions, clustered=True
         )
     return SqliteStore(settings.data_dir)
+
+
+def store_description(settings: Settings) -> dict[str, str]:
+    """The start-up line's words for where state is kept (never a password)."""
+    if settings.store == "memory":
+        return {"store": "memory", "durable": "no: nothing survives a restart"}
+    if settings.store == "postgres":
+        return {"store": "postgres", "database": safe_url(settings.database_url or "")}
+    return {"store": "sqlite", "data_dir": str(settings.data_dir.resolve())}
 
 
 async def serve(settings: Settings) -> None:

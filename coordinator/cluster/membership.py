@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import asyncpg
 import structlog
 
+from ..outage import Outage
 from . import leases
 from .events import LeaseRenewed, PartitionsAcquired, PartitionsFenced, PartitionsReleased
 from .routing import ClusterRouting, PartitionState
@@ -45,6 +46,7 @@ class ClusterMembership:
             for listener in settings.effective_listeners
         }
         self.routing = ClusterRouting(self.node_id, self.partitions)
+        self._renewal = Outage(log, "lease renewal")
         runtime.node.routing = self.routing
         #: Partition -> epoch this node holds it at: the store fences writes with it.
         self.held: dict[int, int] = store.epochs
@@ -92,7 +94,9 @@ class ClusterMembership:
                 await self._listen()
                 await self.tick()
             except Exception as exc:  # the database is away: keep trying; the lease runs out
-                log.warning("lease renewal failed", error=str(exc) or repr(exc))
+                self._renewal.failed(exc)
+            else:
+                self._renewal.succeeded()
 
     async def tick(self, draining: bool = False) -> None:
         async with self._tick_lock:
