@@ -33,6 +33,7 @@ from protocol.errors import ErrorCode
 from . import admin, durability, join, lifecycle, membership, offsets, sync
 from .config import GroupConfig
 from .consumer import admin as consumer_admin
+from .consumer import coalesce as consumer_coalesce
 from .consumer import durability as consumer_durability
 from .consumer import heartbeat as consumer_heartbeat
 from .consumer import offsets as consumer_offsets
@@ -273,7 +274,11 @@ class GroupCoordinator(Generic[T]):
         armed = self._shard.deadlines.take_due(ctx.out, key, now_ms)
         if armed is None:
             return ctx.out  # cancelled, rescheduled later, or not due yet
-        if armed.kind in (TimerKind.CONSUMER_SESSION, TimerKind.CONSUMER_REBALANCE):
+        if armed.kind in (
+            TimerKind.CONSUMER_SESSION,
+            TimerKind.CONSUMER_REBALANCE,
+            TimerKind.CONSUMER_ASSIGN,
+        ):
             consumer_heartbeat.timer_fired(ctx, armed)
             return self._done(ctx)
         g = self._shard.groups.get(armed.group_id)
@@ -358,5 +363,7 @@ class GroupCoordinator(Generic[T]):
         # No clock reading is passed to shutdown; state timestamps of Dead groups are moot.
         ctx = self._context(0)
         durability.fail_all_held(ctx)
+        for consumer in self._shard.consumer_groups.values():
+            consumer_coalesce.release(ctx, consumer, ErrorCode.NOT_COORDINATOR)
         lifecycle.shutdown(ctx)
         return self._done(ctx)

@@ -6,15 +6,16 @@ One heartbeat does, in order (Kafka's GroupMetadataManager.consumerGroupHeartbea
 2. apply what the member sent (subscription, assignor, rebalance timeout); a new member, a
    changed subscription, or a change in the subscribed topics' partitions bumps the
    group epoch;
-3. when the group epoch is ahead of the target assignment's, compute a new target with the
-   server-side assignor (the one most members ask for; uniform by default);
+3. restart its session timer; when the group epoch is ahead of the target assignment's,
+   hold the heartbeat until the group's next target is computed with the server-side
+   assignor (the one most members ask for; uniform by default): one computation for all
+   the changes of an event-loop turn or assignment interval (``coalesce.py``);
 4. move the member one step towards its target (``reconcile.py``), arming its rebalance
    timer while it must revoke partitions;
-5. restart its session timer and answer with its epoch, the heartbeat interval and, when
-   it changed or the request was a full one, its assignment.
+5. answer with its epoch, the heartbeat interval and, when it changed or the request was
+   a full one, its assignment.
 
-Nothing waits: every heartbeat is answered at once. Members of other groups only move
-on their own heartbeats.
+Members of other groups only move on their own heartbeats.
 """
 
 from __future__ import annotations
@@ -30,13 +31,13 @@ from ..deadlines import Armed, TimerKind, consumer_rebalance_key, consumer_sessi
 from ..events import RebalanceTrigger, RemovalCause
 from ..group import ClassicGroup
 from ..states import EMPTY
-from . import durability, regex
+from . import coalesce, durability, regex
 from .config import DEFAULT_ASSIGNOR
 from .group import ConsumerGroup
 from .member import LEAVE_EPOCH, LEAVE_STATIC_EPOCH, ConsumerMember, Partitions
 from .reconcile import next_step
 from .requests import CLIENT_MEMBER_ID_VERSION, ConsumerHeartbeatInput, ConsumerHeartbeatResult
-from .target import ASSIGNOR_NAMES, compute_target
+from .target import ASSIGNOR_NAMES, update_target
 
 
 class HeartbeatError(Exception):
@@ -54,16 +55,18 @@ def new_member_id() -> str:
 
 
 def heartbeat(ctx: Context, token: object, req: ConsumerHeartbeatInput) -> None:
+    result: ConsumerHeartbeatResult | None
     try:
         _validate(ctx, req)
         if req.member_epoch in (LEAVE_EPOCH, LEAVE_STATIC_EPOCH):
             result = _leave(ctx, req)
         else:
-            result = _heartbeat(ctx, req)
+            result = _heartbeat(ctx, token, req)
     except HeartbeatError as exc:
         result = ConsumerHeartbeatResult(exc.code, exc.message)
     _persist_if_changed(ctx, req.group_id)
-    ctx.reply(token, result)
+    if result is not None:  # None: held for the next target assignment (coalesce.py)
+        ctx.reply(token, result)
 
 
 def _persist_if_changed(ctx: Context, group_id: str) -> None:
@@ -282,7 +285,9 @@ def _replace_static(
 # -- the heartbeat ----------------------------------------------------------------------------
 
 
-def _heartbeat(ctx: Context, req: ConsumerHeartbeatInput) -> ConsumerHeartbeatResult:
+def _heartbeat(
+    ctx: Context, token: object, req: ConsumerHeartbeatInput
+) -> ConsumerHeartbeatResult | None:
     g = _group(ctx, req.group_id, create=req.member_epoch == 0)
     m = _member(ctx, g, req)
     is_new = m.member_id not in g.members
@@ -301,7 +306,7 @@ def _heartbeat(ctx: Context, req: ConsumerHeartbeatInput) -> ConsumerHeartbeatRe
     if req.rebalance_timeout_ms != -1:
         m.rebalance_timeout_ms = req.rebalance_timeout_ms
     if req.server_assignor is not None:
-        m.server_assignor = req.server_assignor
+        g.set_assignor(m, req.server_assignor)
     _refresh_regexes(ctx, g)
     if subscription_changed or is_new:
         if new_regex is not None and new_regex not in g.resolved:
@@ -335,19 +340,28 @@ def _heartbeat(ctx: Context, req: ConsumerHeartbeatInput) -> ConsumerHeartbeatRe
     if reason is not None:
         trigger = RebalanceTrigger.NEW_MEMBER if is_new else RebalanceTrigger.MEMBER_REJOINED
         _bump(ctx, g, reason, trigger)
-    if g.group_epoch > g.assignment_epoch:
-        _assign(ctx, g)
-    _reconcile(ctx, g, m, req.owned)
     schedule_session(ctx, g, m)
     full = req.member_epoch == 0 or (
         req.rebalance_timeout_ms != -1 and names is not None and req.owned is not None
     )
+    held = coalesce.Held(token, m.member_id, req.owned, full, before_assigned)
+    if coalesce.stale(g):
+        coalesce.hold(ctx, g, held)
+        return None
+    return _finish(ctx, g, m, held)
+
+
+def _finish(
+    ctx: Context, g: ConsumerGroup, m: ConsumerMember, h: coalesce.Held
+) -> ConsumerHeartbeatResult:
+    """The member's step towards the target, and its answer."""
+    _reconcile(ctx, g, m, h.owned)
     return ConsumerHeartbeatResult(
         ErrorCode.NONE,
         member_id=m.member_id,
         member_epoch=m.member_epoch,
         heartbeat_interval_ms=ctx.config.consumer.heartbeat_interval_ms,
-        assignment=dict(m.assigned) if full or m.assigned != before_assigned else None,
+        assignment=dict(m.assigned) if h.full or m.assigned != h.before else None,
     )
 
 
@@ -387,18 +401,14 @@ def _bump(ctx: Context, g: ConsumerGroup, reason: str, trigger: RebalanceTrigger
 
 def _assign(ctx: Context, g: ConsumerGroup) -> None:
     assignor = g.preferred_assignor(DEFAULT_ASSIGNOR)
-    target = compute_target(g, assignor)
-    changed = 0
-    for member_id, parts in target.items():
-        if g.target.get(member_id) != parts:  # only what changed is written, as in Kafka
-            g.dirty_members.add(member_id)
-            changed += 1
-    g.target = target
-    g.assignment_epoch = g.group_epoch
+    changed = update_target(g, assignor)
+    g.new_target_epoch(g.group_epoch)
     g.target_computed_ms = ctx.now
     g.dirty = True
     ctx.event(
-        events.TargetAssignmentComputed(g.group_id, g.group_epoch, assignor, len(target), changed)
+        events.TargetAssignmentComputed(
+            g.group_id, g.group_epoch, assignor, len(g.members), changed
+        )
     )
 
 
@@ -411,10 +421,8 @@ def _reconcile(ctx: Context, g: ConsumerGroup, m: ConsumerMember, owned: Partiti
         return
     g.touch(m)
     g.release(m)
-    if step.member_epoch != m.member_epoch:
-        m.previous_member_epoch = m.member_epoch
-        m.member_epoch = step.member_epoch
-    m.state, m.assigned, m.pending_revocation = step.state, step.assigned, step.pending_revocation
+    g.move(m, step.state, step.member_epoch)
+    m.assigned, m.pending_revocation = step.assigned, step.pending_revocation
     g.claim(m)
     if step.pending_revocation:
         arm_revocation_timer(ctx, g, m)
@@ -480,7 +488,7 @@ def _leave(ctx: Context, req: ConsumerHeartbeatInput) -> ConsumerHeartbeatResult
             # within its session under a new member id.
             g.touch(m)
             g.release(m)
-            m.member_epoch = LEAVE_STATIC_EPOCH
+            g.move(m, m.state, LEAVE_STATIC_EPOCH)
             m.pending_revocation = {}
             g.claim(m)
             return ConsumerHeartbeatResult(
@@ -517,6 +525,10 @@ def _cancel_timers(ctx: Context, group_id: str, member_id: str) -> None:
 
 def timer_fired(ctx: Context, armed: Armed) -> None:
     g = ctx.shard.consumer_groups.get(armed.group_id)
+    if g is not None and armed.kind is TimerKind.CONSUMER_ASSIGN:
+        coalesce.fired(ctx, g, _assign, _finish)
+        _persist_if_changed(ctx, g.group_id)
+        return
     m = None if g is None else g.members.get(armed.member_id)
     if g is None or m is None:
         return
@@ -546,6 +558,8 @@ def _sync_offsets_holder(ctx: Context, g: ConsumerGroup) -> None:
 
 
 def drop(ctx: Context, g: ConsumerGroup) -> None:
-    """The group is no longer this node's (unloaded): its timers stop."""
+    """The group is no longer this node's (unloaded): its timers stop, and heartbeats
+    waiting for its next target are told to find the coordinator again."""
+    coalesce.release(ctx, g, ErrorCode.NOT_COORDINATOR)
     for member_id in g.members:
         _cancel_timers(ctx, g.group_id, member_id)

@@ -173,8 +173,10 @@ def test_state_changes_are_reported() -> None:
     b.leave()
     changes = [(e.old_state, e.new_state) for e in h.events if isinstance(e, StateChanged)]
     assert changes == [
-        ("Empty", "Stable"),
-        ("Stable", "Reconciling"),  # b waits for a's partitions
+        ("Empty", "Assigning"),  # a joined: its target is computed when the turn ends
+        ("Assigning", "Stable"),
+        ("Stable", "Assigning"),
+        ("Assigning", "Reconciling"),  # b waits for a's partitions
         ("Reconciling", "Stable"),
         ("Stable", "Assigning"),  # a left: a new target is due
         ("Assigning", "Empty"),
