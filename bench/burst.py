@@ -102,8 +102,10 @@ class Tracker:
 
 
 class Member:
-    def __init__(self, wire: groups.Wire, group: str, topic: uuid.UUID, t: Tracker) -> None:
-        self.wire, self.group, self.topic, self.t = wire, group, topic, t
+    def __init__(
+        self, wire: groups.Wire, group: str, name: str, topic: uuid.UUID, t: Tracker
+    ) -> None:
+        self.wire, self.group, self.name, self.topic, self.t = wire, group, name, topic, t
         self.member_id = str(uuid.uuid4())
         self.epoch = 0
         self.owned: frozenset[int] = frozenset()
@@ -117,7 +119,7 @@ class Member:
                 member_id=self.member_id,
                 member_epoch=0,
                 rebalance_timeout_ms=REBALANCE_TIMEOUT_MS,
-                subscribed_topic_names=[TOPIC],
+                subscribed_topic_names=[self.name],
                 topic_partitions=[],
             )
         return ConsumerGroupHeartbeatRequest(
@@ -178,10 +180,10 @@ async def _open(port: int, n: int) -> list[groups.Wire]:
 
 async def _consumer(port: int, pid: int, n: int, partitions: int, limit_s: float) -> dict[str, Any]:
     wires = await _open(port, n)
-    topic = topic_id_for(TOPIC)
+    topic = topic_id_for(f"{TOPIC}-{n}")
     group = f"burst-{n}-{time.monotonic_ns():x}"
     t = Tracker(n, partitions)
-    members = [Member(w, group, topic, t) for w in wires]
+    members = [Member(w, group, f"{TOPIC}-{n}", topic, t) for w in wires]
     gc.freeze()
     tasks: list[asyncio.Task[None]] = []
     try:
@@ -227,19 +229,19 @@ def _leave(m: Member) -> ConsumerGroupHeartbeatRequest:
 
 
 def _run(sizes: list[int], runs: int, src: Path | None, limit_s: float) -> dict[str, Any]:
+    # One daemon, one topic of 2N partitions per size N.
+    topics = [arg for n in sizes for arg in ("--topic", f"{TOPIC}-{n}:{2 * n}")]
     out: dict[str, Any] = {"sizes": {}}
-    for n in sizes:
-        partitions = 2 * n
-        args = (*DAEMON_ARGS, "--topic", f"{TOPIC}:{partitions}")
-        samples = []
-        with start_daemon(src=src, args=args) as daemon:
+    with start_daemon(src=src, args=(*DAEMON_ARGS, *topics)) as daemon:
+        for n in sizes:
+            samples = []
             for run in range(runs):
                 # Alternate which protocol goes first, so drift hits both.
                 sample: dict[str, Any] = {"run": run}
                 for kind in ("consumer", "classic") if run % 2 == 0 else ("classic", "consumer"):
                     if kind == "consumer":
                         sample["consumer"] = uvloop.run(
-                            _consumer(daemon.port, daemon.pid, n, partitions, limit_s)
+                            _consumer(daemon.port, daemon.pid, n, 2 * n, limit_s)
                         )
                     else:
                         sample["classic"] = rebalance.run_one(
@@ -247,7 +249,7 @@ def _run(sizes: list[int], runs: int, src: Path | None, limit_s: float) -> dict[
                         )
                 samples.append(sample)
                 print(json.dumps(sample), flush=True)
-        out["sizes"][str(n)] = samples
+            out["sizes"][str(n)] = samples
     return out
 
 
