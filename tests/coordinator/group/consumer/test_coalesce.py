@@ -48,7 +48,8 @@ def test_joins_of_one_turn_share_one_target_and_are_answered_from_it() -> None:
     [computed] = _computed(h)
     assert (computed.group_epoch, computed.members) == (3, 3)
     answers = {m: h.replies[t] for m, t in tokens.items()}
-    assert all(isinstance(r, ConsumerHeartbeatResult) and r.error_code == 0 for r in answers.values())
+    assert all(isinstance(r, ConsumerHeartbeatResult) for r in answers.values())
+    assert all(r.error_code == 0 for r in answers.values())
     # Nobody is given what another must give back: each gets its final share at once.
     assert {r.member_epoch for r in answers.values()} == {3}
     assert sorted(len(r.assignment["orders"]) for r in answers.values()) == [4, 4, 4]
