@@ -40,6 +40,10 @@ from typing import Any
 import uvloop
 
 from coordinator.catalog import topic_id_for
+from protocol.apis.consumer_group_describe import (
+    ConsumerGroupDescribeRequest,
+    ConsumerGroupDescribeResponse,
+)
 from protocol.apis.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatRequestTopicPartitions,
@@ -167,7 +171,9 @@ class Member:
                 await asyncio.sleep(r.heartbeat_interval_ms / 1000)
 
 
-async def _open(port: int, n: int) -> list[groups.Wire]:
+async def open_wires(port: int, n: int) -> list[groups.Wire]:
+    """N connections, versions negotiated once, opened 500 at a time (faster overflows the
+    server's listen queue: rebalance.py)."""
     first = await groups.open_wire(port)
     wires = [first]
     while len(wires) < n:
@@ -179,7 +185,7 @@ async def _open(port: int, n: int) -> list[groups.Wire]:
 
 
 async def _consumer(port: int, pid: int, n: int, partitions: int, limit_s: float) -> dict[str, Any]:
-    wires = await _open(port, n)
+    wires = await open_wires(port, n)
     topic = topic_id_for(f"{TOPIC}-{n}")
     group = f"burst-{n}-{time.monotonic_ns():x}"
     t = Tracker(n, partitions)
@@ -196,6 +202,12 @@ async def _consumer(port: int, pid: int, n: int, partitions: int, limit_s: float
             return {"members": n, "failed": errors[:1] or [f"not reconciled in {limit_s:g} s"]}
         settled = t.settled.result()
         cpu = cpu_seconds(pid) - cpu0
+        gen = time.process_time() - gen0
+        # Outside the measurement: what the coordinator says of the group.
+        described: ConsumerGroupDescribeResponse = await wires[0].call(
+            ConsumerGroupDescribeRequest(group_ids=[group])
+        )
+        [g] = described.groups
         return {
             "members": n,
             "partitions": partitions,
@@ -206,8 +218,10 @@ async def _consumer(port: int, pid: int, n: int, partitions: int, limit_s: float
             "reconciled_after_last_join_s": settled - t.last_join_sent,
             "server_cpu_s": cpu,
             "server_cpu_per_member_ms": cpu / n * 1000,
-            "generator_cpu_s": time.process_time() - gen0,
+            "generator_cpu_s": gen,
             "group_epoch": next(iter(t.epochs)),
+            "server_state": g.group_state,
+            "server_epochs": [g.group_epoch, g.assignment_epoch],
         }
     finally:
         for task in tasks:
@@ -278,6 +292,7 @@ def summary(result: dict[str, Any]) -> dict[str, Any]:
             "classic_cpu_per_member_ms": classic_cpu / int(n) * 1000,
             "cpu_ratio": consumer_cpu / classic_cpu if classic_cpu else math.nan,
             "generator_cpu_s": _median(samples, "consumer", "generator_cpu_s"),
+            "server_states": sorted({str(s["consumer"].get("server_state")) for s in samples}),
         }
     sizes = sorted(rows, key=int)
     growth = {}
@@ -314,6 +329,12 @@ def _write(result: dict[str, Any], write: bool) -> list[str]:
         )
         if r["failed"]:
             lines.append(f"| | failed: {r['failed']} | | | | | | | |")
+    states = {state for r in s["rows"].values() for state in r["server_states"]}
+    lines += [
+        "",
+        "The coordinator described each consumer group, once its members had seen it"
+        f" reconciled, as: {', '.join(sorted(states))}.",
+    ]
     if s["growth"]:
         lines += [
             "",

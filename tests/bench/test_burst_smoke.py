@@ -14,5 +14,8 @@ def test_burst_benchmark_runs_and_no_member_is_fenced() -> None:
         assert consumer["fenced"] == 0
         # Every member ends at the last join's epoch, owning its share of the partitions.
         assert consumer["group_epoch"] == consumer["members"]
+        # ... and the coordinator says so.
+        assert consumer["server_state"] == "Stable"
+        assert consumer["server_epochs"] == [consumer["members"]] * 2
     rows = burst.summary(result)["rows"]
     assert set(rows) == {"20", "40"} and all(not r["failed"] for r in rows.values())
