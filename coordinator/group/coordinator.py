@@ -247,7 +247,8 @@ class GroupCoordinator(Generic[T]):
     def consumer_group_heartbeat(
         self, token: T, req: ConsumerHeartbeatInput, now_ms: int
     ) -> Effects[T]:
-        """Answers ``token`` with a ``ConsumerHeartbeatResult``, at once."""
+        """Answers ``token`` with a ``ConsumerHeartbeatResult``: at once, or when the
+        group's next target assignment is computed (its ``consumer-assign`` timer)."""
         ctx = self._context(now_ms)
         consumer_heartbeat.heartbeat(ctx, token, req)
         return self._done(ctx)

@@ -59,7 +59,7 @@ class ConsumerGroup:
     reconciled: int = 0
     assignors: Counter[str] = field(default_factory=Counter)
     #: Members added, removed or resubscribed since the last target assignment, and the
-    #: assignor's own state carried between computations (target_state.py; not stored).
+    #: assignor's own state carried between computations (uniform_state.py; not stored).
     target_changes: dict[str, None] = field(default_factory=dict)
     target_state: object | None = None
     #: Heartbeats waiting for the next target assignment, since when, and the group epoch
