@@ -46,7 +46,17 @@ _OPTIONS = [
         "group.consumer.max.heartbeat.interval.ms",
     ),
     ("--group-consumer-max-size", "max_size", "group.consumer.max.size: members per group"),
+    (
+        "--group-consumer-assignment-interval-ms",
+        "assignment_interval_ms",
+        "group.consumer.assignment.interval.ms (KIP-1263): the longest a heartbeat waits for"
+        " its group's next target assignment while the group keeps changing; 0: the changes"
+        " of one event-loop turn share one target",
+    ),
 ]
+
+#: Options that may be 0 (the others are at least 1, as Kafka's atLeast(1)).
+_MAY_BE_ZERO = {"assignment_interval_ms"}
 
 
 def consumer_group_options(option: Callable[..., Callable[[_F], _F]]) -> Callable[[_F], _F]:
@@ -65,7 +75,7 @@ def consumer_group_options(option: Callable[..., Callable[[_F], _F]]) -> Callabl
             command = option(
                 name,
                 default=getattr(_DEFAULT, attr),
-                type=click.IntRange(min=1),
+                type=click.IntRange(min=0 if attr in _MAY_BE_ZERO else 1),
                 help=help_text,
             )(command)
         return command

@@ -34,6 +34,7 @@ from . import admin, durability, join, lifecycle, membership, offsets, sync
 from .config import GroupConfig
 from .consumer import admin as consumer_admin
 from .consumer import classic as consumer_classic
+from .consumer import coalesce as consumer_coalesce
 from .consumer import durability as consumer_durability
 from .consumer import heartbeat as consumer_heartbeat
 from .consumer.group import ConsumerGroup
@@ -227,7 +228,8 @@ class GroupCoordinator(Generic[T]):
     def consumer_group_heartbeat(
         self, token: T, req: ConsumerHeartbeatInput, now_ms: int
     ) -> Effects[T]:
-        """Answers ``token`` with a ``ConsumerHeartbeatResult``, at once."""
+        """Answers ``token`` with a ``ConsumerHeartbeatResult``: at once, or when the
+        group's next target assignment is computed (its ``consumer-assign`` timer)."""
         ctx = self._context(now_ms)
         consumer_heartbeat.heartbeat(ctx, token, req)
         return self._done(ctx)
@@ -248,7 +250,11 @@ class GroupCoordinator(Generic[T]):
         armed = self._shard.deadlines.take_due(ctx.out, key, now_ms)
         if armed is None:
             return ctx.out  # cancelled, rescheduled later, or not due yet
-        if armed.kind in (TimerKind.CONSUMER_SESSION, TimerKind.CONSUMER_REBALANCE):
+        if armed.kind in (
+            TimerKind.CONSUMER_SESSION,
+            TimerKind.CONSUMER_REBALANCE,
+            TimerKind.CONSUMER_ASSIGN,
+        ):
             consumer_heartbeat.timer_fired(ctx, armed)
             return self._done(ctx)
         g = ctx.classic(armed.group_id)
@@ -318,5 +324,8 @@ class GroupCoordinator(Generic[T]):
         # No clock reading is passed to shutdown; state timestamps of Dead groups are moot.
         ctx = self._context(0)
         durability.fail_all_held(ctx)
+        for g in self._shard.groups.values():
+            if isinstance(g, ConsumerGroup):
+                consumer_coalesce.release(ctx, g, ErrorCode.NOT_COORDINATOR)
         lifecycle.shutdown(ctx)
         return self._done(ctx)

@@ -11,6 +11,8 @@ Keys (one timer per key; scheduling a key again replaces its deadline):
 * ``consumer-session/<group>/<member>`` - a KIP-848 member's session (consumer/).
 * ``consumer-rebalance/<group>/<member>`` - a KIP-848 member revoking partitions: armed
   for the member epoch it must leave (its rebalance timeout).
+* ``consumer-assign/<group>`` - a KIP-848 group's next target assignment, with the
+  heartbeats that wait for it (consumer/coalesce.py).
 
 Ids are escaped (``%`` -> ``%25``, ``/`` -> ``%2F``) so that different (group, member) pairs
 never share a key. Keys are never parsed back: every armed key maps to what it was armed
@@ -33,6 +35,7 @@ class TimerKind(Enum):
     SYNC = "sync"
     CONSUMER_SESSION = "consumer-session"
     CONSUMER_REBALANCE = "consumer-rebalance"
+    CONSUMER_ASSIGN = "consumer-assign"
 
 
 def _escape(part: str) -> str:
@@ -59,6 +62,10 @@ def consumer_session_key(group_id: str, member_id: str) -> str:
 
 def consumer_rebalance_key(group_id: str, member_id: str) -> str:
     return f"consumer-rebalance/{_escape(group_id)}/{_escape(member_id)}"
+
+
+def consumer_assign_key(group_id: str) -> str:
+    return f"consumer-assign/{_escape(group_id)}"
 
 
 @dataclass(slots=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import TYPE_CHECKING
 
 from protocol.errors import ErrorCode
 
@@ -12,10 +13,13 @@ from ..model import CONSUMER
 from ..records import ConsumerGroupRecord, ConsumerMemberRecord
 from ..requests import OffsetCommitInput
 from ..results import ListedGroup
-from .member import ConsumerMember, Partitions
+from .member import ConsumerMember, MemberState, Partitions
 
 #: Members of consumer groups commit with OffsetCommit v9+ (which carries the member epoch).
 MEMBER_COMMIT_VERSION = 9
+
+if TYPE_CHECKING:
+    from .coalesce import Held
 
 
 class ConsumerGroupState(Enum):
@@ -65,6 +69,19 @@ class ConsumerGroup:
     #: When the current target assignment was computed here (None: before a load), for
     #: the time members take to reconcile to it; not stored.
     target_computed_ms: int | None = None
+    #: How many members are reconciled to the target assignment (kept, so that the state
+    #: needs no scan of the members), and how many ask for each server assignor.
+    reconciled: int = 0
+    assignors: Counter[str] = field(default_factory=Counter)
+    #: Members added, removed or resubscribed since the last target assignment, and the
+    #: assignor's own state carried between computations (uniform_state.py; not stored).
+    target_changes: dict[str, None] = field(default_factory=dict)
+    target_state: object | None = None
+    #: Heartbeats waiting for the next target assignment, since when, and the group epoch
+    #: the assignment timer last saw (coalesce.py; not stored).
+    held: list[Held] = field(default_factory=list)
+    held_since_ms: int = 0
+    held_epoch: int = 0
 
     @property
     def state(self) -> ConsumerGroupState:
@@ -72,9 +89,8 @@ class ConsumerGroup:
             return ConsumerGroupState.EMPTY
         if self.group_epoch > self.assignment_epoch:
             return ConsumerGroupState.ASSIGNING
-        for m in self.members.values():
-            if not m.is_reconciled_to(self.assignment_epoch):
-                return ConsumerGroupState.RECONCILING
+        if self.reconciled < len(self.members):
+            return ConsumerGroupState.RECONCILING
         return ConsumerGroupState.STABLE
 
     def subscribed_topics(self) -> frozenset[str]:
@@ -95,6 +111,7 @@ class ConsumerGroup:
         m.subscribed_topic_names, m.subscribed_topic_regex = names, regex
         if known:
             self.topic_subscribers.update(self.member_topics(m))
+            self.target_changes[m.member_id] = None
         self.dirty_members.add(m.member_id)
 
     def regexes(self) -> set[str]:
@@ -105,6 +122,7 @@ class ConsumerGroup:
         self.topic_subscribers = Counter()
         for m in self.members.values():
             self.topic_subscribers.update(self.member_topics(m))
+        self.target_state = None  # whose subscriptions changed is not known: start afresh
 
     def touch(self, m: ConsumerMember) -> None:
         """The member changed: its record is written when the call ends."""
@@ -135,12 +153,20 @@ class ConsumerGroup:
         if m.instance_id is not None:
             self.static_members[m.instance_id] = m.member_id
         self.claim(m)
+        self.reconciled += m.is_reconciled_to(self.assignment_epoch)
+        if m.server_assignor:
+            self.assignors[m.server_assignor] += 1
+        self.target_changes[m.member_id] = None
 
     def remove(self, member_id: str) -> ConsumerMember | None:
         m = self.members.pop(member_id, None)
         if m is None:
             return None
         self.release(m)
+        self.reconciled -= m.is_reconciled_to(self.assignment_epoch)
+        if m.server_assignor:
+            self.assignors[m.server_assignor] -= 1
+        self.target_changes[member_id] = None
         self.topic_subscribers.subtract(self.member_topics(m))
         self.target.pop(member_id, None)
         self.dirty_members.discard(member_id)
@@ -153,9 +179,16 @@ class ConsumerGroup:
         member_id = self.static_members.get(instance_id)
         return None if member_id is None else self.members.get(member_id)
 
+    def set_assignor(self, m: ConsumerMember, name: str) -> None:
+        if m.member_id in self.members and m.server_assignor:
+            self.assignors[m.server_assignor] -= 1
+        m.server_assignor = name
+        if m.member_id in self.members and name:
+            self.assignors[name] += 1
+
     def preferred_assignor(self, default: str) -> str:
         """Kafka's computePreferredServerAssignor: the one most members ask for."""
-        counts = Counter(m.server_assignor for m in self.members.values() if m.server_assignor)
+        counts = {name: n for name, n in self.assignors.items() if n > 0}
         if not counts:
             return default
         return max(sorted(counts), key=lambda name: counts[name])
@@ -211,3 +244,21 @@ class ConsumerGroup:
 
     def listed(self) -> ListedGroup:
         return ListedGroup(self.group_id, CONSUMER, self.state.value, CONSUMER)
+
+    def move(self, m: ConsumerMember, state: MemberState, epoch: int) -> None:
+        """Set a member's state and epoch, keeping the count of reconciled members."""
+        was = m.is_reconciled_to(self.assignment_epoch)
+        if epoch != m.member_epoch:
+            m.previous_member_epoch = m.member_epoch
+            m.member_epoch = epoch
+        m.state = state
+        self.reconciled += m.is_reconciled_to(self.assignment_epoch) - was
+
+    def new_target_epoch(self, epoch: int) -> None:
+        """A new target assignment: no member has reached its epoch yet."""
+        self.assignment_epoch = epoch
+        self.reconciled = 0
+        self.target_changes.clear()
+
+    def unreconciled(self) -> int:
+        return len(self.members) - self.reconciled

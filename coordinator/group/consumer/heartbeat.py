@@ -6,15 +6,16 @@ One heartbeat does, in order (Kafka's GroupMetadataManager.consumerGroupHeartbea
 2. apply what the member sent (subscription, assignor, rebalance timeout); a new member, a
    changed subscription, or a change in the subscribed topics' partitions bumps the
    group epoch;
-3. when the group epoch is ahead of the target assignment's, compute a new target with the
-   server-side assignor (the one most members ask for; uniform by default);
+3. restart its session timer; when the group epoch is ahead of the target assignment's,
+   hold the heartbeat until the group's next target is computed with the server-side
+   assignor (the one most members ask for; uniform by default): one computation for all
+   the changes of an event-loop turn or assignment interval (``coalesce.py``);
 4. move the member one step towards its target (``reconcile.py``), arming its rebalance
    timer while it must revoke partitions;
-5. restart its session timer and answer with its epoch, the heartbeat interval and, when
-   it changed or the request was a full one, its assignment.
+5. answer with its epoch, the heartbeat interval and, when it changed or the request was
+   a full one, its assignment.
 
-Nothing waits: every heartbeat is answered at once. Members of other groups only move
-on their own heartbeats.
+Members of other groups only move on their own heartbeats.
 """
 
 from __future__ import annotations
@@ -30,13 +31,13 @@ from ..deadlines import Armed, TimerKind, consumer_rebalance_key, consumer_sessi
 from ..events import RebalanceTrigger, RemovalCause
 from ..group import ClassicGroup
 from ..states import EMPTY
-from . import durability, regex
+from . import coalesce, durability, regex
 from .config import DEFAULT_ASSIGNOR
 from .group import ConsumerGroup
 from .member import LEAVE_EPOCH, LEAVE_STATIC_EPOCH, ConsumerMember, Partitions
 from .reconcile import next_step
 from .requests import CLIENT_MEMBER_ID_VERSION, ConsumerHeartbeatInput, ConsumerHeartbeatResult
-from .target import ASSIGNOR_NAMES, compute_target
+from .target import ASSIGNOR_NAMES, update_target
 
 
 class HeartbeatError(Exception):
@@ -54,17 +55,19 @@ def new_member_id() -> str:
 
 
 def heartbeat(ctx: Context, token: object, req: ConsumerHeartbeatInput) -> None:
+    result: ConsumerHeartbeatResult | None
     try:
         _validate(ctx, req)
         if req.member_epoch in (LEAVE_EPOCH, LEAVE_STATIC_EPOCH):
             result = _leave(ctx, req)
         else:
-            result = _heartbeat(ctx, req)
+            result = _heartbeat(ctx, token, req)
     except HeartbeatError as exc:
         result = ConsumerHeartbeatResult(exc.code, exc.message)
     persist_if_changed(ctx, req.group_id)
-    # It shows epochs and an assignment: given once the group's records are stored.
-    ctx.reply_when_stored(req.group_id, token, result)
+    if result is not None:  # None: held for the next target assignment (coalesce.py)
+        # It shows epochs and an assignment: given once the group's records are stored.
+        ctx.reply_when_stored(req.group_id, token, result)
 
 
 def persist_if_changed(ctx: Context, group_id: str) -> None:
@@ -280,7 +283,9 @@ def replace_static(
 # -- the heartbeat ----------------------------------------------------------------------------
 
 
-def _heartbeat(ctx: Context, req: ConsumerHeartbeatInput) -> ConsumerHeartbeatResult:
+def _heartbeat(
+    ctx: Context, token: object, req: ConsumerHeartbeatInput
+) -> ConsumerHeartbeatResult | None:
     g = _group(ctx, req.group_id, create=req.member_epoch == 0)
     m = _member(ctx, g, req)
     is_new = m.member_id not in g.members
@@ -299,7 +304,7 @@ def _heartbeat(ctx: Context, req: ConsumerHeartbeatInput) -> ConsumerHeartbeatRe
     if req.rebalance_timeout_ms != -1:
         m.rebalance_timeout_ms = req.rebalance_timeout_ms
     if req.server_assignor is not None:
-        m.server_assignor = req.server_assignor
+        g.set_assignor(m, req.server_assignor)
     _refresh_regexes(ctx, g)
     if subscription_changed or is_new:
         if new_regex is not None and new_regex not in g.resolved:
@@ -322,23 +327,34 @@ def _heartbeat(ctx: Context, req: ConsumerHeartbeatInput) -> ConsumerHeartbeatRe
             )
         )
     update_epoch(ctx, g, is_new, subscription_changed)
-    reconcile(ctx, g, m, req.owned)
     schedule_session(ctx, g, m)
     full = req.member_epoch == 0 or (
         req.rebalance_timeout_ms != -1 and names is not None and req.owned is not None
     )
+    held = coalesce.Held(token, m.member_id, req.owned, full, before_assigned)
+    if coalesce.stale(g):
+        coalesce.hold(ctx, g, held)
+        return None
+    return _finish(ctx, g, m, held)
+
+
+def _finish(
+    ctx: Context, g: ConsumerGroup, m: ConsumerMember, h: coalesce.Held
+) -> ConsumerHeartbeatResult:
+    """The member's step towards the target, and its answer."""
+    reconcile(ctx, g, m, h.owned)
     return ConsumerHeartbeatResult(
         ErrorCode.NONE,
         member_id=m.member_id,
         member_epoch=m.member_epoch,
         heartbeat_interval_ms=ctx.config.consumer.heartbeat_interval_ms,
-        assignment=dict(m.assigned) if full or m.assigned != before_assigned else None,
+        assignment=dict(m.assigned) if h.full or m.assigned != h.before else None,
     )
 
 
 def update_epoch(ctx: Context, g: ConsumerGroup, is_new: bool, subscription_changed: bool) -> None:
     """Bump the group epoch for a new member, a changed subscription or a change in the
-    subscribed topics' partitions; then compute the target if the epoch is ahead of it."""
+    subscribed topics' partitions (the target follows: coalesce.py, or ``assign_now``)."""
     reason = (
         "a new member joined"
         if is_new
@@ -351,7 +367,12 @@ def update_epoch(ctx: Context, g: ConsumerGroup, is_new: bool, subscription_chan
     if reason is not None:
         trigger = RebalanceTrigger.NEW_MEMBER if is_new else RebalanceTrigger.MEMBER_REJOINED
         _bump(ctx, g, reason, trigger)
-    if g.group_epoch > g.assignment_epoch:
+
+
+def assign_now(ctx: Context, g: ConsumerGroup) -> None:
+    """The target, computed now if the group epoch is ahead of it (a classic member's
+    JoinGroup is answered from it at once)."""
+    if coalesce.stale(g):
         _assign(ctx, g)
 
 
@@ -390,18 +411,14 @@ def _bump(ctx: Context, g: ConsumerGroup, reason: str, trigger: RebalanceTrigger
 
 def _assign(ctx: Context, g: ConsumerGroup) -> None:
     assignor = g.preferred_assignor(DEFAULT_ASSIGNOR)
-    target = compute_target(g, assignor)
-    changed = 0
-    for member_id, parts in target.items():
-        if g.target.get(member_id) != parts:  # only what changed is written, as in Kafka
-            g.dirty_members.add(member_id)
-            changed += 1
-    g.target = target
-    g.assignment_epoch = g.group_epoch
+    changed = update_target(g, assignor)
+    g.new_target_epoch(g.group_epoch)
     g.target_computed_ms = ctx.now
     g.dirty = True
     ctx.event(
-        events.TargetAssignmentComputed(g.group_id, g.group_epoch, assignor, len(target), changed)
+        events.TargetAssignmentComputed(
+            g.group_id, g.group_epoch, assignor, len(g.members), changed
+        )
     )
 
 
@@ -414,10 +431,8 @@ def reconcile(ctx: Context, g: ConsumerGroup, m: ConsumerMember, owned: Partitio
         return
     g.touch(m)
     g.release(m)
-    if step.member_epoch != m.member_epoch:
-        m.previous_member_epoch = m.member_epoch
-        m.member_epoch = step.member_epoch
-    m.state, m.assigned, m.pending_revocation = step.state, step.assigned, step.pending_revocation
+    g.move(m, step.state, step.member_epoch)
+    m.assigned, m.pending_revocation = step.assigned, step.pending_revocation
     g.claim(m)
     if step.pending_revocation:
         arm_revocation_timer(ctx, g, m)
@@ -487,7 +502,7 @@ def _leave(ctx: Context, req: ConsumerHeartbeatInput) -> ConsumerHeartbeatResult
             # within its session under a new member id.
             g.touch(m)
             g.release(m)
-            m.member_epoch = LEAVE_STATIC_EPOCH
+            g.move(m, m.state, LEAVE_STATIC_EPOCH)
             m.pending_revocation = {}
             g.claim(m)
             return ConsumerHeartbeatResult(
@@ -531,6 +546,10 @@ def _cancel_timers(ctx: Context, group_id: str, member_id: str) -> None:
 
 def timer_fired(ctx: Context, armed: Armed) -> None:
     g = ctx.consumer(armed.group_id)
+    if g is not None and armed.kind is TimerKind.CONSUMER_ASSIGN:
+        coalesce.fired(ctx, g, _assign, _finish)
+        persist_if_changed(ctx, g.group_id)
+        return
     m = None if g is None else g.members.get(armed.member_id)
     if g is None or m is None:
         return
@@ -551,6 +570,8 @@ def timer_fired(ctx: Context, armed: Armed) -> None:
 
 
 def drop(ctx: Context, g: ConsumerGroup) -> None:
-    """The group is no longer this node's (unloaded): its timers stop."""
+    """The group is no longer this node's (unloaded): its timers stop, and heartbeats
+    waiting for its next target are told to find the coordinator again."""
+    coalesce.release(ctx, g, ErrorCode.NOT_COORDINATOR)
     for member_id in g.members:
         _cancel_timers(ctx, g.group_id, member_id)

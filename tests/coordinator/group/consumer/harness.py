@@ -6,15 +6,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from coordinator.group import GroupCoordinator
+from coordinator.group import GroupConfig, GroupCoordinator
+from coordinator.group.consumer.config import ConsumerGroupConfig
 from coordinator.group.consumer.member import Partitions
 from coordinator.group.consumer.requests import ConsumerHeartbeatInput, ConsumerHeartbeatResult
 
 from ..harness import GROUP, Harness
 
 
+def _config() -> GroupConfig:
+    # Targets computed when the turn ends (the advance(0) after each call), so that every
+    # heartbeat is answered before ``send`` returns; test_coalesce.py covers the interval.
+    return GroupConfig(consumer=ConsumerGroupConfig(assignment_interval_ms=0))
+
+
 @dataclass
 class ConsumerHarness(Harness):
+    config: GroupConfig = field(default_factory=_config)
     topics: dict[str, int] = field(default_factory=lambda: {"orders": 6})
 
     def __post_init__(self) -> None:
@@ -35,6 +43,9 @@ class ConsumerHarness(Harness):
         """Send a heartbeat whose answer may wait for the store; returns its token."""
         token = self._token()
         self.apply(self.co.consumer_group_heartbeat(token, req, self.now))
+        # The end of the event-loop turn: a held heartbeat is answered once the group's
+        # next target assignment is computed (coalesce.py).
+        self.advance(0)
         return token
 
     def member(self, member_id: str, **kwargs: object) -> Member:

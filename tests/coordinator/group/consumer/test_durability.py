@@ -25,21 +25,32 @@ def test_what_changed_is_stored_and_a_plain_heartbeat_stores_nothing() -> None:
     h = ConsumerHarness()
     a = h.member("a")
     a.join()
-    group, member = consumer_records(h)
+    # The join (epoch 1, the new member), then the target computed for it (coalesce.py):
+    # the group's epochs, and the member with its target and what it was given.
+    written = consumer_records(h)
+    assert [type(r).__name__ for r in written] == [
+        "ConsumerGroupRecord",
+        "ConsumerMemberRecord",
+        "ConsumerGroupRecord",
+        "ConsumerMemberRecord",
+    ]
+    group, member = written[2:]
     assert isinstance(group, ConsumerGroupRecord) and isinstance(member, ConsumerMemberRecord)
     assert (group.group_epoch, group.assignment_epoch) == (1, 1)
     assert member.assigned == member.target == {"orders": [0, 1, 2, 3, 4, 5]}
     a.beat()
     a.beat()
-    assert len(consumer_records(h)) == 2  # nothing changed: nothing written
+    assert len(consumer_records(h)) == 4  # nothing changed: nothing written
     b = h.member("b")
     b.join()
     a.beat()  # a is told to revoke: only a's record
-    written = consumer_records(h)[2:]
+    written = consumer_records(h)[4:]
     assert [type(r).__name__ for r in written] == [
-        "ConsumerGroupRecord",  # epoch 2 and its target assignment
-        "ConsumerMemberRecord",  # a's new target
+        "ConsumerGroupRecord",  # epoch 2
         "ConsumerMemberRecord",  # b, new
+        "ConsumerGroupRecord",  # the target assignment of epoch 2
+        "ConsumerMemberRecord",  # a's new target
+        "ConsumerMemberRecord",  # b's target, and b at epoch 2
         "ConsumerMemberRecord",  # a, revoking
     ]
     b.leave()
