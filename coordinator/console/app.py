@@ -82,6 +82,8 @@ class Console:
         self.runtime = runtime
         self.sessions = Sessions(settings.max_sessions_per_user)
         self.guard = HttpGuard(settings)
+        if runtime.metrics is not None:
+            self.guard.on_hit = runtime.metrics.limit_hit
         hide_server_version()
         self.addressing = Addressing(settings)
         #: The console's own failed-login limiter: its failures lock no Kafka login out.
@@ -420,6 +422,10 @@ async def stream(request: web.Request) -> web.StreamResponse:
     if refused is not None:
         status, why = refused
         console.log_stream_refusal(client, why)
+        if console.runtime.metrics is not None:
+            console.runtime.metrics.limit_hit(
+                "http_max_streams" if status == 503 else "http_max_streams_per_client"
+            )
         return _json({"error": why}, status)
     as_html = request.query.get("format") == "html"
     response = web.StreamResponse(
