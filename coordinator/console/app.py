@@ -510,10 +510,14 @@ def _event(console: Console, request: web.Request, view: str, as_html: bool) -> 
 
 async def metrics(request: web.Request) -> web.StreamResponse:
     """Prometheus metrics, as ``--metrics-listen`` serves them (when that is on); with
-    ACLs, to a logged-in user only (its own port is the place for an unattended scraper)."""
+    ACLs, to a logged-in user who may describe the cluster only (they count every group;
+    its own port is the place for an unattended scraper)."""
     console = _console(request)
-    if console.viewer(request) is None:
+    viewer = console.viewer(request)
+    if viewer is None:
         return _login_needed(request)
+    if not viewer.sees_all_groups(console.node):
+        return _json({"error": f"{viewer.principal} may not DESCRIBE the cluster"}, 403)
     found = console.runtime.metrics
     if found is None:
         return web.Response(status=404, text="metrics are off: start with --metrics-listen\n")
