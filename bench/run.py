@@ -22,6 +22,7 @@ from typing import Any
 
 from . import (
     analytics,
+    analytics_small,
     cluster,
     codec,
     console,
@@ -196,7 +197,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "--only",
         default=(
             "heartbeat,rebalance,scale,codec,durable,time_to_stable,slow_clients,cluster,console,"
-            "console_slow_http,console_live,analytics"
+            "console_slow_http,console_live,analytics,analytics_small"
         ),
         help="comma-separated parts to run",
     )
@@ -262,6 +263,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         # 10M journal entries of 3 nodes on local[*] with Spark's defaults (a few minutes).
         events = ["--quick", "--no-write"] if args.quick else ["--events", "10000000"]
         result["analytics"] = analytics.main(events)
+    if "analytics_small" in parts and not args.quick:  # whole JVMs: not in a quick run
+        result["analytics_small"] = analytics_small.main([])
     result["meta"]["wall_s"] = time.monotonic() - started
     if out is not None:
         report.write(result, out)

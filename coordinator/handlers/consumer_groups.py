@@ -111,7 +111,7 @@ def consumer_group_heartbeat(
 
 #: ConsumerGroupDescribe v1+ says which protocol each member speaks (KIP-1099).
 MEMBER_TYPE_VERSION = 1
-CONSUMER_MEMBER = 1  # Kafka's MemberType: 0 classic, 1 consumer
+CLASSIC_MEMBER, CONSUMER_MEMBER = 0, 1  # Kafka's MemberType
 NO_OPERATIONS = -2147483648
 
 
@@ -171,7 +171,9 @@ def _described(
                 subscribed_topic_regex=m.subscribed_topic_regex,
                 assignment=_assignment(m.assignment, node.catalog.id_for),
                 target_assignment=_assignment(m.target_assignment, node.catalog.id_for),
-                member_type=CONSUMER_MEMBER if version >= MEMBER_TYPE_VERSION else -1,
+                member_type=(CLASSIC_MEMBER if m.classic else CONSUMER_MEMBER)
+                if version >= MEMBER_TYPE_VERSION
+                else -1,
             )
             for m in g.members
         ],

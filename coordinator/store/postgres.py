@@ -146,6 +146,10 @@ MIGRATIONS: list[str] = [
     CREATE INDEX consumer_members_by_partition
         ON consumer_group_members (coordinator_partition);
     """,
+    # 4: each node's console address, so every node's console links to the others'.
+    """
+    ALTER TABLE cluster_nodes ADD COLUMN console_url text;
+    """,
     # 5: the key topic ids are derived with, one for the cluster (catalog.py); the topics
     # stored until now keep the ids they had (UUIDv5 of the name).
     """
