@@ -134,6 +134,9 @@ def analyze(
     if driver_memory is not None:
         confs = {**confs, "spark.driver.memory": driver_memory}
     options = AnalysisOptions(storm_threshold, storm_window_s, top_groups, incremental=not full)
+    # What it writes names clients and hosts, as the journal does: the user's alone, from
+    # the start (the JVM inherits the umask; analyze_journals makes sure at the end).
+    os.umask(0o077)
     started = time.perf_counter()
     size = input_bytes(journal_paths)
     confs = analysis_settings(size, confs, master, spark_ui=spark_ui)
@@ -235,7 +238,7 @@ def jvm_output_to(path: Path) -> Iterator[None]:
     put back at once. (Its errors still reach the user: they are raised in Python.)"""
     sys.stderr.flush()
     saved = os.dup(2)
-    log = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    log = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         os.dup2(log, 2)
         yield

@@ -87,6 +87,8 @@ class Console:
         self.runtime = runtime
         self.sessions = Sessions(settings.max_sessions_per_user)
         self.guard = HttpGuard(settings)
+        if runtime.metrics is not None:
+            self.guard.on_hit = runtime.metrics.limit_hit
         hide_server_version()
         self.addressing = Addressing(settings)
         #: The console's own failed-login limiter: its failures lock no Kafka login out.
@@ -456,6 +458,10 @@ async def stream(request: web.Request) -> web.StreamResponse:
     if refused is not None:
         status, why = refused
         console.log_stream_refusal(client, why)
+        if console.runtime.metrics is not None:
+            console.runtime.metrics.limit_hit(
+                "http_max_streams" if status == 503 else "http_max_streams_per_client"
+            )
         return _json({"error": why}, status)
     as_html = request.query.get("format") == "html"
     response = web.StreamResponse(
@@ -541,10 +547,14 @@ def _event(console: Console, request: web.Request, view: str, as_html: bool) -> 
 
 async def metrics(request: web.Request) -> web.StreamResponse:
     """Prometheus metrics, as ``--metrics-listen`` serves them (when that is on); with
-    ACLs, to a logged-in user only (its own port is the place for an unattended scraper)."""
+    ACLs, to a logged-in user who may describe the cluster only (they count every group;
+    its own port is the place for an unattended scraper)."""
     console = _console(request)
-    if console.viewer(request) is None:
+    viewer = console.viewer(request)
+    if viewer is None:
         return _login_needed(request)
+    if not viewer.sees_all_groups(console.node):
+        return _json({"error": f"{viewer.principal} may not DESCRIBE the cluster"}, 403)
     found = console.runtime.metrics
     if found is None:
         return web.Response(status=404, text="metrics are off: start with --metrics-listen\n")
