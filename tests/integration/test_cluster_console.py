@@ -120,6 +120,8 @@ def every_console_lists_every_group_with_its_coordinator_and_a_link(
                     n: f"http://127.0.0.1:{port}/" for n, port in consoles.items()
                 }
                 assert sum(n["groups"] for n in overview["nodes"]) == len(GROUPS)
+                async with http.get(f"{base}/") as resp:  # its partitions, as events say
+                    assert "groups loaded in" in await resp.text()
 
             # The link works: the owner's console shows the group with its offsets.
             group = next(g for g in GROUPS if owners[g] == 2)
