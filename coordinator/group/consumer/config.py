@@ -7,6 +7,11 @@ from dataclasses import dataclass
 #: Kafka's group.consumer.assignors default: uniform first (the default), then range.
 DEFAULT_ASSIGNOR = "uniform"
 
+#: group.consumer.migration.policy values (Kafka's ConsumerGroupMigrationPolicy): whether a
+#: classic group converts to a consumer group when a consumer-protocol member joins it
+#: (upgrade), and back when its last consumer-protocol member leaves (downgrade).
+MIGRATION_POLICIES = ("disabled", "downgrade", "upgrade", "bidirectional")
+
 
 @dataclass(frozen=True, slots=True)
 class ConsumerGroupConfig:
@@ -17,6 +22,20 @@ class ConsumerGroupConfig:
     min_heartbeat_interval_ms: int = 5000  # group.consumer.min.heartbeat.interval.ms
     max_heartbeat_interval_ms: int = 15000  # group.consumer.max.heartbeat.interval.ms
     max_size: int = 2147483647  # group.consumer.max.size
+    migration_policy: str = "bidirectional"  # group.consumer.migration.policy
+
+    @property
+    def upgrade_enabled(self) -> bool:
+        return self.migration_policy in ("upgrade", "bidirectional")
+
+    @property
+    def downgrade_enabled(self) -> bool:
+        return self.migration_policy in ("downgrade", "bidirectional")
+
+    @property
+    def migration_enabled(self) -> bool:
+        """Classic members may be part of a consumer group at all."""
+        return self.migration_policy != "disabled"
 
     def problems(self) -> list[str]:
         """What Kafka's GroupCoordinatorConfig refuses at start, in its words."""
