@@ -197,6 +197,7 @@ class Console:
                 viewer,
                 q=query.get("q", ""),
                 group_state=query.get("state", ""),
+                group_type=query.get("type", ""),
                 sort=query.get("sort", "id"),
                 order=query.get("order", "asc"),
                 page=_int(query.get("page"), 1),
@@ -298,7 +299,8 @@ async def _page(request: web.Request, view: str, title: str) -> web.StreamRespon
         viewer=viewer,
         login=console.node.security.acls_enabled,
         admin=console.settings.admin,
-        states=views.STATES,
+        states=views.STATES + views.CONSUMER_STATES,
+        types=views.TYPES,
     )
     return web.Response(text=body, content_type="text/html")
 

@@ -26,8 +26,11 @@ log = structlog.get_logger("console")
 
 #: The store is read again when a page asks and the last read is older than this.
 MAX_AGE_S = 2.0
-#: A read that takes longer is given up (the last list stays).
-READ_TIMEOUT_S = 5.0
+#: A read that takes longer is given up (the last list stays)...
+READ_TIMEOUT_S = 2.0
+#: ...and, while the database is away, tried again this much later, so pages are not held
+#: up by every attempt.
+RETRY_AFTER_S = 10.0
 
 
 def console_url(host: str, port: int) -> str:
@@ -46,7 +49,7 @@ class ClusterGroups:
     store: PostgresStore
     default_assignor: str
     groups: list[StoredGroup] | None = None  # None: never read yet
-    read_at: float | None = None
+    next_read_at: float | None = None  # loop time; None: read at once
     problem: str | None = None  # why the last read failed
 
     def __post_init__(self) -> None:
@@ -57,21 +60,22 @@ class ClusterGroups:
 
     async def refresh(self) -> None:
         loop = asyncio.get_running_loop()
-        if self.read_at is not None and loop.time() - self.read_at < MAX_AGE_S:
+        if self.next_read_at is not None and loop.time() < self.next_read_at:
             return
         async with self._lock:
-            if self.read_at is not None and loop.time() - self.read_at < MAX_AGE_S:
+            if self.next_read_at is not None and loop.time() < self.next_read_at:
                 return  # another page read it meanwhile
             try:
                 async with asyncio.timeout(READ_TIMEOUT_S):
                     async with self.store.pool.acquire() as conn:
                         self.groups = await read_groups(conn, self.default_assignor)
                 self.problem = None
+                self.next_read_at = loop.time() + MAX_AGE_S
             except Exception as exc:  # the database is away: show what was last read
                 if self.problem is None:
                     log.warning("console cannot read the cluster's groups", error=repr(exc))
                 self.problem = str(exc) or type(exc).__name__
-            self.read_at = loop.time()
+                self.next_read_at = loop.time() + RETRY_AFTER_S
 
 
 def coordinator(node: Node, group_id: str) -> dict[str, Any] | None:

@@ -91,6 +91,12 @@ def event_detail(e: dict[str, Any]) -> str:
     if kind == "member_reconciled":
         took = "" if e["duration_ms"] is None else f" after {duration(e['duration_ms'])}"
         return f"{e['member']} at epoch {e['generation']}{took}"
+    if kind in ("partitions_acquired", "partitions_released", "partitions_fenced"):  # a cluster
+        listed = ", ".join(map(str, e["partitions"]))
+        detail = f"coordinator partitions {listed}; {e['owned']} owned now"
+        if kind == "partitions_acquired":
+            return f"{detail} ({e['groups']} groups loaded in {duration(e['load_ms'])})"
+        return f"{detail} ({e['reason']})" if kind == "partitions_released" else detail
     if kind == "group_deleted":
         return str(e.get("reason", ""))
     return ""

@@ -34,6 +34,8 @@ from .cluster_view import ClusterGroups, coordinator, group_url
 from .colours import MemberColours, identity
 from .liveness import classic_late_after_ms, consumer_late_after_ms, is_late
 
+#: The group types, as ListGroups names them (KIP-848 consumer groups: ``CONSUMER``).
+TYPES = (CLASSIC, CONSUMER)
 STATES = ("Stable", "PreparingRebalance", "CompletingRebalance", "Empty", "Dead")
 #: A consumer group's states besides Stable and Empty (KIP-848).
 CONSUMER_STATES = ("Assigning", "Reconciling")
@@ -334,23 +336,26 @@ def groups_page(
     *,
     q: str = "",
     group_state: str = "",
+    group_type: str = "",
     sort: str = "id",
     order: str = "asc",
     page: int = 1,
     page_size: int = DEFAULT_PAGE_SIZE,
 ) -> dict[str, Any]:
     """One page of the groups this viewer may see, searched (a substring of the id,
-    case-insensitive), filtered by state, sorted and paginated on the server."""
+    case-insensitive), filtered by state and type, sorted and paginated on the server."""
     sort = sort if sort in SORT_KEYS else "id"
     order = "desc" if order == "desc" else "asc"
     page_size = min(max(page_size, 1), MAX_PAGE_SIZE)
     needle = q.strip().lower()
     wanted_state = group_state.strip().lower()
+    wanted_type = group_type.strip().lower()
     groups = [
         g
         for g in state.listed_groups(viewer)
         if (not needle or needle in g.group_id.lower())
         and (not wanted_state or state_of(g).lower() == wanted_state)
+        and (not wanted_type or type_of(g) == wanted_type)
     ]
     total = len(groups)
     pages = max((total + page_size - 1) // page_size, 1)
@@ -371,6 +376,7 @@ def groups_page(
         "page_size": page_size,
         "q": q,
         "state": group_state,
+        "type": group_type,
         "sort": sort,
         "order": order,
         "groups": rows,

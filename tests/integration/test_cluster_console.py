@@ -20,6 +20,7 @@ from click.testing import CliRunner
 
 from coordinator import cli
 from coordinator.client.connection import connect
+from coordinator.cluster.status import read_status
 from protocol.errors import ErrorCode
 
 from .conftest import Daemon, free_port, wait_until
@@ -41,8 +42,22 @@ def start_nodes(
     return nodes, consoles, url
 
 
-async def commit_everywhere(nodes: dict[int, Daemon]) -> dict[str, int]:
-    """Every group of GROUPS made (a commit at its coordinator); group -> its node."""
+async def settled(url: str, nodes: int) -> None:
+    """Until every partition is owned and the shares are even: the nodes started one after
+    the other, and the first ones hand partitions over to each newcomer."""
+    for _ in range(200):
+        status = await read_status(url)
+        shares = [len(n.partitions) for n in status.nodes if n.live]
+        if len(shares) == nodes and not status.unowned and max(shares) - min(shares) <= 1:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"placement did not settle: {status}")
+
+
+async def commit_everywhere(nodes: dict[int, Daemon], url: str) -> dict[str, int]:
+    """Every group of GROUPS made (a commit at its coordinator), once the placement has
+    settled; group -> its node."""
+    await settled(url, len(nodes))
     owners = await spread(nodes)
     for group, owner in owners.items():
         c = await connect("127.0.0.1", nodes[owner].port)
@@ -66,7 +81,7 @@ def test_a_cluster_is_seen_whole_from_any_nodes_console_and_from_the_cli(
 ) -> None:
     """One 3-node cluster for both (starting one takes seconds)."""
     nodes, consoles, url = start_nodes(start_daemon, postgres, 3, "cluster_console")
-    owners = asyncio.run(commit_everywhere(nodes))
+    owners = asyncio.run(commit_everywhere(nodes, url))
     every_console_lists_every_group_with_its_coordinator_and_a_link(nodes, consoles, owners)
     the_cli_gets_past_a_dead_node_and_a_restarted_nodes_uptime_restarts(
         nodes, consoles, url, owners
@@ -120,6 +135,8 @@ def every_console_lists_every_group_with_its_coordinator_and_a_link(
                     n: f"http://127.0.0.1:{port}/" for n, port in consoles.items()
                 }
                 assert sum(n["groups"] for n in overview["nodes"]) == len(GROUPS)
+                async with http.get(f"{base}/") as resp:  # its partitions, as events say
+                    assert "groups loaded in" in await resp.text()
 
             # The link works: the owner's console shows the group with its offsets.
             group = next(g for g in GROUPS if owners[g] == 2)

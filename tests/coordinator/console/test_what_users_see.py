@@ -83,6 +83,11 @@ async def test_the_overview_counts_each_group_type_in_its_own_row(
         shown = overview_cells(await page(http, "/"))
         assert shown["classic"]["Stable"] == 1 and shown["consumer"]["Stable"] == 1
         assert sum(shown["classic"].values()) == 1 and sum(shown["consumer"].values()) == 1
+        # Each count links to the groups it counts.
+        for kind, group in (("classic", "old-style"), ("consumer", "kip848")):
+            listed = await get_json(http, f"/api/groups?state=Stable&type={kind}")
+            assert [g["id"] for g in listed["groups"]] == [group]
+            assert f'href="/groups?state=Stable&amp;type={kind}"' in await page(http, "/")
     finally:
         await asyncio.gather(classic.close(), a.close(), b.close())
 
