@@ -568,7 +568,10 @@ def open_store(settings: Settings) -> Store:
         if not settings.database_url:
             raise StartupError("--store postgres needs --database-url postgresql://...")
         return PostgresStore(
-            settings.database_url, settings.offsets_topic_num_partitions, clustered=True
+            settings.database_url,
+            settings.offsets_topic_num_partitions,
+            clustered=True,
+            lease_timeout_ms=settings.lease_timeout_ms,
         )
     return SqliteStore(settings.data_dir)
 

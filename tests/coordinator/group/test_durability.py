@@ -5,7 +5,7 @@ once stored, and a failed write rolls the group back to what was last stored."""
 from __future__ import annotations
 
 from coordinator.group.deadlines import join_key, sync_key
-from coordinator.group.events import GroupReverted
+from coordinator.group.events import GroupReverted, OffsetsCommitted
 from coordinator.group.records import GroupDeletedRecord, GroupMetadataRecord
 from coordinator.group.results import JoinGroupResult
 from coordinator.group.states import GroupState
@@ -204,3 +204,32 @@ def test_unloading_answers_what_waits_for_the_store():
     _, tokens = rebalance_in_flight(h)
     h.apply(h.co.shutdown())
     assert [h.join_result(t).error_code for t in tokens] == [ErrorCode.NOT_COORDINATOR] * 3
+
+
+def test_a_member_whose_expiry_was_not_stored_is_not_expired_again_at_once():
+    """The database is down while a session runs out: the expiry's write fails and the
+    group is rolled back, but the member gets a whole session rather than a deadline in
+    the past (which spun expire -> write fails -> roll back thousands of times a second)."""
+    h = Harness()
+    h.stable_group(1, session=10000)
+    h.store_at_once = False
+    h.advance(10001)  # the session runs out: the group empties, its write waits
+    assert len(h.writes) == 1
+    h.store(ok=False)  # ...and fails: rolled back, the member is back
+    assert len(h.group().members) == 1
+    h.advance(9000)
+    assert h.writes == []  # not expired again, nothing written
+    h.advance(1500)
+    assert len(h.writes) == 1  # a whole session later, the expiry is tried once more
+
+
+def test_offsets_committed_is_told_only_once_the_commit_is_stored():
+    h = Harness()
+    h.store_at_once = False
+    assert h.commit({("t", 0): 5}) == {("t", 0): ErrorCode.NONE}
+    assert not [e for e in h.events if isinstance(e, OffsetsCommitted)]
+    h.store(ok=False)
+    assert not [e for e in h.events if isinstance(e, OffsetsCommitted)]
+    h.commit({("t", 0): 6, ("t", 1): 6})
+    h.store()
+    assert [e for e in h.events if isinstance(e, OffsetsCommitted)] == [OffsetsCommitted(GROUP, 2)]
