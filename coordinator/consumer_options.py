@@ -46,6 +46,30 @@ _OPTIONS = [
         "group.consumer.max.heartbeat.interval.ms",
     ),
     ("--group-consumer-max-size", "max_size", "group.consumer.max.size: members per group"),
+    (
+        "--group-consumer-regex-max-bytes",
+        "regex_max_bytes",
+        "group.consumer.regex.max.bytes: the longest SubscribedTopicRegex accepted (UTF-8"
+        " bytes; a longer one is INVALID_REGULAR_EXPRESSION)",
+    ),
+    (
+        "--group-consumer-regex-cache-bytes",
+        "regex_cache_bytes",
+        "group.consumer.regex.cache.bytes: memory for compiled regex patterns (an estimate,"
+        " least recently used out)",
+    ),
+    (
+        "--group-consumer-regex-resolve-timeout-ms",
+        "regex_resolve_timeout_ms",
+        "group.consumer.regex.resolve.timeout.ms: the longest a pattern may take to compile"
+        " and match (then it is refused and the regex worker restarted)",
+    ),
+    (
+        "--group-consumer-regex-max-pending",
+        "regex_max_pending",
+        "group.consumer.regex.max.pending: regex resolutions waiting at once (more are told"
+        " to retry, COORDINATOR_NOT_AVAILABLE)",
+    ),
 ]
 
 

@@ -358,6 +358,7 @@ class Runtime:
             if not future.done():
                 future.set_result(value)
         self.timers.cancel_all()
+        self.node.regex_resolver.close()
 
     async def close_store(self) -> None:
         await self.store.close()

@@ -36,6 +36,7 @@ from .consumer import admin as consumer_admin
 from .consumer import durability as consumer_durability
 from .consumer import heartbeat as consumer_heartbeat
 from .consumer import offsets as consumer_offsets
+from .consumer import regex as consumer_regex
 from .consumer.group import ConsumerGroup, ConsumerGroupState
 from .consumer.requests import ConsumerHeartbeatInput
 from .context import Context, Shard, default_member_id, no_topics
@@ -242,6 +243,17 @@ class GroupCoordinator(Generic[T]):
     ) -> list[consumer_admin.DescribedConsumerGroup]:
         consumer, classic = self._shard.consumer_groups, self._shard.groups
         return [consumer_admin.describe(consumer, g, g in classic) for g in group_ids]
+
+    def regexes_to_resolve(self, group_id: str, pattern: str | None) -> frozenset[str]:
+        """The patterns to resolve (off the event loop) and hand in with a heartbeat of
+        ``group_id`` subscribing to ``pattern``: ``ConsumerHeartbeatInput.resolved``."""
+        shard = self._shard
+        return consumer_regex.to_resolve(
+            shard.consumer_groups.get(group_id),
+            pattern,
+            shard.topic_count(),
+            shard.config.consumer.regex_max_bytes,
+        )
 
     def consumer_group_heartbeat(
         self, token: T, req: ConsumerHeartbeatInput, now_ms: int

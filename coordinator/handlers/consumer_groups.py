@@ -5,6 +5,8 @@ node does not know is dropped, as Kafka drops topics missing from its metadata i
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from protocol.apis.consumer_group_describe import (
     ConsumerGroupDescribeRequest,
     ConsumerGroupDescribeResponse,
@@ -29,8 +31,9 @@ from ..group.consumer.requests import ConsumerHeartbeatInput, ConsumerHeartbeatR
 from ..node import Node
 from ..security.acls import Operation
 from ..security.authz import group_operations, may_group, may_topic
+from ..topic_regex import Resolution
 from .groups import elsewhere
-from .outcome import Outcome, Pending, call
+from .outcome import Offloaded, Outcome, Pending, call
 
 
 def _render(r: ConsumerHeartbeatResult) -> ConsumerGroupHeartbeatResponse:
@@ -95,6 +98,13 @@ def consumer_group_heartbeat(
         client_host=conn.client_host,
         api_version=version,
     )
+    wanted = node.groups.regexes_to_resolve(body.group_id, body.subscribed_topic_regex or None)
+    if not wanted:
+        return _heartbeat(node, inp)
+    return _resolving(node, conn, inp, wanted)
+
+
+def _heartbeat(node: Node, inp: ConsumerHeartbeatInput) -> Outcome[ConsumerGroupHeartbeatResponse]:
     token = Pending()
     return call(
         node.groups.consumer_group_heartbeat(token, inp, node.now_ms()),
@@ -102,6 +112,38 @@ def consumer_group_heartbeat(
         _render,
         _refused,
     )
+
+
+def _resolving(
+    node: Node, conn: ConnectionContext, inp: ConsumerHeartbeatInput, wanted: frozenset[str]
+) -> Outcome[ConsumerGroupHeartbeatResponse]:
+    """Resolve the patterns off the event loop (the regex worker), then heartbeat with
+    what they match among the topics the member may describe (Kafka: KAFKA-18813)."""
+    resolver = node.regex_resolver
+    if not resolver.reserve():
+        return Outcome(
+            _refused(
+                ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                "Too many regular expressions are being resolved; retry.",
+            )
+        )
+    topics = [t.name for t in node.catalog.all()]
+
+    def then(resolution: Resolution) -> Outcome[ConsumerGroupHeartbeatResponse]:
+        allowed: dict[str, bool] = {}
+
+        def describable(topic: str) -> bool:
+            if topic not in allowed:
+                allowed[topic] = may_topic(node.security, conn, Operation.DESCRIBE, topic)
+            return allowed[topic]
+
+        visible = {
+            p: m if isinstance(m, str) else frozenset(filter(describable, m))
+            for p, m in resolution.items()
+        }
+        return _heartbeat(node, replace(inp, resolved=visible, resolved_topics=len(topics)))
+
+    return Outcome(Offloaded(lambda: resolver.resolve(wanted, topics), then))
 
 
 #: ConsumerGroupDescribe v1+ says which protocol each member speaks (KIP-1099).

@@ -17,6 +17,12 @@ class ConsumerGroupConfig:
     min_heartbeat_interval_ms: int = 5000  # group.consumer.min.heartbeat.interval.ms
     max_heartbeat_interval_ms: int = 15000  # group.consumer.max.heartbeat.interval.ms
     max_size: int = 2147483647  # group.consumer.max.size
+    # Bounds on the work clients' SubscribedTopicRegex patterns cause (this daemon's own
+    # settings, named as Kafka's; Kafka bounds a pattern only by the request size).
+    regex_max_bytes: int = 65536  # group.consumer.regex.max.bytes: longest pattern (UTF-8)
+    regex_cache_bytes: int = 64 << 20  # group.consumer.regex.cache.bytes: compiled patterns
+    regex_resolve_timeout_ms: int = 5000  # group.consumer.regex.resolve.timeout.ms
+    regex_max_pending: int = 4  # group.consumer.regex.max.pending: resolutions waiting
 
     def problems(self) -> list[str]:
         """What Kafka's GroupCoordinatorConfig refuses at start, in its words."""

@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import uuid
 
+from coordinator.topic_regex import pattern_bytes
 from protocol.errors import ErrorCode
 
 from .. import events
@@ -113,15 +114,14 @@ def _validate(ctx: Context, req: ConsumerHeartbeatInput) -> None:
             raise _invalid("InstanceId can't be null.")
     elif epoch < LEAVE_STATIC_EPOCH:
         raise _invalid("MemberEpoch is invalid.")
-    if req.subscribed_topic_regex:  # "" clears the member's regex
-        try:
-            regex.check(req.subscribed_topic_regex)
-        except regex.InvalidRegex as exc:
-            raise HeartbeatError(
-                ErrorCode.INVALID_REGULAR_EXPRESSION,
-                f"SubscribedTopicRegex `{req.subscribed_topic_regex}` is not a valid regular"
-                f" expression: {exc}.",
-            ) from None
+    pattern = req.subscribed_topic_regex
+    if pattern:  # "" clears the member's regex; the pattern is compiled off the loop
+        limit = ctx.config.consumer.regex_max_bytes
+        if pattern_bytes(pattern) > limit:
+            raise _bad_regex(pattern, f"it is longer than {limit} bytes")
+        group = ctx.shard.consumer_groups.get(req.group_id)
+        if (reason := regex.refused(group, pattern, req.resolved)) is not None:
+            raise _bad_regex(pattern, reason)
     if req.server_assignor is not None and req.server_assignor not in ASSIGNOR_NAMES:
         raise HeartbeatError(
             ErrorCode.UNSUPPORTED_ASSIGNOR,
@@ -129,6 +129,14 @@ def _validate(ctx: Context, req: ConsumerHeartbeatInput) -> None:
             + ", ".join(ASSIGNOR_NAMES)
             + ".",
         )
+
+
+def _bad_regex(pattern: str, reason: str) -> HeartbeatError:
+    return HeartbeatError(
+        ErrorCode.INVALID_REGULAR_EXPRESSION,
+        f"SubscribedTopicRegex `{regex.quoted(pattern)}` is not a valid regular expression:"
+        f" {reason}.",
+    )
 
 
 # -- the group and the member -----------------------------------------------------------------
@@ -302,12 +310,12 @@ def _heartbeat(ctx: Context, req: ConsumerHeartbeatInput) -> ConsumerHeartbeatRe
         m.rebalance_timeout_ms = req.rebalance_timeout_ms
     if req.server_assignor is not None:
         m.server_assignor = req.server_assignor
-    _refresh_regexes(ctx, g)
+    if req.resolved is not None:
+        regex.apply(g, req.resolved, req.resolved_topics, new_regex)
     if subscription_changed or is_new:
-        if new_regex is not None and new_regex not in g.resolved:
-            g.resolved[new_regex] = regex.matching(new_regex, ctx.shard.topic_names())
-            g.resolved_with_topics = ctx.shard.topic_count()  # all are current (refreshed)
         g.subscribe(m, new_names, new_regex)
+        if not is_new:
+            regex.prune(g)  # the pattern it left, if nobody else uses it
     m.client_id, m.client_host = req.client_id, req.client_host
     if described != _described(m):
         g.touch(m)
@@ -353,20 +361,6 @@ def _heartbeat(ctx: Context, req: ConsumerHeartbeatInput) -> ConsumerHeartbeatRe
 
 def _described(m: ConsumerMember) -> tuple[object, ...]:
     return (m.rack_id, m.rebalance_timeout_ms, m.server_assignor, m.client_id, m.client_host)
-
-
-def _refresh_regexes(ctx: Context, g: ConsumerGroup) -> None:
-    """Match the group's regexes again when topics were created since they last were
-    (the new subscriptions show in the subscription metadata, which bumps the epoch)."""
-    if not g.resolved:
-        return
-    count = ctx.shard.topic_count()
-    if count == g.resolved_with_topics:
-        return
-    topics = ctx.shard.topic_names()
-    g.resolved = {r: regex.matching(r, topics) for r in g.regexes()}
-    g.resolved_with_topics = count
-    g.recount()
 
 
 def _subscription_metadata(ctx: Context, g: ConsumerGroup) -> dict[str, int]:
@@ -496,6 +490,7 @@ def fence(
     """Remove the member and bump the group epoch: the next heartbeat of any member
     computes a new target assignment without it."""
     g.remove(m.member_id)
+    regex.prune(g)
     _cancel_timers(ctx, g.group_id, m.member_id)
     ctx.event(events.MemberRemoved(g.group_id, m.member_id, m.instance_id, reason, cause))
     trigger = (

@@ -4,11 +4,12 @@ no longer holds before it reports back."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from coordinator.group import GroupCoordinator
 from coordinator.group.consumer.member import Partitions
 from coordinator.group.consumer.requests import ConsumerHeartbeatInput, ConsumerHeartbeatResult
+from coordinator.topic_regex import CompiledCache, resolve
 
 from ..harness import GROUP, Harness
 
@@ -26,6 +27,13 @@ class ConsumerHarness(Harness):
         )
 
     def send(self, req: ConsumerHeartbeatInput) -> ConsumerHeartbeatResult:
+        """The heartbeat, with the patterns it needs resolved first (as the handler does
+        in the regex worker)."""
+        wanted = self.co.regexes_to_resolve(req.group_id, req.subscribed_topic_regex or None)
+        if wanted:
+            topics = list(self.topics)
+            resolved = resolve(CompiledCache(1 << 20), wanted, topics)
+            req = replace(req, resolved=resolved, resolved_topics=len(topics))
         token = self._token()
         self.apply(self.co.consumer_group_heartbeat(token, req, self.now))
         result = self.replies[token]

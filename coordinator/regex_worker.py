@@ -1,0 +1,170 @@
+"""The regex worker: a child process that compiles clients' SubscribedTopicRegex patterns
+and matches them against the topics, so that no pattern stalls the event loop.
+
+Compiling an RE2 pattern holds the interpreter lock (a few kilobytes of counted
+repetitions take seconds), so a thread would not do; Kafka resolves regexes off the
+request path too, in its executor. The daemon starts the worker on the first pattern to
+resolve, talks to it through a pipe (one resolution at a time), and kills and restarts it
+when a resolution takes longer than ``group.consumer.regex.resolve.timeout.ms``: the
+patterns of that call are then refused as not valid. The worker keeps compiled patterns
+within ``group.consumer.regex.cache.bytes`` (``topic_regex.CompiledCache``).
+
+``RegexResolver.resolve`` blocks: the heartbeat handler calls it from an ``Offloaded``
+outcome's work, after ``reserve()`` on the event loop (at most
+``group.consumer.regex.max.pending`` resolutions wait at once; the others are told to
+retry).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Collection
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+from .topic_regex import CompiledCache, Resolution, resolve
+
+_ROOT = str(Path(__file__).resolve().parent.parent)  # the directory holding `coordinator`
+
+
+class RegexResolver:
+    def __init__(self, cache_bytes: int, timeout_ms: int, max_pending: int) -> None:
+        self.cache_bytes = cache_bytes
+        self.timeout_ms = timeout_ms
+        self.max_pending = max_pending
+        self._pending = 0
+        self._count_lock = threading.Lock()
+        self._call_lock = threading.Lock()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._conn: Connection | None = None
+        self._sent_topics = -1  # the topic count the worker holds the names of
+        #: Resolutions that timed out (the worker was restarted each time).
+        self.timeouts = 0
+
+    @property
+    def pid(self) -> int | None:
+        return None if self._proc is None else self._proc.pid
+
+    def reserve(self) -> bool:
+        """Take a place in the queue (False: full); ``resolve`` gives it back."""
+        with self._count_lock:
+            if self._pending >= self.max_pending:
+                return False
+            self._pending += 1
+            return True
+
+    def _release(self) -> None:
+        with self._count_lock:
+            self._pending -= 1
+
+    def resolve(self, patterns: Collection[str], topics: list[str]) -> Resolution:
+        """The topics each pattern matches, or why it is refused. Blocks; holds a place
+        taken with ``reserve``."""
+        try:
+            with self._call_lock:
+                return self._resolve(sorted(patterns), topics)
+        finally:
+            self._release()
+
+    def _resolve(self, patterns: list[str], topics: list[str]) -> Resolution:
+        try:
+            conn = self._connection()
+            # Topics are only ever added: their count says whether the worker has them.
+            fresh = None if len(topics) == self._sent_topics else topics
+            conn.send((fresh, patterns))
+            self._sent_topics = len(topics)
+            if conn.poll(self.timeout_ms / 1000):
+                result: Resolution = conn.recv()
+                return result
+            self.timeouts += 1
+            reason = f"it could not be compiled and matched within {self.timeout_ms} ms"
+        except (EOFError, OSError):
+            reason = "the regex worker failed"
+        self._stop()
+        return dict.fromkeys(patterns, reason)
+
+    def _connection(self) -> Connection:
+        if self._conn is not None and self._proc is not None and self._proc.poll() is None:
+            return self._conn
+        self._stop()
+        to_child_r, to_child_w = os.pipe()
+        from_child_r, from_child_w = os.pipe()
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (_ROOT, env.get("PYTHONPATH", "")) if p)
+        self._proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "coordinator.regex_worker",
+                str(to_child_r),
+                str(from_child_w),
+                str(self.cache_bytes),
+            ],
+            pass_fds=(to_child_r, from_child_w),
+            stdin=subprocess.DEVNULL,
+            env=env,
+            cwd=_ROOT,
+        )
+        os.close(to_child_r)
+        os.close(from_child_w)
+        self._conn = _Duplex(from_child_r, to_child_w)
+        self._sent_topics = -1
+        return self._conn
+
+    def _stop(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        if self._proc is not None:
+            if self._proc.poll() is None:
+                self._proc.kill()
+            self._proc.wait()
+            self._proc = None
+
+    def close(self) -> None:
+        """Stop the worker (a resolution under way is answered as failed)."""
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+        if self._call_lock.acquire(blocking=False):
+            try:
+                self._stop()
+            finally:
+                self._call_lock.release()
+
+
+class _Duplex(Connection):
+    """A Connection over two pipes (read from one fd, write to the other)."""
+
+    def __init__(self, read_fd: int, write_fd: int) -> None:
+        super().__init__(read_fd, readable=True, writable=False)
+        self._writer = Connection(write_fd, readable=False, writable=True)
+
+    def send(self, obj: object) -> None:
+        self._writer.send(obj)
+
+    def close(self) -> None:
+        self._writer.close()
+        super().close()
+
+
+def _serve(read_fd: int, write_fd: int, cache_bytes: int) -> None:
+    inbox = Connection(read_fd, readable=True, writable=False)
+    outbox = Connection(write_fd, readable=False, writable=True)
+    cache = CompiledCache(cache_bytes)
+    topics: list[str] = []
+    while True:
+        try:
+            fresh, patterns = inbox.recv()
+        except (EOFError, OSError):
+            return  # the daemon is gone
+        if fresh is not None:
+            topics = fresh
+        outbox.send(dict(resolve(cache, patterns, topics)))
+
+
+if __name__ == "__main__":
+    _serve(int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]))
