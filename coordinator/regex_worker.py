@@ -27,6 +27,9 @@ from pathlib import Path
 
 from .topic_regex import CompiledCache, Resolution, resolve
 
+#: The worker says it is ready with this, once; it must within this time.
+READY = "ready"
+STARTUP_TIMEOUT_S = 30.0
 _ROOT = str(Path(__file__).resolve().parent.parent)  # the directory holding `coordinator`
 
 
@@ -110,9 +113,12 @@ class RegexResolver:
         )
         os.close(to_child_r)
         os.close(from_child_w)
-        self._conn = _Duplex(from_child_r, to_child_w)
+        conn = self._conn = _Duplex(from_child_r, to_child_w)
         self._sent_topics = -1
-        return self._conn
+        # Its start (an interpreter, RE2) is not the pattern's time.
+        if not conn.poll(STARTUP_TIMEOUT_S) or conn.recv() != READY:
+            raise OSError("the regex worker did not start")
+        return conn
 
     def _stop(self) -> None:
         if self._conn is not None:
@@ -156,6 +162,7 @@ def _serve(read_fd: int, write_fd: int, cache_bytes: int) -> None:
     outbox = Connection(write_fd, readable=False, writable=True)
     cache = CompiledCache(cache_bytes)
     topics: list[str] = []
+    outbox.send(READY)
     while True:
         try:
             fresh, patterns = inbox.recv()
