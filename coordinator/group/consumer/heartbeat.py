@@ -87,17 +87,25 @@ def _invalid(message: str) -> HeartbeatError:
     return HeartbeatError(ErrorCode.INVALID_REQUEST, message)
 
 
+#: What Java's String.trim() strips: a string of only these is empty to Kafka.
+_JAVA_TRIMMED = "".join(map(chr, range(33)))
+
+
+def _blank(value: str) -> bool:
+    return not value.strip(_JAVA_TRIMMED)
+
+
 def _validate(ctx: Context, req: ConsumerHeartbeatInput) -> None:
     epoch = req.member_epoch
-    if not req.member_id and (
+    if _blank(req.member_id) and (
         req.api_version >= CLIENT_MEMBER_ID_VERSION or epoch > 0 or epoch < 0
     ):
         raise _invalid("MemberId can't be empty.")
-    if not req.group_id:
+    if _blank(req.group_id):
         raise _invalid("GroupId can't be empty.")
-    if req.instance_id == "":
+    if req.instance_id is not None and _blank(req.instance_id):
         raise _invalid("InstanceId can't be empty.")
-    if req.rack_id == "":
+    if req.rack_id is not None and _blank(req.rack_id):
         raise _invalid("RackId can't be empty.")
     if epoch == 0:
         if req.rebalance_timeout_ms == -1:
@@ -190,17 +198,17 @@ def _member(ctx: Context, g: ConsumerGroup, req: ConsumerHeartbeatInput) -> Cons
     if joining:
         if owner is None:
             m = g.members.get(member_id)
-            if m is not None:
+            if m is not None:  # a dynamic member rejoining as a static one
+                _record_instance(g, m, req.instance_id)
                 return m
             _check_room(ctx, g)
             return ConsumerMember(member_id, instance_id=req.instance_id)
-        if owner.member_id == member_id:
-            return owner
         if owner.member_epoch != LEAVE_STATIC_EPOCH:
+            # Kafka: even under its own member id, the instance must be released first.
             raise HeartbeatError(
                 ErrorCode.UNRELEASED_INSTANCE_ID,
-                f"Static member {owner.member_id} with instance id {req.instance_id} is not"
-                " released yet.",
+                f"Static member {member_id} with instance id {req.instance_id} cannot join"
+                f" the group because the instance id is owned by {owner.member_id} member.",
             )
         return _replace_static(ctx, g, owner, member_id)
     if owner is None:
@@ -215,6 +223,15 @@ def _member(ctx: Context, g: ConsumerGroup, req: ConsumerHeartbeatInput) -> Cons
         )
     _check_epoch(owner, req)
     return owner
+
+
+def _record_instance(g: ConsumerGroup, m: ConsumerMember, instance_id: str) -> None:
+    """Kafka's maybeUpdateInstanceId: the member is static from now on."""
+    if m.instance_id is not None and g.static_members.get(m.instance_id) == m.member_id:
+        del g.static_members[m.instance_id]
+    m.instance_id = instance_id
+    g.static_members[instance_id] = m.member_id
+    g.touch(m)
 
 
 def _unknown(member_id: str, group_id: str) -> HeartbeatError:
@@ -347,8 +364,10 @@ def _heartbeat(ctx: Context, req: ConsumerHeartbeatInput) -> ConsumerHeartbeatRe
         _assign(ctx, g)
     _reconcile(ctx, g, m, req.owned)
     schedule_session(ctx, g, m)
-    full = req.member_epoch == 0 or (
-        req.rebalance_timeout_ms != -1 and names is not None and req.owned is not None
+    full = req.member_epoch == 0 or (  # Kafka's isFullRequest: names or a regex
+        req.rebalance_timeout_ms != -1
+        and (names is not None or pattern is not None)
+        and req.owned is not None
     )
     return ConsumerHeartbeatResult(
         ErrorCode.NONE,
