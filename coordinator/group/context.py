@@ -94,6 +94,8 @@ class Shard:
     deleting: dict[str, tuple[GroupDeletedRecord, ClassicGroup]] = field(default_factory=dict)
     #: KIP-848 consumer groups (consumer/), beside the classic ones: one namespace of ids.
     consumer_groups: dict[str, ConsumerGroup] = field(default_factory=dict)
+    #: Groups' own configs (consumer/group_configs.py), by group id.
+    group_configs: dict[str, dict[str, int]] = field(default_factory=dict)
     #: A topic's partition count (0: no such topic), for consumer groups' assignments.
     topic_partitions: Callable[[str], int] = no_topics
     #: Every topic's name, for regex subscriptions; and how many there are (cheap).

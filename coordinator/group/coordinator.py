@@ -34,6 +34,7 @@ from . import admin, durability, join, lifecycle, membership, offsets, sync
 from .config import GroupConfig
 from .consumer import admin as consumer_admin
 from .consumer import durability as consumer_durability
+from .consumer import group_configs
 from .consumer import heartbeat as consumer_heartbeat
 from .consumer import offsets as consumer_offsets
 from .consumer import regex as consumer_regex
@@ -244,6 +245,30 @@ class GroupCoordinator(Generic[T]):
         consumer, classic = self._shard.consumer_groups, self._shard.groups
         return [consumer_admin.describe(consumer, g, g in classic) for g in group_ids]
 
+    def describe_group_configs(
+        self, group_id: str, keys: list[str] | None
+    ) -> list[group_configs.ConfigEntry]:
+        """The group's own configs and the daemon's where it has none (DescribeConfigs)."""
+        return group_configs.describe(self._context(0), group_id, keys)
+
+    def alter_group_configs(
+        self,
+        token: T,
+        groups: list[tuple[str, list[tuple[str, int, str | None]]]],
+        validate_only: bool,
+        now_ms: int,
+    ) -> Effects[T]:
+        """Apply each group's (name, operation, value) changes (IncrementalAlterConfigs).
+        Answers ``token``, once the new configs are stored, with a list holding for each
+        group None or the ``ConfigError`` that refused its changes."""
+        ctx = self._context(now_ms)
+        results = [
+            group_configs.alter(ctx, group_id, changes, validate_only)
+            for group_id, changes in groups
+        ]
+        ctx.reply(token, results)
+        return self._done(ctx)
+
     def regexes_to_resolve(self, group_id: str, pattern: str | None) -> frozenset[str]:
         """The patterns to resolve (off the event loop) and hand in with a heartbeat of
         ``group_id`` subscribing to ``pattern``: ``ConsumerHeartbeatInput.resolved``."""
@@ -343,6 +368,8 @@ class GroupCoordinator(Generic[T]):
         durability.unload(ctx, sorted(g for g in known if belongs(g)))
         for group_id in [g for g in shard.consumer_groups if belongs(g)]:
             consumer_heartbeat.drop(ctx, shard.consumer_groups.pop(group_id))
+        for group_id in [g for g in shard.group_configs if belongs(g)]:
+            del shard.group_configs[group_id]
         return self._done(ctx)
 
     def checkpoint(self, now_ms: int) -> Effects[T]:

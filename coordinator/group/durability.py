@@ -36,6 +36,7 @@ from .records import (
     ConsumerGroupRecord,
     ConsumerMemberRecord,
     ConsumerMemberRemovedRecord,
+    GroupConfigRecord,
     GroupDeletedRecord,
     GroupMetadataRecord,
     HeartbeatRecord,
@@ -110,6 +111,7 @@ def written(ctx: Context, records: Iterable[Record], ok: bool) -> None:
                 | ConsumerMemberRecord()
                 | ConsumerMemberRemovedRecord()
                 | ConsumerGroupDeletedRecord()
+                | GroupConfigRecord()
             ):
                 # The heartbeat answer waits for the write (the runtime holds the replies
                 # of a call until its records are stored); a failed write is answered

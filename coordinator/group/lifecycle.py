@@ -19,6 +19,7 @@ from protocol.errors import ErrorCode
 
 from . import events
 from .consumer import durability as consumer_durability
+from .consumer import group_configs
 from .context import Context
 from .events import RebalanceTrigger
 from .group import ClassicGroup
@@ -28,6 +29,7 @@ from .records import (
     ConsumerGroupRecord,
     ConsumerMemberRecord,
     ConsumerMemberRemovedRecord,
+    GroupConfigRecord,
     GroupDeletedRecord,
     GroupMetadataRecord,
     HeartbeatRecord,
@@ -81,6 +83,8 @@ def load(ctx: Context, records: Iterable[Record], fresh_sessions: bool = False) 
             case ConsumerGroupDeletedRecord():
                 consumer_snapshots.pop(record.group_id, None)
                 consumer_members.pop(record.group_id, None)
+            case GroupConfigRecord():
+                group_configs.restore(ctx, record)
             case _:
                 assert_never(record)
     ctx.shard.durable.update(snapshots)

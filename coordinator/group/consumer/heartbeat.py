@@ -31,7 +31,7 @@ from ..deadlines import Armed, TimerKind, consumer_rebalance_key, consumer_sessi
 from ..events import RebalanceTrigger, RemovalCause
 from ..group import ClassicGroup
 from ..states import EMPTY
-from . import durability, regex
+from . import durability, group_configs, regex
 from .config import DEFAULT_ASSIGNOR
 from .group import ConsumerGroup
 from .member import LEAVE_EPOCH, LEAVE_STATIC_EPOCH, ConsumerMember, Partitions
@@ -373,7 +373,7 @@ def _heartbeat(ctx: Context, req: ConsumerHeartbeatInput) -> ConsumerHeartbeatRe
         ErrorCode.NONE,
         member_id=m.member_id,
         member_epoch=m.member_epoch,
-        heartbeat_interval_ms=ctx.config.consumer.heartbeat_interval_ms,
+        heartbeat_interval_ms=group_configs.heartbeat_interval_ms(ctx, g.group_id),
         assignment=dict(m.assigned) if full or m.assigned != before_assigned else None,
     )
 
@@ -457,7 +457,7 @@ def schedule_session(ctx: Context, g: ConsumerGroup, m: ConsumerMember) -> None:
         consumer_session_key(g.group_id, m.member_id),
         g.group_id,
         m.member_id,
-        ctx.now + ctx.config.consumer.session_timeout_ms,
+        ctx.now + group_configs.session_timeout_ms(ctx, g.group_id),
         TimerKind.CONSUMER_SESSION,
     )
 
