@@ -10,9 +10,12 @@ patterns of that call are then refused as not valid. The worker keeps compiled p
 within ``group.consumer.regex.cache.bytes`` (``topic_regex.CompiledCache``).
 
 ``RegexResolver.resolve`` blocks: the heartbeat handler calls it from an ``Offloaded``
-outcome's work, after ``reserve()`` on the event loop (at most
+outcome's work, run on the resolver's own thread (``executor``: password checks never wait
+behind a pattern), after ``reserve()`` on the event loop (at most
 ``group.consumer.regex.max.pending`` resolutions wait at once; the others are told to
-retry).
+retry). What a pattern matched among a given number of topics is remembered (within the
+same byte budget, counting the pattern and the names), so the members of a group joining
+with the same pattern at once cost one resolution, and the next ones none.
 """
 
 from __future__ import annotations
@@ -21,7 +24,9 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Collection
+from collections import OrderedDict
+from collections.abc import Collection, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from multiprocessing.connection import Connection
 from pathlib import Path
 
@@ -46,6 +51,15 @@ class RegexResolver:
         self._sent_topics = -1  # the topic count the worker holds the names of
         #: Resolutions that timed out (the worker was restarted each time).
         self.timeouts = 0
+        self.executor = ThreadPoolExecutor(1, thread_name_prefix="regex")
+        # (pattern, topic count) -> what it matched, least recently used first out.
+        self._results: OrderedDict[tuple[str, int], frozenset[str] | str] = OrderedDict()
+        self._results_bytes = 0
+        #: Groups whose regexes are being resolved again (new topics): one at a time.
+        self.refreshing: set[str] = set()
+        #: (pattern, topic count) being resolved: a heartbeat wanting only these waits
+        #: for them without a place of its own (it finds them remembered).
+        self.inflight: set[tuple[str, int]] = set()
 
     @property
     def pid(self) -> int | None:
@@ -63,16 +77,51 @@ class RegexResolver:
         with self._count_lock:
             self._pending -= 1
 
-    def resolve(self, patterns: Collection[str], topics: list[str]) -> Resolution:
-        """The topics each pattern matches, or why it is refused. Blocks; holds a place
-        taken with ``reserve``."""
-        try:
-            with self._call_lock:
-                return self._resolve(sorted(patterns), topics)
-        finally:
-            self._release()
+    def known(self, patterns: Iterable[str], topic_count: int) -> Resolution | None:
+        """What the patterns matched among ``topic_count`` topics, if all are remembered."""
+        found: dict[str, frozenset[str] | str] = {}
+        with self._count_lock:
+            for pattern in patterns:
+                outcome = self._results.get((pattern, topic_count))
+                if outcome is None:
+                    return None
+                self._results.move_to_end((pattern, topic_count))
+                found[pattern] = outcome
+        return found
 
-    def _resolve(self, patterns: list[str], topics: list[str]) -> Resolution:
+    def resolve(
+        self, patterns: Collection[str], topics: list[str], reserved: bool = True
+    ) -> Resolution:
+        """The topics each pattern matches, or why it is refused. Blocks; gives back the
+        place taken with ``reserve`` (``reserved``)."""
+        try:
+            remembered = self.known(patterns, len(topics))
+            if remembered is not None:  # resolved while this one waited
+                return remembered
+            with self._call_lock:
+                result, lasting = self._resolve(sorted(patterns), topics)
+            if lasting:  # not a timeout or a failed worker
+                self._remember(result, len(topics))
+            return result
+        finally:
+            for pattern in patterns:
+                self.inflight.discard((pattern, len(topics)))
+            if reserved:
+                self._release()
+
+    def _remember(self, result: Resolution, topic_count: int) -> None:
+        with self._count_lock:
+            for pattern, outcome in result.items():
+                key = (pattern, topic_count)
+                if key in self._results:
+                    continue
+                self._results[key] = outcome
+                self._results_bytes += _size(pattern, outcome)
+            while self._results_bytes > self.cache_bytes and self._results:
+                (pattern, _), outcome = self._results.popitem(last=False)
+                self._results_bytes -= _size(pattern, outcome)
+
+    def _resolve(self, patterns: list[str], topics: list[str]) -> tuple[Resolution, bool]:
         try:
             conn = self._connection()
             # Topics are only ever added: their count says whether the worker has them.
@@ -81,13 +130,13 @@ class RegexResolver:
             self._sent_topics = len(topics)
             if conn.poll(self.timeout_ms / 1000):
                 result: Resolution = conn.recv()
-                return result
+                return result, True
             self.timeouts += 1
             reason = f"it could not be compiled and matched within {self.timeout_ms} ms"
         except (EOFError, OSError):
             reason = "the regex worker failed"
         self._stop()
-        return dict.fromkeys(patterns, reason)
+        return dict.fromkeys(patterns, reason), False
 
     def _connection(self) -> Connection:
         if self._conn is not None and self._proc is not None and self._proc.poll() is None:
@@ -132,6 +181,7 @@ class RegexResolver:
 
     def close(self) -> None:
         """Stop the worker (a resolution under way is answered as failed)."""
+        self.executor.shutdown(wait=False, cancel_futures=True)
         proc = self._proc
         if proc is not None and proc.poll() is None:
             proc.kill()
@@ -140,6 +190,11 @@ class RegexResolver:
                 self._stop()
             finally:
                 self._call_lock.release()
+
+
+def _size(pattern: str, outcome: frozenset[str] | str) -> int:
+    names = len(outcome) if isinstance(outcome, str) else sum(len(t) + 64 for t in outcome)
+    return 256 + len(pattern) + names
 
 
 class _Duplex(Connection):

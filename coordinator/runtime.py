@@ -247,7 +247,7 @@ class Runtime:
 
     def _offloaded(self, wait: Offloaded[R, Any]) -> asyncio.Future[Any]:
         answer: asyncio.Future[Any] = self.loop.create_future()
-        work = self.loop.run_in_executor(None, wait.work)
+        work = self.loop.run_in_executor(wait.executor, wait.work)
 
         def done(fut: asyncio.Future[Any]) -> None:
             if answer.done():

@@ -269,6 +269,11 @@ class GroupCoordinator(Generic[T]):
         ctx.reply(token, results)
         return self._done(ctx)
 
+    def regex_resolved(self, group_id: str, pattern: str) -> bool:
+        """Whether the group has resolved ``pattern`` (a member of it subscribes to it)."""
+        g = self._shard.consumer_groups.get(group_id)
+        return g is not None and pattern in g.resolved
+
     def regexes_to_resolve(self, group_id: str, pattern: str | None) -> frozenset[str]:
         """The patterns to resolve (off the event loop) and hand in with a heartbeat of
         ``group_id`` subscribing to ``pattern``: ``ConsumerHeartbeatInput.resolved``."""

@@ -165,3 +165,22 @@ async def test_a_pattern_that_takes_too_long_is_refused(tmp_path: Path) -> None:
         c.close()
     finally:
         await srv.stop()
+
+
+async def test_members_joining_with_one_pattern_at_once_all_get_in(tmp_path: Path) -> None:
+    """One resolution serves them all: none is told to retry, even with one place."""
+    srv = await _server(tmp_path, regex_max_pending=1)
+    try:
+        conns = [await connect("127.0.0.1", srv.port) for _ in range(8)]
+        joins = [
+            c.request(_join(f"m-{i}", "burst", "ord.*"), 1, ConsumerGroupHeartbeatResponse)
+            for i, c in enumerate(conns)
+        ]
+        answers = await asyncio.gather(*joins)
+        assert [a.error_code for a in answers] == [0] * 8, [a.error_message for a in answers]
+        g = srv.runtime.node.groups.consumer_groups["burst"]
+        assert g.subscribed_topics() == {"orders"}
+        for c in conns:
+            c.close()
+    finally:
+        await srv.stop()
