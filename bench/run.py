@@ -22,9 +22,12 @@ from typing import Any
 
 from . import (
     analytics,
+    analytics_small,
     cluster,
     codec,
     console,
+    console_live,
+    console_slow_http,
     durable,
     heartbeat,
     rebalance,
@@ -196,7 +199,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         default=(
             "heartbeat,rebalance,scale,codec,durable,time_to_stable,slow_clients,regex_attack,"
             "cluster,console,"
-            "analytics"
+            "console_slow_http,console_live,analytics,analytics_small"
         ),
         help="comma-separated parts to run",
     )
@@ -255,10 +258,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         result["cluster"] = cluster.main(quick + (["--no-write"] if args.quick else []))
     if "console" in parts:
         result["console"] = console.main(quick + (["--no-write"] if args.quick else []))
+    # Hostile HTTP clients and many live pages (issue 32); they write their own results.
+    if "console_slow_http" in parts:
+        result["console_slow_http"] = console_slow_http.main(quick)
+    if "console_live" in parts:
+        result["console_live"] = console_live.main(quick)
     if "analytics" in parts:
         # 10M journal entries of 3 nodes on local[*] with Spark's defaults (a few minutes).
         events = ["--quick", "--no-write"] if args.quick else ["--events", "10000000"]
         result["analytics"] = analytics.main(events)
+    if "analytics_small" in parts and not args.quick:  # whole JVMs: not in a quick run
+        result["analytics_small"] = analytics_small.main([])
     result["meta"]["wall_s"] = time.monotonic() - started
     if out is not None:
         report.write(result, out)

@@ -31,7 +31,7 @@ from .errors import StartupError
 from .events import NodeEvent
 from .group.coordinator import GroupCoordinator
 from .group.effects import Cancel, Effects, Schedule
-from .group.events import LimitReached
+from .group.events import LimitReached, OffsetsCommitted
 from .group.records import OffsetCommitRecord, Record
 from .handlers.dispatcher import Dispatcher
 from .handlers.heartbeat_lane import HEARTBEAT_KEY, HeartbeatLane
@@ -114,6 +114,7 @@ class Runtime:
         """Open the store and rebuild topics, groups and offsets; before any request."""
         state = await self.store.open()
         self.security.load(state.security)
+        self.catalog.use_id_key(state.topic_id_key, state.unkeyed_topics)
         for name, partitions in state.topics:
             self.catalog.create(name, partitions)
         configured = []
@@ -310,9 +311,11 @@ class Runtime:
         if isinstance(event, LeaseRenewed):
             return  # once a second: counted in metrics, not logged
         warn = isinstance(event, _WARNING_EVENTS)
-        if not _log_enabled(logging.WARNING if warn else logging.INFO):
+        debug = isinstance(event, _DEBUG_EVENTS)
+        level = logging.WARNING if warn else logging.DEBUG if debug else logging.INFO
+        if not _log_enabled(level):
             return  # below the log level: its fields are not even read (an event per member)
-        emit = log.warning if warn else log.info
+        emit = log.warning if warn else log.debug if debug else log.info
         # Events hold flat values: read as they are (asdict deep-copied every member's
         # assignment of a SyncCompleted, only for them to be left out).
         fields = {f.name: getattr(event, f.name) for f in dataclasses.fields(event)}
@@ -450,6 +453,9 @@ def _resolve_all(replies: list[tuple[Pending, object]]) -> None:
 
 #: Events logged as warnings; the others at info.
 _WARNING_EVENTS = (LimitReached, PartitionsFenced)
+#: Events logged at debug: every consumer commits every few seconds (the journal and the
+#: metrics count them).
+_DEBUG_EVENTS = (OffsetsCommitted,)
 
 
 def _log_enabled(level: int) -> bool:

@@ -44,24 +44,34 @@ async def tick(
     partitions: int,
     held: dict[int, int],
     draining: bool = False,
+    *,
+    console_url: str | None = None,
+    starting: bool = False,
 ) -> TickResult:
     """One placement round for ``node_id``, which believes it ``held`` partition -> epoch.
-    ``draining``: the node is stopping, so it releases everything and takes nothing."""
+    ``draining``: the node is stopping, so it releases everything and takes nothing.
+    ``starting``: this run's first tick, which restarts the node's uptime (a node killed and
+    started again keeps its row)."""
     async with conn.transaction():
         await conn.execute("SELECT pg_advisory_xact_lock($1)", PLACEMENT_LOCK)
         await conn.execute(
-            "INSERT INTO cluster_nodes (node_id, listeners, lease_expires_at)"
-            " VALUES ($1, $2, now() + $3 * interval '1 millisecond')"
+            "INSERT INTO cluster_nodes (node_id, listeners, lease_expires_at, console_url)"
+            " VALUES ($1, $2, now() + $3 * interval '1 millisecond', $4)"
             " ON CONFLICT (node_id) DO UPDATE SET listeners = excluded.listeners,"
-            " lease_expires_at = excluded.lease_expires_at",
+            " lease_expires_at = excluded.lease_expires_at,"
+            " console_url = excluded.console_url,"
+            " started_at = CASE WHEN $5 THEN now() ELSE cluster_nodes.started_at END",
             node_id,
             json.dumps({k: list(v) for k, v in listeners.items()}),
             lease_timeout_ms,
+            console_url,
+            starting,
         )
         live = {
-            row["node_id"]: _address(row["node_id"], row["listeners"])
+            row["node_id"]: _address(row["node_id"], row["listeners"], row["console_url"])
             for row in await conn.fetch(
-                "SELECT node_id, listeners FROM cluster_nodes WHERE lease_expires_at > now()"
+                "SELECT node_id, listeners, console_url FROM cluster_nodes"
+                " WHERE lease_expires_at > now()"
             )
         }
         if draining:
@@ -124,6 +134,6 @@ async def leave(conn: asyncpg.Connection, node_id: int) -> None:
         await conn.execute(f"NOTIFY {CHANNEL}")
 
 
-def _address(node_id: int, listeners: str) -> NodeAddress:
+def _address(node_id: int, listeners: str, console_url: str | None = None) -> NodeAddress:
     decoded = json.loads(listeners)
-    return NodeAddress(node_id, {k: (v[0], int(v[1])) for k, v in decoded.items()})
+    return NodeAddress(node_id, {k: (v[0], int(v[1])) for k, v in decoded.items()}, console_url)

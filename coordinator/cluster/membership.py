@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import asyncpg
 import structlog
 
+from ..outage import Outage
 from . import leases
 from .events import LeaseRenewed, PartitionsAcquired, PartitionsFenced, PartitionsReleased
 from .routing import ClusterRouting, PartitionState
@@ -45,6 +46,7 @@ class ClusterMembership:
             for listener in settings.effective_listeners
         }
         self.routing = ClusterRouting(self.node_id, self.partitions)
+        self._renewal = Outage(log, "lease renewal")
         runtime.node.routing = self.routing
         #: Partition -> epoch this node holds it at: the store fences writes with it.
         self.held: dict[int, int] = store.epochs
@@ -55,6 +57,9 @@ class ClusterMembership:
         self._listener: asyncpg.Connection | None = None
         self._stopping = False
         self._tick_lock = asyncio.Lock()
+        #: Advertised in the node's row: the other nodes' consoles link to this one's.
+        self.console_url: str | None = None
+        self._started = False  # the first successful tick restarts the uptime
 
     async def start(self) -> None:
         """Join: the first tick takes this node's share (all partitions, for the first node)
@@ -89,7 +94,9 @@ class ClusterMembership:
                 await self._listen()
                 await self.tick()
             except Exception as exc:  # the database is away: keep trying; the lease runs out
-                log.warning("lease renewal failed", error=str(exc) or repr(exc))
+                self._renewal.failed(exc)
+            else:
+                self._renewal.succeeded()
 
     async def tick(self, draining: bool = False) -> None:
         async with self._tick_lock:
@@ -106,7 +113,10 @@ class ClusterMembership:
                 self.partitions,
                 dict(self.held),
                 draining,
+                console_url=self.console_url,
+                starting=not self._started,
             )
+        self._started = True
         routing = self.routing
         # The lease was renewed at the database no earlier than this tick started.
         routing.lease_valid_until_ms = started_ms + self.lease_timeout_ms

@@ -70,7 +70,7 @@ def test_a_regex_assigns_only_the_topics_the_member_may_describe(secured: Pipeli
     assert r.assignment is not None
     names = {secured.node.catalog.by_id(tp.topic_id).name for tp in r.assignment.topic_partitions}
     assert names == {"t", "tx"}  # not "secret"
-    g = secured.node.groups.consumer_groups["g"]
+    g = secured.node.groups.consumer_group("g")
     assert g.subscribed_topics() == {"t", "tx"}
 
 
@@ -140,4 +140,4 @@ def test_whitespace_only_ids_are_invalid(field: str, value: str, message: str) -
     fields[field] = value
     r = h.send(ConsumerHeartbeatInput(**fields))  # type: ignore[arg-type]
     assert (r.error_code, r.error_message) == (ErrorCode.INVALID_REQUEST, message)
-    assert not h.co.consumer_groups
+    assert not h.co.groups

@@ -71,7 +71,7 @@ def test_a_pattern_longer_than_the_limit_is_refused_without_being_compiled() -> 
     assert r.error_code == ErrorCode.INVALID_REGULAR_EXPRESSION
     assert r.error_message is not None and "it is longer than 65536 bytes" in r.error_message
     assert len(r.error_message) < 400  # the pattern is not echoed whole
-    assert not h.co.consumer_groups
+    assert not h.co.groups
 
 
 def test_a_group_drops_a_pattern_once_no_member_uses_it() -> None:
@@ -80,7 +80,7 @@ def test_a_group_drops_a_pattern_once_no_member_uses_it() -> None:
     a.regex, b.regex = "orders-.*", "orders-.*"
     a.join()
     b.join()
-    g = h.co.consumer_groups["group"]
+    g = h.co.consumer_group("group")
     a.regex = "pay.*"
     a.beat(full=True)
     assert set(g.resolved) == {"orders-.*", "pay.*"}  # b still uses orders-.*
@@ -116,7 +116,7 @@ async def test_memory_stays_bounded_under_many_distinct_huge_patterns(server: Se
             refused = await c.request(huge, 1, ConsumerGroupHeartbeatResponse)
             assert refused.error_code == ErrorCode.INVALID_REGULAR_EXPRESSION
     grown = _rss() - before
-    g = server.runtime.node.groups.consumer_groups["g"]
+    g = server.runtime.node.groups.consumer_group("g")
     assert list(g.resolved) == [alternatives]
     assert grown < 40 << 20, f"the daemon grew by {grown >> 20} MB"
     worker = server.runtime.node.regex_resolver.pid
@@ -178,7 +178,7 @@ async def test_members_joining_with_one_pattern_at_once_all_get_in(tmp_path: Pat
         ]
         answers = await asyncio.gather(*joins)
         assert [a.error_code for a in answers] == [0] * 8, [a.error_message for a in answers]
-        g = srv.runtime.node.groups.consumer_groups["burst"]
+        g = srv.runtime.node.groups.consumer_group("burst")
         assert g.subscribed_topics() == {"orders"}
         for c in conns:
             c.close()

@@ -27,8 +27,14 @@ class ConsumerHarness(Harness):
         )
 
     def send(self, req: ConsumerHeartbeatInput) -> ConsumerHeartbeatResult:
-        """The heartbeat, with the patterns it needs resolved first (as the handler does
-        in the regex worker)."""
+        token = self.send_held(req)
+        result = self.replies[token]
+        assert isinstance(result, ConsumerHeartbeatResult)
+        return result
+
+    def send_held(self, req: ConsumerHeartbeatInput) -> int:
+        """Send a heartbeat whose answer may wait for the store; returns its token. The
+        patterns it needs are resolved first (as the handler does in the regex worker)."""
         wanted = self.co.regexes_to_resolve(req.group_id, req.subscribed_topic_regex or None)
         if wanted:
             topics = list(self.topics)
@@ -36,9 +42,7 @@ class ConsumerHarness(Harness):
             req = replace(req, resolved=resolved, resolved_topics=len(topics))
         token = self._token()
         self.apply(self.co.consumer_group_heartbeat(token, req, self.now))
-        result = self.replies[token]
-        assert isinstance(result, ConsumerHeartbeatResult)
-        return result
+        return token
 
     def member(self, member_id: str, **kwargs: object) -> Member:
         return Member(self, member_id, **kwargs)  # type: ignore[arg-type]
@@ -66,20 +70,26 @@ class Member:
 
     def beat(self, full: bool = False) -> ConsumerHeartbeatResult:
         """A heartbeat reporting what it owns; applies the answer as a client does."""
+        r = self.h.send(self.request(full))
+        return self.answered(r)
+
+    def request(self, full: bool = False) -> ConsumerHeartbeatInput:
+        """The heartbeat the member sends next."""
         joining = self.epoch == 0
-        r = self.h.send(
-            ConsumerHeartbeatInput(
-                group_id=self.group,
-                member_id=self.member_id,
-                member_epoch=self.epoch,
-                instance_id=self.instance_id,
-                rebalance_timeout_ms=self.rebalance_timeout_ms if full or joining else -1,
-                subscribed_topic_names=self.topics if full or joining else None,
-                subscribed_topic_regex=self.regex if full or joining else None,
-                server_assignor=self.assignor if full or joining else None,
-                owned={} if joining else dict(self.owned),
-            )
+        return ConsumerHeartbeatInput(
+            group_id=self.group,
+            member_id=self.member_id,
+            member_epoch=self.epoch,
+            instance_id=self.instance_id,
+            rebalance_timeout_ms=self.rebalance_timeout_ms if full or joining else -1,
+            subscribed_topic_names=self.topics if full or joining else None,
+            subscribed_topic_regex=self.regex if full or joining else None,
+            server_assignor=self.assignor if full or joining else None,
+            owned={} if joining else dict(self.owned),
         )
+
+    def answered(self, r: ConsumerHeartbeatResult) -> ConsumerHeartbeatResult:
+        """Apply an answer as a client does."""
         self.last = r
         if r.error_code == 0:
             self.epoch = r.member_epoch
