@@ -17,6 +17,12 @@ from protocol.apis.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
 )
+from protocol.apis.describe_configs import DescribeConfigsRequest, DescribeConfigsResource
+from protocol.apis.incremental_alter_configs import (
+    IncrementalAlterConfigsAlterableConfig,
+    IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsResource,
+)
 from protocol.errors import ErrorCode
 
 from .group.consumer.harness import ConsumerHarness
@@ -141,3 +147,35 @@ def test_whitespace_only_ids_are_invalid(field: str, value: str, message: str) -
     r = h.send(ConsumerHeartbeatInput(**fields))  # type: ignore[arg-type]
     assert (r.error_code, r.error_message) == (ErrorCode.INVALID_REQUEST, message)
     assert not h.co.groups
+
+
+def test_group_configs_need_describe_configs_and_alter_configs(secured: Pipeline) -> None:
+    conn = secured.connect(SASL)
+    login(secured, conn, *ALICE)
+    resource = DescribeConfigsResource(resource_type=32, resource_name="g")
+    describe = DescribeConfigsRequest(resources=[resource])
+    change = IncrementalAlterConfigsAlterableConfig(
+        name="consumer.session.timeout.ms", config_operation=0, value="50000"
+    )
+    alter = IncrementalAlterConfigsRequest(
+        resources=[
+            IncrementalAlterConfigsResource(resource_type=32, resource_name="g", configs=[change])
+        ],
+        validate_only=False,
+    )
+    [refused] = answered(secured.send(conn, describe, 4)).body.results
+    assert refused.error_code == ErrorCode.GROUP_AUTHORIZATION_FAILED  # READ is not enough
+    [refused_alter] = answered(secured.send(conn, alter, 1)).body.responses
+    assert refused_alter.error_code == ErrorCode.GROUP_AUTHORIZATION_FAILED
+
+    secured.node.security.load(
+        SecurityRows(
+            credentials=(make_credential(*ALICE, "SCRAM-SHA-256"),),
+            acls=(_allow(ResourceType.GROUP, "g", Operation.ALTER_CONFIGS),),
+        )
+    )
+    [altered] = answered(secured.send(conn, alter, 1)).body.responses
+    assert altered.error_code == 0
+    [described] = answered(secured.send(conn, describe, 4)).body.results  # implied
+    values = {c.name: (c.value, c.config_source) for c in described.configs}
+    assert values["consumer.session.timeout.ms"] == ("50000", 8)
