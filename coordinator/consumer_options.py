@@ -65,6 +65,12 @@ _OPTIONS = [
         " and match (then it is refused and the regex worker restarted)",
     ),
     (
+        "--group-consumer-regex-refresh-interval-ms",
+        "regex_refresh_interval_ms",
+        "group.consumer.regex.refresh.interval.ms: how long a group's regex resolutions stand"
+        " (then resolved again, with the ACLs of the member heartbeating; at least 10000)",
+    ),
+    (
         "--group-consumer-regex-max-pending",
         "regex_max_pending",
         "group.consumer.regex.max.pending: regex resolutions waiting at once (more are told"

@@ -255,7 +255,7 @@ class GroupCoordinator(Generic[T]):
         g = self._shard.groups.get(group_id)
         return isinstance(g, ConsumerGroup) and pattern in g.resolved
 
-    def regexes_to_resolve(self, group_id: str, pattern: str | None) -> frozenset[str]:
+    def regexes_to_resolve(self, group_id: str, pattern: str | None, now_ms: int) -> frozenset[str]:
         """The patterns to resolve (off the event loop) and hand in with a heartbeat of
         ``group_id`` subscribing to ``pattern``: ``ConsumerHeartbeatInput.resolved``."""
         shard = self._shard
@@ -264,7 +264,8 @@ class GroupCoordinator(Generic[T]):
             g if isinstance(g, ConsumerGroup) else None,
             pattern,
             shard.topic_count(),
-            shard.config.consumer.regex_max_bytes,
+            shard.config.consumer,
+            now_ms,
         )
 
     def consumer_group_heartbeat(

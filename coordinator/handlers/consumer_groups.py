@@ -102,7 +102,8 @@ def consumer_group_heartbeat(
         client_host=conn.client_host,
         api_version=version,
     )
-    wanted = node.groups.regexes_to_resolve(body.group_id, body.subscribed_topic_regex or None)
+    pattern = body.subscribed_topic_regex or None
+    wanted = node.groups.regexes_to_resolve(body.group_id, pattern, node.now_ms())
     if not wanted:
         return _heartbeat(node, inp)
     return _resolving(node, conn, inp, wanted)

@@ -179,3 +179,39 @@ def test_group_configs_need_describe_configs_and_alter_configs(secured: Pipeline
     [described] = answered(secured.send(conn, describe, 4)).body.results  # implied
     values = {c.name: (c.value, c.config_source) for c in described.configs}
     assert values["consumer.session.timeout.ms"] == ("50000", 8)
+
+
+def test_regex_matches_follow_acl_changes_within_the_refresh_interval(secured: Pipeline) -> None:
+    """Kafka resolves a group's regexes again every group.consumer.regex.refresh.interval.ms
+    (10 minutes): a topic the member may no longer describe leaves its subscription."""
+    conn = secured.connect(SASL)
+    login(secured, conn, *ALICE)
+    join = ConsumerGroupHeartbeatRequest(
+        group_id="g",
+        member_id="m-1",
+        member_epoch=0,
+        rebalance_timeout_ms=30000,
+        subscribed_topic_names=[],
+        subscribed_topic_regex="t.*",
+        topic_partitions=[],
+    )
+    r = answered(secured.send(conn, join, 1)).body
+    assert r.error_code == 0
+    g = secured.node.groups.consumer_group("g")
+    assert g is not None and g.subscribed_topics() == {"t", "tx"}
+    secured.node.security.load(
+        SecurityRows(
+            credentials=(make_credential(*ALICE, "SCRAM-SHA-256"),),
+            acls=(
+                _allow(ResourceType.GROUP, "g", Operation.READ),
+                _allow(ResourceType.TOPIC, "t", Operation.DESCRIBE),
+            ),
+        )
+    )
+    beat = ConsumerGroupHeartbeatRequest(group_id="g", member_id="m-1", member_epoch=r.member_epoch)
+    secured.clock.advance(60_000)
+    assert answered(secured.send(conn, beat, 1)).body.error_code == 0
+    assert g.subscribed_topics() == {"t", "tx"}  # within the interval: as resolved
+    secured.clock.advance(600_000)
+    assert answered(secured.send(conn, beat, 1)).body.error_code == 0
+    assert g.subscribed_topics() == {"t"}

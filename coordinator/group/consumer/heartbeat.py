@@ -327,7 +327,7 @@ def _heartbeat(ctx: Context, req: ConsumerHeartbeatInput) -> ConsumerHeartbeatRe
     if req.server_assignor is not None:
         m.server_assignor = req.server_assignor
     if req.resolved is not None:
-        regex.apply(g, req.resolved, req.resolved_topics, new_regex)
+        regex.apply(g, req.resolved, req.resolved_topics, new_regex, ctx.now)
     if subscription_changed or is_new:
         g.subscribe(m, new_names, new_regex)
         if not is_new:

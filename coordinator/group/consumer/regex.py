@@ -15,6 +15,7 @@ from collections.abc import Iterable
 
 from coordinator.topic_regex import CompiledCache, Resolution, pattern_bytes, resolve
 
+from .config import ConsumerGroupConfig
 from .group import ConsumerGroup
 
 #: How much of a refused pattern an error message quotes.
@@ -22,19 +23,31 @@ QUOTED_CHARS = 256
 
 
 def to_resolve(
-    g: ConsumerGroup | None, pattern: str | None, topic_count: int, max_bytes: int
+    g: ConsumerGroup | None,
+    pattern: str | None,
+    topic_count: int,
+    config: ConsumerGroupConfig,
+    now_ms: int,
 ) -> frozenset[str]:
     """The patterns a heartbeat subscribing to ``pattern`` needs resolved first: a pattern
     the group has not resolved, and all of the group's when topics were created since
-    they were (a pattern too long is refused before, and never resolved)."""
+    they were or they are older than ``group.consumer.regex.refresh.interval.ms`` (a
+    pattern too long is refused before, and never resolved)."""
+    max_bytes = config.regex_max_bytes
     wanted: set[str] = set()
     if pattern and pattern_bytes(pattern) <= max_bytes and (g is None or pattern not in g.resolved):
         wanted.add(pattern)
-    if g is not None and g.resolved and g.resolved_with_topics != topic_count:
+    if g is not None and g.resolved and _stale(g, topic_count, config, now_ms):
         wanted |= g.regexes()
         if pattern and pattern_bytes(pattern) <= max_bytes:
             wanted.add(pattern)
     return frozenset(wanted)
+
+
+def _stale(g: ConsumerGroup, topic_count: int, config: ConsumerGroupConfig, now_ms: int) -> bool:
+    if g.resolved_with_topics != topic_count:
+        return True
+    return now_ms - g.resolved_at_ms >= config.regex_refresh_interval_ms
 
 
 def refused(g: ConsumerGroup | None, pattern: str, resolution: Resolution | None) -> str | None:
@@ -47,7 +60,11 @@ def refused(g: ConsumerGroup | None, pattern: str, resolution: Resolution | None
 
 
 def apply(
-    g: ConsumerGroup, resolution: Resolution, topic_count: int, new_pattern: str | None
+    g: ConsumerGroup,
+    resolution: Resolution,
+    topic_count: int,
+    new_pattern: str | None,
+    now_ms: int,
 ) -> None:
     """Take the resolved patterns the group (or the member, with ``new_pattern``) uses."""
     in_use = g.regexes()
@@ -58,6 +75,7 @@ def apply(
             g.resolved[pattern] = matched(outcome)
     if topic_count >= 0 and in_use <= resolution.keys():
         g.resolved_with_topics = topic_count  # all are current
+        g.resolved_at_ms = now_ms
     g.recount()
 
 

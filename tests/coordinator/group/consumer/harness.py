@@ -35,7 +35,8 @@ class ConsumerHarness(Harness):
     def send_held(self, req: ConsumerHeartbeatInput) -> int:
         """Send a heartbeat whose answer may wait for the store; returns its token. The
         patterns it needs are resolved first (as the handler does in the regex worker)."""
-        wanted = self.co.regexes_to_resolve(req.group_id, req.subscribed_topic_regex or None)
+        pattern = req.subscribed_topic_regex or None
+        wanted = self.co.regexes_to_resolve(req.group_id, pattern, self.now)
         if wanted:
             topics = list(self.topics)
             resolved = resolve(CompiledCache(1 << 20), wanted, topics)
