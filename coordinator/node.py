@@ -21,6 +21,7 @@ from .connection_context import ConnectionContext
 from .group.coordinator import GroupCoordinator
 from .group.events import LimitReached
 from .handlers.outcome import Outcome, Pending
+from .regex_worker import RegexResolver
 from .security.runtime import Security
 
 log = structlog.get_logger("coordinator")
@@ -42,6 +43,14 @@ class Node:
             topic_count=lambda: len(self.catalog),
         )
         self.security = Security(settings.security)
+        consumer = settings.group.consumer
+        #: Compiles and matches clients' regex subscriptions in a child process, started
+        #: on the first pattern (handlers call it from an Offloaded outcome's work).
+        self.regex_resolver = RegexResolver(
+            consumer.regex_cache_bytes,
+            consumer.regex_resolve_timeout_ms,
+            consumer.regex_max_pending,
+        )
         #: Set by the runtime once shutdown starts: long polls are answered at once.
         self.closing = False
         #: What ApiVersions advertises: set by the dispatcher from its routes.

@@ -248,7 +248,7 @@ class Runtime:
 
     def _offloaded(self, wait: Offloaded[R, Any]) -> asyncio.Future[Any]:
         answer: asyncio.Future[Any] = self.loop.create_future()
-        work = self.loop.run_in_executor(None, wait.work)
+        work = self.loop.run_in_executor(wait.executor, wait.work)
 
         def done(fut: asyncio.Future[Any]) -> None:
             if answer.done():
@@ -361,6 +361,7 @@ class Runtime:
             if not future.done():
                 future.set_result(value)
         self.timers.cancel_all()
+        self.node.regex_resolver.close()
 
     async def close_store(self) -> None:
         await self.store.close()

@@ -43,6 +43,7 @@ from .records import (
     ConsumerGroupRecord,
     ConsumerMemberRecord,
     ConsumerMemberRemovedRecord,
+    GroupConfigRecord,
     GroupDeletedRecord,
     GroupMetadataRecord,
     HeartbeatRecord,
@@ -130,6 +131,8 @@ def written(ctx: Context, records: Iterable[Record], ok: bool) -> None:
                 _deletion_written(ctx, record, ok)
             case OffsetDeleteRecord() | HeartbeatRecord():
                 pass  # nothing is shown from them before they are stored
+            case GroupConfigRecord():
+                pass  # its answer waits for the write (the runtime holds it)
             case (
                 ConsumerGroupRecord()
                 | ConsumerMemberRecord()

@@ -42,6 +42,7 @@ from ..group.records import (
     ConsumerGroupRecord,
     ConsumerMemberRecord,
     ConsumerMemberRemovedRecord,
+    GroupConfigRecord,
     GroupDeletedRecord,
     GroupMetadataRecord,
     HeartbeatRecord,
@@ -174,6 +175,15 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE cluster_nodes ADD COLUMN IF NOT EXISTS live_since timestamptz;
     ALTER TABLE coordinator_partitions ADD COLUMN IF NOT EXISTS previous_owner integer;
+    """,
+    # 7: groups' own configs (Kafka's dynamic group configs), JSON.
+    """
+    CREATE TABLE group_configs (
+        group_id text PRIMARY KEY,
+        data text NOT NULL,
+        coordinator_partition integer
+    );
+    CREATE INDEX group_configs_by_partition ON group_configs (coordinator_partition);
     """,
 ]
 
@@ -440,6 +450,8 @@ async def _load_records(conn: asyncpg.Connection, partitions: list[int] | None) 
         ("", []) if partitions is None else (" WHERE coordinator_partition = ANY($1)", [partitions])
     )
     records: list[Record] = []
+    for row in await conn.fetch("SELECT group_id, data FROM group_configs" + where, *args):
+        records.append(GroupConfigRecord(row["group_id"], json.loads(row["data"])))
     for row in await conn.fetch("SELECT group_id, data FROM consumer_groups" + where, *args):
         records.append(consumer_group_from_json(row["group_id"], json.loads(row["data"])))
     for row in await conn.fetch(
@@ -627,6 +639,19 @@ async def _apply_run(
             forgotten = [(r.group_id,) for r in cast(list[ConsumerGroupDeletedRecord], records)]
             await conn.executemany("DELETE FROM consumer_groups WHERE group_id = $1", forgotten)
             await conn.executemany(_DELETE_CONSUMER_MEMBERS, forgotten)
+        case GroupConfigRecord():
+            for r in cast(list[GroupConfigRecord], records):
+                if r.configs:
+                    await conn.execute(
+                        "INSERT INTO group_configs (group_id, data, coordinator_partition)"
+                        " VALUES ($1, $2, $3) ON CONFLICT (group_id) DO UPDATE SET"
+                        " data = excluded.data",
+                        r.group_id,
+                        json.dumps(r.configs),
+                        partition_of(r.group_id),
+                    )
+                else:
+                    await conn.execute("DELETE FROM group_configs WHERE group_id = $1", r.group_id)
         case HeartbeatRecord():
             beats = cast(list[HeartbeatRecord], records)
             await conn.executemany(

@@ -3,6 +3,7 @@ layer maps topic ids to names and back)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .member import Partitions
@@ -27,6 +28,10 @@ class ConsumerHeartbeatInput:
     client_id: str = ""
     client_host: str = ""
     api_version: int = CLIENT_MEMBER_ID_VERSION
+    #: Patterns resolved off the event loop for this heartbeat (``regex.to_resolve``):
+    #: the topics each matches, or RE2's reason it is not valid; and the topic count then.
+    resolved: Mapping[str, frozenset[str] | str] | None = None
+    resolved_topics: int = -1
 
 
 @dataclass(frozen=True, slots=True)

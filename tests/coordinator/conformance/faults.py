@@ -590,4 +590,4 @@ def kip848_static_assignment_lost(mp: pytest.MonkeyPatch) -> None:
 
 @fault
 def kip848_regex_matches_nothing(mp: pytest.MonkeyPatch) -> None:
-    mp.setattr(consumer_regex, "matching", lambda pattern, topics: frozenset())
+    mp.setattr(consumer_regex, "matched", lambda topics: frozenset())
