@@ -3,10 +3,11 @@ describes classic groups only: a consumer group is "not found" there, as in Kafk
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from protocol.errors import ErrorCode
 
+from ..frozen import frozen
 from ..results import GroupError, ListedGroup
 from .config import DEFAULT_ASSIGNOR
 from .group import CONSUMER, ConsumerGroup
@@ -34,7 +35,7 @@ def deletable(g: ConsumerGroup) -> GroupError | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class DescribedMember:
     member_id: str
     instance_id: str | None
@@ -48,7 +49,7 @@ class DescribedMember:
     target_assignment: dict[str, list[int]]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class DescribedConsumerGroup:
     """ConsumerGroupDescribe's answer for one group (error_code: GROUP_ID_NOT_FOUND when
     it is not a consumer group)."""

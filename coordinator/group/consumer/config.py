@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..frozen import frozen
 
 #: Kafka's group.consumer.assignors default: uniform first (the default), then range.
 DEFAULT_ASSIGNOR = "uniform"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ConsumerGroupConfig:
     session_timeout_ms: int = 45000  # group.consumer.session.timeout.ms
     min_session_timeout_ms: int = 45000  # group.consumer.min.session.timeout.ms

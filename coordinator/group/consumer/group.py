@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from enum import Enum
 
-from .member import ConsumerMember, MemberState, Partitions
+from .member import ConsumerMember, Partitions
 
 #: ListGroups v5+ GroupType of these groups.
 CONSUMER = "consumer"
@@ -144,10 +144,3 @@ class ConsumerGroup:
         if not counts:
             return default
         return max(sorted(counts), key=lambda name: counts[name])
-
-    def unreconciled(self) -> int:
-        return sum(
-            1
-            for m in self.members.values()
-            if m.state is not MemberState.STABLE or m.member_epoch != self.assignment_epoch
-        )

@@ -3,15 +3,14 @@ layer maps topic ids to names and back)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ..frozen import frozen
 from .member import Partitions
 
 #: ConsumerGroupHeartbeat v1+ (KIP-1082): the client makes its member id.
 CLIENT_MEMBER_ID_VERSION = 1
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ConsumerHeartbeatInput:
     group_id: str
     member_id: str
@@ -29,7 +28,7 @@ class ConsumerHeartbeatInput:
     api_version: int = CLIENT_MEMBER_ID_VERSION
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ConsumerHeartbeatResult:
     error_code: int
     error_message: str | None = None
