@@ -38,7 +38,7 @@ from .handlers.dispatcher import Dispatcher
 from .handlers.heartbeat_lane import HEARTBEAT_KEY, HeartbeatLane
 from .handlers.outcome import Awaiting, Delayed, Offloaded, Outcome, Pending
 from .handlers.routes import daemon_dispatcher
-from .node import Node
+from .node import Coordinator, Node
 from .security import handlers as sasl
 from .security.runtime import Security
 from .store import MemoryStore, Store, Write
@@ -63,10 +63,11 @@ class Runtime:
         loop: asyncio.AbstractEventLoop,
         store: Store | None = None,
         clock: LoopClock | None = None,
+        coordinator: Coordinator = GroupCoordinator,
     ) -> None:
         self.loop = loop
         self.clock = clock if clock is not None else LoopClock(loop)
-        self.node = Node(settings, self.clock)
+        self.node = Node(settings, self.clock, coordinator)
         self.dispatcher: Dispatcher = daemon_dispatcher(self.node)
         self.heartbeat_lane = (
             HeartbeatLane(self.node) if self.dispatcher.supports(HEARTBEAT_KEY) else None
