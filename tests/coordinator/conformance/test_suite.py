@@ -28,6 +28,10 @@ from coordinator.server import Server
 from .faults import FAULTS, every_node_names_itself
 from .seams import Broken, Fault, WireProxy
 
+# A daemon in this process, the runner's clients on real sockets and real timers (sessions,
+# rebalance timeouts, replies a broken build never sends).
+pytestmark = pytest.mark.integration
+
 MIN_SESSION_MS = 300
 MAX_GROUP_SIZE = 6
 
