@@ -130,8 +130,11 @@ class Told:
                     self.instance_of[result.member_id] = req.group_instance_id
                     key = (req.group_id, req.group_instance_id)
                     self.member_of_instance[key] = result.member_id
-        elif isinstance(result, ConsumerHeartbeatResult) and result.error_code == 0:
-            assert isinstance(req, ConsumerHeartbeatInput)
+        elif (
+            isinstance(result, ConsumerHeartbeatResult)
+            and isinstance(req, ConsumerHeartbeatInput)
+            and result.error_code == 0
+        ):
             member = result.member_id or req.member_id
             self.epoch[member] = result.member_epoch
             if req.subscribed_topic_names is not None:
