@@ -6,6 +6,7 @@ must be written (``Outcome.topics``, state-machine records) and the runtime writ
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import structlog
@@ -31,12 +32,19 @@ log = structlog.get_logger("coordinator")
 MAX_WARNED_TOPICS = 10_000
 
 
+#: Makes the node's state machine from its arguments: ``GroupCoordinator``, or (a seam for
+#: the conformance suite's deliberate faults) a subclass that overrides its public calls.
+Coordinator = Callable[..., GroupCoordinator[Pending]]
+
+
 class Node:
-    def __init__(self, settings: Settings, clock: Clock) -> None:
+    def __init__(
+        self, settings: Settings, clock: Clock, coordinator: Coordinator = GroupCoordinator
+    ) -> None:
         self.settings = settings
         self.clock = clock
         self.catalog = Catalog()
-        self.groups: GroupCoordinator[Pending] = GroupCoordinator(
+        self.groups: GroupCoordinator[Pending] = coordinator(
             settings.group,
             topic_partitions=self._partitions_of,
             topic_names=lambda: [t.name for t in self.catalog.all()],

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..frozen import frozen
 
 #: Kafka's group.consumer.assignors default: uniform first (the default), then range.
 DEFAULT_ASSIGNOR = "uniform"
@@ -13,7 +13,7 @@ DEFAULT_ASSIGNOR = "uniform"
 MIGRATION_POLICIES = ("disabled", "downgrade", "upgrade", "bidirectional")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ConsumerGroupConfig:
     session_timeout_ms: int = 45000  # group.consumer.session.timeout.ms
     min_session_timeout_ms: int = 45000  # group.consumer.min.session.timeout.ms

@@ -4,15 +4,15 @@ layer maps topic ids to names and back)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
+from ..frozen import frozen
 from .member import Partitions
 
 #: ConsumerGroupHeartbeat v1+ (KIP-1082): the client makes its member id.
 CLIENT_MEMBER_ID_VERSION = 1
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ConsumerHeartbeatInput:
     group_id: str
     member_id: str
@@ -34,7 +34,7 @@ class ConsumerHeartbeatInput:
     resolved_topics: int = -1
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ConsumerHeartbeatResult:
     error_code: int
     error_message: str | None = None
