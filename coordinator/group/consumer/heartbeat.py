@@ -341,17 +341,7 @@ def _heartbeat(
     if described != _described(m):
         g.touch(m)
     if is_new:
-        g.add(m)
-        ctx.event(
-            events.MemberJoined(
-                g.group_id,
-                m.member_id,
-                m.instance_id,
-                m.client_id,
-                m.client_host,
-                [m.server_assignor] if m.server_assignor else [],
-            )
-        )
+        add_member(ctx, g, m, [m.server_assignor] if m.server_assignor else [])
     update_epoch(ctx, g, is_new, subscription_changed)
     schedule_session(ctx, g, m)
     full = req.member_epoch == 0 or (  # Kafka's isFullRequest: names or a regex
@@ -377,6 +367,17 @@ def _finish(
         member_epoch=m.member_epoch,
         heartbeat_interval_ms=group_configs.heartbeat_interval_ms(ctx, g.group_id),
         assignment=dict(m.assigned) if h.full or m.assigned != h.before else None,
+    )
+
+
+def add_member(ctx: Context, g: ConsumerGroup, m: ConsumerMember, protocols: list[str]) -> None:
+    """A new member is in: counted, its record written, and journaled with the assignor
+    (or the classic protocols) it asked for."""
+    g.add(m)
+    ctx.event(
+        events.MemberJoined(
+            g.group_id, m.member_id, m.instance_id, m.client_id, m.client_host, protocols
+        )
     )
 
 
