@@ -15,6 +15,10 @@ $(STAMP): pyproject.toml
 	@command -v chromium >/dev/null \
 		|| { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } \
 		|| echo "warning: chromium is missing (Debian: apt-get install chromium); the browser tests will skip"
+	@# The console's reverse-proxy test runs docs/examples/nginx-console.conf in Debian's nginx.
+	@command -v nginx >/dev/null || test -x /usr/sbin/nginx \
+		|| { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx; } \
+		|| echo "warning: nginx is missing (Debian: apt-get install nginx); the proxy test will skip"
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test,analytics,bench]'

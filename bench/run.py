@@ -25,6 +25,8 @@ from . import (
     cluster,
     codec,
     console,
+    console_live,
+    console_slow_http,
     durable,
     heartbeat,
     rebalance,
@@ -194,7 +196,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "--only",
         default=(
             "heartbeat,rebalance,scale,codec,durable,time_to_stable,slow_clients,cluster,console,"
-            "analytics"
+            "console_slow_http,console_live,analytics"
         ),
         help="comma-separated parts to run",
     )
@@ -251,6 +253,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         result["cluster"] = cluster.main(quick + (["--no-write"] if args.quick else []))
     if "console" in parts:
         result["console"] = console.main(quick + (["--no-write"] if args.quick else []))
+    # Hostile HTTP clients and many live pages (issue 32); they write their own results.
+    if "console_slow_http" in parts:
+        result["console_slow_http"] = console_slow_http.main(quick)
+    if "console_live" in parts:
+        result["console_live"] = console_live.main(quick)
     if "analytics" in parts:
         # 10M journal entries of 3 nodes on local[*] with Spark's defaults (a few minutes).
         events = ["--quick", "--no-write"] if args.quick else ["--events", "10000000"]

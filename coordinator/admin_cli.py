@@ -99,7 +99,11 @@ def _description_json(d: GroupDescription) -> dict[str, object]:
                 "topics": m.topics,
                 "assignment": m.assignment,
                 **(
-                    {"member_epoch": m.member_epoch, "target_assignment": m.target_assignment}
+                    {
+                        "member_epoch": m.member_epoch,
+                        "target_assignment": m.target_assignment,
+                        "protocol": m.protocol,
+                    }
                     if d.group_type == "consumer"
                     else {}
                 ),
@@ -146,13 +150,23 @@ def describe_group(group: str, bootstrap: str, as_json: bool) -> None:
             ],
         )
         members = table(
-            ["MEMBER-ID", "INSTANCE-ID", "HOST", "CLIENT-ID", "EPOCH", "ASSIGNMENT", "TARGET"],
+            [
+                "MEMBER-ID",
+                "INSTANCE-ID",
+                "HOST",
+                "CLIENT-ID",
+                "PROTOCOL",
+                "EPOCH",
+                "ASSIGNMENT",
+                "TARGET",
+            ],
             [
                 (
                     m.member_id,
                     m.group_instance_id,
                     m.host,
                     m.client_id,
+                    m.protocol,
                     m.member_epoch,
                     _partitions(m.assignment),
                     _partitions(m.target_assignment),

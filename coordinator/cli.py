@@ -24,6 +24,7 @@ from .analytics.command import analyze
 from .cluster.status import cluster
 from .config import Settings, parse_host_port, parse_topic
 from .conformance.command import conformance
+from .console.options import console_limits_from_options, console_options
 from .console.settings import ConsoleSettings
 from .consumer_options import consumer_config_from_options, consumer_group_options
 from .errors import StartupError
@@ -240,7 +241,8 @@ def main(ctx: click.Context) -> None:
 @option(
     "--database-url",
     default=_SETTINGS.database_url,
-    help="PostgreSQL for --store postgres: postgresql://USER[:PASSWORD]@HOST:PORT/DATABASE",
+    help="PostgreSQL for --store postgres: postgresql://USER@HOST:PORT/DATABASE (a password"
+    " here shows in ps: use ~/.pgpass, PGPASSFILE or PGPASSWORD, or this option's variable)",
 )
 @option(
     "--offsets-topic-num-partitions",
@@ -359,6 +361,7 @@ def main(ctx: click.Context) -> None:
     help="the directory `analyze --report` writes: the console's Analysis page shows its "
     "summary (top groups, storms), read when the page is opened",
 )
+@console_options(option)
 @option(
     "--log-format",
     default=_SETTINGS.log_format,
@@ -446,6 +449,7 @@ def settings_from_options(options: dict[str, Any]) -> Settings:
             listen=options["http_listen"],
             admin=options["http_admin"],
             analytics=options["http_analytics"],
+            **console_limits_from_options(options),
         ),
         log_format=options["log_format"],
         log_level=options["log_level"],

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
-from .group.consumer.config import ConsumerGroupConfig
+from .group.consumer.config import MIGRATION_POLICIES, ConsumerGroupConfig
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 _DEFAULT = ConsumerGroupConfig()
@@ -63,6 +63,14 @@ def consumer_group_options(option: Callable[..., Callable[[_F], _F]]) -> Callabl
     """Add the options with ``option`` (the CLI's env-aware ``click.option``)."""
 
     def decorate(command: _F) -> _F:
+        command = option(
+            "--group-consumer-migration-policy",
+            default=_DEFAULT.migration_policy,
+            type=click.Choice(MIGRATION_POLICIES),
+            help="group.consumer.migration.policy: a classic group becomes a consumer group"
+            " when a consumer-protocol member joins (upgrade), and back when its last"
+            " consumer-protocol member leaves (downgrade)",
+        )(command)
         for name, attr, help_text in reversed(_OPTIONS):
             command = option(
                 name,
@@ -77,7 +85,8 @@ def consumer_group_options(option: Callable[..., Callable[[_F], _F]]) -> Callabl
 
 def consumer_config_from_options(options: dict[str, Any]) -> ConsumerGroupConfig:
     config = ConsumerGroupConfig(
-        **{attr: options[name[2:].replace("-", "_")] for name, attr, _ in _OPTIONS}
+        **{attr: options[name[2:].replace("-", "_")] for name, attr, _ in _OPTIONS},
+        migration_policy=options.get("group_consumer_migration_policy", _DEFAULT.migration_policy),
     )
     problems = config.problems()
     if problems:

@@ -114,6 +114,7 @@ class Runtime:
         """Open the store and rebuild topics, groups and offsets; before any request."""
         state = await self.store.open()
         self.security.load(state.security)
+        self.catalog.use_id_key(state.topic_id_key, state.unkeyed_topics)
         for name, partitions in state.topics:
             self.catalog.create(name, partitions)
         configured = []

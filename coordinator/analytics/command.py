@@ -17,6 +17,7 @@ from urllib.parse import unquote, urlparse
 
 import click
 
+from ..private_files import private_tree
 from .job import Analysis, AnalysisOptions
 
 APP_NAME = "group-coordinator-analyze"
@@ -196,6 +197,10 @@ def analyze_journals(
     write_summary(analysis, report_dir / SUMMARY_FILE)
     page = report.write(analysis, pngs, report_dir, options)
     analysis.phases["report"] = time.perf_counter() - started - analysis.phases["charts"]
+    # The tables and the report name clients and hosts, as the journal does: as private.
+    for written in (report_dir, local_path(out)):
+        if written is not None:
+            private_tree(written)
     return analysis, page
 
 

@@ -64,6 +64,9 @@ class MemberDescription:
     #: KIP-848 members (ConsumerGroupDescribe): their epoch and target assignment.
     member_epoch: int | None = None
     target_assignment: dict[str, list[int]] | None = None
+    #: The protocol a KIP-848 group's member speaks (``classic`` inside a consumer group,
+    #: during an online migration), from ConsumerGroupDescribe v1's MemberType.
+    protocol: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,6 +242,7 @@ class GroupAdmin:
                     assignment_bytes=b"",
                     member_epoch=m.member_epoch,
                     target_assignment=by_name(m.target_assignment),
+                    protocol={0: "classic", 1: "consumer"}.get(m.member_type),
                 )
                 for m in g.members
             ],

@@ -21,15 +21,14 @@ from protocol.errors import DecodeError
 from ..accounts import CLUSTER_NAME, Operation, ResourceType
 from ..cluster.routing import ClusterRouting
 from ..group.consumer.config import DEFAULT_ASSIGNOR
-from ..group.consumer.group import CONSUMER, ConsumerGroup
+from ..group.consumer.group import ConsumerGroup
 from ..group.deadlines import consumer_session_key
 from ..group.group import ClassicGroup
+from ..group.model import CLASSIC, CONSUMER
 from ..journal.schema import to_entry
 from ..node import Node
 from .activity import HOUR_MS, Activity
 
-#: ListGroups' group types: classic groups, and KIP-848 consumer groups (``CONSUMER``).
-CLASSIC = "classic"
 STATES = ("Stable", "PreparingRebalance", "CompletingRebalance", "Empty", "Dead")
 #: A consumer group's states besides Stable and Empty (KIP-848).
 CONSUMER_STATES = ("Assigning", "Reconciling")
@@ -86,13 +85,8 @@ class ConsoleState:
         return self.node.now_ms()
 
     def visible_groups(self, viewer: Viewer) -> list[AnyGroup]:
-        """Classic and consumer groups; a consumer group's offsets are kept by an empty
-        classic group of the same id, which is not listed apart."""
-        consumer = self.node.groups.consumer_groups
-        groups: list[AnyGroup] = [
-            g for g in self.node.groups.groups.values() if g.group_id not in consumer
-        ]
-        groups.extend(consumer.values())
+        """Classic and consumer groups."""
+        groups: list[AnyGroup] = list(self.node.groups.groups.values())
         if viewer.sees_all_groups(self.node):
             return groups
         return [g for g in groups if viewer.sees_group(self.node, g.group_id)]
@@ -182,9 +176,7 @@ def _nodes(node: Node) -> list[dict[str, Any]]:
 
 
 def _group_count(node: Node) -> int:
-    consumer = node.groups.consumer_groups
-    classic = sum(1 for gid in node.groups.groups if gid not in consumer)
-    return classic + len(consumer)
+    return len(node.groups.groups)
 
 
 def recent_events(state: ConsoleState, viewer: Viewer, limit: int) -> list[dict[str, Any]]:
@@ -325,10 +317,10 @@ def group_detail(state: ConsoleState, viewer: Viewer, group_id: str) -> dict[str
     node = state.node
     if not viewer.sees_group(node, group_id):
         return None
-    consumer = node.groups.consumer_groups.get(group_id)
+    consumer = node.groups.consumer_group(group_id)
     if consumer is not None:
         return _consumer_group_detail(state, viewer, consumer)
-    g = node.groups.groups.get(group_id)
+    g = node.groups.classic_group(group_id)
     if g is None:
         return None
     now = state.now_ms()
@@ -373,7 +365,7 @@ def group_detail(state: ConsoleState, viewer: Viewer, group_id: str) -> dict[str
         "leader": g.leader_id,
         "members": members,
         "assignment": _assignment_map(node, owners),
-        "offsets": _offsets(node, viewer, g),
+        "offsets": _offsets(node, viewer, g.group_id),
         "rebalances": []
         if activity is None
         else [r.as_dict() for r in reversed(activity.rebalances)],
@@ -388,10 +380,12 @@ def _consumer_group_detail(state: ConsoleState, viewer: Viewer, g: ConsumerGroup
     """A KIP-848 consumer group: members with their epochs and reconciliation state, what
     each owns (and still has to revoke), its target, and the offsets."""
     node, now = state.node, state.now_ms()
-    session_ms = node.groups.config.consumer.session_timeout_ms
+    group_session_ms = node.groups.config.consumer.session_timeout_ms
     owners: dict[str, dict[int, str]] = {}
     members = []
     for m in g.members.values():
+        # A member speaking the classic protocol (online migration) has its own session.
+        session_ms = group_session_ms if m.classic is None else m.classic.session_timeout_ms
         for topic, ps in m.assigned.items():
             for p in ps:
                 owners.setdefault(topic, {})[p] = m.member_id
@@ -410,12 +404,12 @@ def _consumer_group_detail(state: ConsoleState, viewer: Viewer, g: ConsumerGroup
                 "leader": False,
                 "epoch": m.member_epoch,
                 "reconciliation": m.state.value,
+                "protocol": "consumer" if m.classic is None else "classic",
                 "assignment": _sorted_partitions(m.assigned),
                 "pending_revocation": _sorted_partitions(m.pending_revocation),
                 "target": _sorted_partitions(g.target.get(m.member_id, {})),
             }
         )
-    holder = node.groups.groups.get(g.group_id)  # the classic record keeping its offsets
     activity = state.activity.group(g.group_id)
     protocol_type, protocol = protocol_of(g)
     return {
@@ -431,7 +425,7 @@ def _consumer_group_detail(state: ConsoleState, viewer: Viewer, g: ConsumerGroup
         "leader": "",
         "members": members,
         "assignment": _assignment_map(node, owners),
-        "offsets": _offsets(node, viewer, holder) if holder is not None else [],
+        "offsets": _offsets(node, viewer, g.group_id),
         "rebalances": []
         if activity is None
         else [r.as_dict() for r in reversed(activity.rebalances)],
@@ -463,14 +457,16 @@ def _assignment_map(node: Node, owners: dict[str, dict[int, str]]) -> list[dict[
     return out
 
 
-def _offsets(node: Node, viewer: Viewer, g: ClassicGroup) -> list[dict[str, Any]]:
+def _offsets(node: Node, viewer: Viewer, group_id: str) -> list[dict[str, Any]]:
     """Committed offsets, stored ones (as OffsetFetch), with those still being written."""
     out = []
-    for topic in sorted(g.offsets):
+    committed = node.groups.offsets.of(group_id)
+    pending = node.groups.offsets.pending_of(group_id)
+    for topic in sorted(committed):
         if not viewer.sees_topic(node, topic):
             continue
-        for partition in sorted(g.offsets[topic]):
-            r = g.offsets[topic][partition]
+        for partition in sorted(committed[topic]):
+            r = committed[topic][partition]
             out.append(
                 {
                     "topic": topic,
@@ -480,7 +476,7 @@ def _offsets(node: Node, viewer: Viewer, g: ClassicGroup) -> list[dict[str, Any]
                     "metadata": r.metadata,
                     "commit_ms": r.commit_timestamp_ms,
                     "expire_ms": r.expire_timestamp_ms,
-                    "pending": (topic, partition) in g.pending_offsets,
+                    "pending": (topic, partition) in pending,
                 }
             )
     return out
@@ -498,13 +494,10 @@ def topics(state: ConsoleState, viewer: Viewer) -> dict[str, Any]:
         if isinstance(g, ConsumerGroup):
             for topic in g.subscribed_topics():
                 subscribed.setdefault(topic, []).append(g.group_id)
-            holder = node.groups.groups.get(g.group_id)
-            offsets = holder.offsets if holder is not None else {}
         else:
             for topic in g.subscribed_topics or ():
                 subscribed.setdefault(topic, []).append(g.group_id)
-            offsets = g.offsets
-        for topic in offsets:
+        for topic in node.groups.offsets.of(g.group_id):
             committed.setdefault(topic, []).append(g.group_id)
     return {
         "topics": [

@@ -111,14 +111,21 @@ class Deadlines:
             armed.deadline_ms = deadline_ms
         out.timers.append(Schedule(key, deadline_ms))
 
-    def move_heartbeat(self, key: str, group_id: str, member_id: str, deadline_ms: int) -> bool:
+    def move_heartbeat(
+        self,
+        key: str,
+        group_id: str,
+        member_id: str,
+        deadline_ms: int,
+        kind: TimerKind = TimerKind.HEARTBEAT,
+    ) -> bool:
         """A heartbeat moves its session deadline in place; True when the driver must be
         told (a new timer, or a deadline earlier than before: its timer would fire late).
         A later deadline needs nothing: the driver's timer fires at the old one and
         ``take_due`` re-arms it for the new one."""
         armed = self._armed.get(key)
         if armed is None:
-            self._armed[key] = Armed(TimerKind.HEARTBEAT, deadline_ms, group_id, member_id)
+            self._armed[key] = Armed(kind, deadline_ms, group_id, member_id)
             return True
         earlier = deadline_ms < armed.deadline_ms
         armed.deadline_ms = deadline_ms

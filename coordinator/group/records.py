@@ -110,6 +110,10 @@ class ConsumerMemberRecord:
     pending_revocation: dict[str, list[int]]
     target: dict[str, list[int]]  # its part of the target assignment
     subscribed_topic_regex: str | None = None
+    #: A member speaking the classic protocol inside a consumer group (migration): its
+    #: session timeout and JoinGroup protocols (name, base64 metadata); None otherwise.
+    classic_session_timeout_ms: int | None = None
+    classic_protocols: list[list[str]] | None = None
 
 
 @frozen

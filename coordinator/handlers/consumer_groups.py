@@ -5,6 +5,9 @@ node does not know is dropped, as Kafka drops topics missing from its metadata i
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Callable
+
 from protocol.apis.consumer_group_describe import (
     ConsumerGroupDescribeRequest,
     ConsumerGroupDescribeResponse,
@@ -33,13 +36,15 @@ from .groups import elsewhere
 from .outcome import Outcome, Pending, call
 
 
-def _render(r: ConsumerHeartbeatResult) -> ConsumerGroupHeartbeatResponse:
+def _render(
+    r: ConsumerHeartbeatResult, topic_id: Callable[[str], uuid.UUID]
+) -> ConsumerGroupHeartbeatResponse:
     assignment = None
     if r.assignment is not None:
         assignment = ConsumerGroupHeartbeatResponseAssignment(
             topic_partitions=[
                 ConsumerGroupHeartbeatResponseTopicPartitions(
-                    topic_id=topic_id_for(topic), partitions=sorted(parts)
+                    topic_id=topic_id(topic), partitions=sorted(parts)
                 )
                 for topic, parts in sorted(r.assignment.items())
             ]
@@ -56,7 +61,7 @@ def _render(r: ConsumerHeartbeatResult) -> ConsumerGroupHeartbeatResponse:
 
 
 def _refused(code: ErrorCode, message: str | None = None) -> ConsumerGroupHeartbeatResponse:
-    return _render(ConsumerHeartbeatResult(code, message))
+    return _render(ConsumerHeartbeatResult(code, message), topic_id_for)  # no assignment
 
 
 def consumer_group_heartbeat(
@@ -99,22 +104,24 @@ def consumer_group_heartbeat(
     return call(
         node.groups.consumer_group_heartbeat(token, inp, node.now_ms()),
         token,
-        _render,
+        lambda r: _render(r, node.catalog.id_for),
         _refused,
     )
 
 
 #: ConsumerGroupDescribe v1+ says which protocol each member speaks (KIP-1099).
 MEMBER_TYPE_VERSION = 1
-CONSUMER_MEMBER = 1  # Kafka's MemberType: 0 classic, 1 consumer
+CLASSIC_MEMBER, CONSUMER_MEMBER = 0, 1  # Kafka's MemberType
 NO_OPERATIONS = -2147483648
 
 
-def _assignment(parts: dict[str, list[int]]) -> ConsumerGroupDescribeResponseAssignment:
+def _assignment(
+    parts: dict[str, list[int]], topic_id: Callable[[str], uuid.UUID]
+) -> ConsumerGroupDescribeResponseAssignment:
     return ConsumerGroupDescribeResponseAssignment(
         topic_partitions=[
             ConsumerGroupDescribeResponseTopicPartitions(
-                topic_id=topic_id_for(topic), topic_name=topic, partitions=ps
+                topic_id=topic_id(topic), topic_name=topic, partitions=ps
             )
             for topic, ps in parts.items()
         ]
@@ -162,9 +169,11 @@ def _described(
                 client_host=m.client_host,
                 subscribed_topic_names=m.subscribed_topic_names,
                 subscribed_topic_regex=m.subscribed_topic_regex,
-                assignment=_assignment(m.assignment),
-                target_assignment=_assignment(m.target_assignment),
-                member_type=CONSUMER_MEMBER if version >= MEMBER_TYPE_VERSION else -1,
+                assignment=_assignment(m.assignment, node.catalog.id_for),
+                target_assignment=_assignment(m.target_assignment, node.catalog.id_for),
+                member_type=(CLASSIC_MEMBER if m.classic else CONSUMER_MEMBER)
+                if version >= MEMBER_TYPE_VERSION
+                else -1,
             )
             for m in g.members
         ],

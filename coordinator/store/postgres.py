@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import secrets
 from collections.abc import Callable
 from itertools import groupby
 from typing import Any, assert_never, cast
@@ -144,6 +145,16 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX consumer_members_by_partition
         ON consumer_group_members (coordinator_partition);
+    """,
+    # 5: the key topic ids are derived with, one for the cluster (catalog.py); the topics
+    # stored until now keep the ids they had (UUIDv5 of the name).
+    """
+    CREATE TABLE topic_id_key (
+        one integer PRIMARY KEY CHECK (one = 1),
+        key bytea NOT NULL
+    );
+    ALTER TABLE topics ADD COLUMN unkeyed_id boolean NOT NULL DEFAULT false;
+    UPDATE topics SET unkeyed_id = true;
     """,
 ]
 
@@ -342,7 +353,15 @@ async def _load(conn: asyncpg.Connection, groups: bool) -> LoadedState:
     state = LoadedState()
     if groups:
         state.records = await _load_records(conn, None)
-    state.topics = [(r["name"], r["partitions"]) for r in await conn.fetch("SELECT * FROM topics")]
+    rows = await conn.fetch("SELECT name, partitions, unkeyed_id FROM topics")
+    state.topics = [(r["name"], r["partitions"]) for r in rows]
+    state.unkeyed_topics = frozenset(r["name"] for r in rows if r["unkeyed_id"])
+    # The first node to get here makes the key; every other node reads the same one.
+    await conn.execute(
+        "INSERT INTO topic_id_key (one, key) VALUES (1, $1) ON CONFLICT DO NOTHING",
+        secrets.token_bytes(32),
+    )
+    state.topic_id_key = await conn.fetchval("SELECT key FROM topic_id_key")
     state.security = await _read_security(conn)
     return state
 

@@ -11,6 +11,7 @@ import asyncio
 import fcntl
 import json
 import os
+import secrets
 import sqlite3
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -116,6 +117,16 @@ MIGRATIONS: list[str] = [
         data TEXT NOT NULL,
         PRIMARY KEY (group_id, member_id)
     ) WITHOUT ROWID;
+    """,
+    # 5: the key topic ids are derived with (catalog.py); the topics stored until now keep
+    # the ids they had (UUIDv5 of the name).
+    """
+    CREATE TABLE topic_id_key (
+        one INTEGER PRIMARY KEY CHECK (one = 1),
+        key BLOB NOT NULL
+    );
+    ALTER TABLE topics ADD COLUMN unkeyed_id INTEGER NOT NULL DEFAULT 0;
+    UPDATE topics SET unkeyed_id = 1;
     """,
 ]
 
@@ -225,7 +236,14 @@ class SqliteStore(Store):
                 " commit_timestamp_ms, expire_timestamp_ms FROM offsets"
             )
         )
-        state.topics = [(n, p) for n, p in conn.execute("SELECT name, partitions FROM topics")]
+        rows = conn.execute("SELECT name, partitions, unkeyed_id FROM topics").fetchall()
+        state.topics = [(n, p) for n, p, _ in rows]
+        state.unkeyed_topics = frozenset(n for n, _, unkeyed in rows if unkeyed)
+        conn.execute(
+            "INSERT OR IGNORE INTO topic_id_key (one, key) VALUES (1, ?)",
+            (secrets.token_bytes(32),),
+        )
+        (state.topic_id_key,) = conn.execute("SELECT key FROM topic_id_key").fetchone()
         state.security = _read_security(conn)
         return state
 

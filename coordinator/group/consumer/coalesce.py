@@ -95,7 +95,8 @@ def fired(
                 ),
             )
         else:
-            ctx.reply(h.token, finish(ctx, g, m, h))
+            # It shows epochs and an assignment: given once the group's records are stored.
+            ctx.reply_when_stored(g.group_id, h.token, finish(ctx, g, m, h))
 
 
 def release(ctx: Context, g: ConsumerGroup, error: ErrorCode) -> None:

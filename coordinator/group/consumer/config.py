@@ -7,6 +7,11 @@ from dataclasses import dataclass
 #: Kafka's group.consumer.assignors default: uniform first (the default), then range.
 DEFAULT_ASSIGNOR = "uniform"
 
+#: group.consumer.migration.policy values (Kafka's ConsumerGroupMigrationPolicy): whether a
+#: classic group converts to a consumer group when a consumer-protocol member joins it
+#: (upgrade), and back when its last consumer-protocol member leaves (downgrade).
+MIGRATION_POLICIES = ("disabled", "downgrade", "upgrade", "bidirectional")
+
 
 @dataclass(frozen=True, slots=True)
 class ConsumerGroupConfig:
@@ -21,6 +26,20 @@ class ConsumerGroupConfig:
     #: heartbeat waits for a target assignment while its group keeps changing (coalesce.py);
     #: 0: the changes of one event-loop turn share one target.
     assignment_interval_ms: int = 1000
+    migration_policy: str = "bidirectional"  # group.consumer.migration.policy
+
+    @property
+    def upgrade_enabled(self) -> bool:
+        return self.migration_policy in ("upgrade", "bidirectional")
+
+    @property
+    def downgrade_enabled(self) -> bool:
+        return self.migration_policy in ("downgrade", "bidirectional")
+
+    @property
+    def migration_enabled(self) -> bool:
+        """Classic members may be part of a consumer group at all."""
+        return self.migration_policy != "disabled"
 
     def problems(self) -> list[str]:
         """What Kafka's GroupCoordinatorConfig refuses at start, in its words."""

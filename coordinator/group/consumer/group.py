@@ -7,13 +7,19 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING
 
+from protocol.errors import ErrorCode
+
+from ..model import CONSUMER
+from ..records import ConsumerGroupRecord, ConsumerMemberRecord
+from ..requests import OffsetCommitInput
+from ..results import ListedGroup
 from .member import ConsumerMember, MemberState, Partitions
 
 if TYPE_CHECKING:
     from .coalesce import Held
 
-#: ListGroups v5+ GroupType of these groups.
-CONSUMER = "consumer"
+#: Members of consumer groups commit with OffsetCommit v9+ (which carries the member epoch).
+MEMBER_COMMIT_VERSION = 9
 
 
 class ConsumerGroupState(Enum):
@@ -22,6 +28,15 @@ class ConsumerGroupState(Enum):
     RECONCILING = "Reconciling"  # some member has not reached the target assignment yet
     STABLE = "Stable"
     DEAD = "Dead"
+
+
+@dataclass(slots=True, eq=False)
+class StoredConsumerGroup:
+    """A consumer group as its stored records have it (durability.py): what a failed
+    write rolls the group back to."""
+
+    group: ConsumerGroupRecord
+    members: dict[str, ConsumerMemberRecord] = field(default_factory=dict)
 
 
 @dataclass(slots=True, eq=False)
@@ -195,3 +210,55 @@ class ConsumerGroup:
 
     def unreconciled(self) -> int:
         return len(self.members) - self.reconciled
+
+    # -- the Group interface (model.py), as Kafka's ConsumerGroup -----------------------------
+
+    group_type = CONSUMER
+
+    @property
+    def state_name(self) -> str:
+        return self.state.value
+
+    def is_empty(self) -> bool:
+        return not self.members
+
+    def is_subscribed_to_topic(self, topic: str) -> bool:
+        return self.topic_subscribers.get(topic, 0) > 0
+
+    def validate_offset_commit(self, req: OffsetCommitInput) -> int:
+        # Epoch -1: an admin client or a consumer outside group management; fine when empty.
+        if req.generation_id < 0 and not self.members:
+            return 0
+        m = self.members.get(req.member_id)
+        if m is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if req.api_version < MEMBER_COMMIT_VERSION:
+            return ErrorCode.UNSUPPORTED_VERSION
+        if req.generation_id != m.member_epoch:
+            return ErrorCode.STALE_MEMBER_EPOCH
+        return 0
+
+    def validate_offset_fetch(self, member_id: str | None, member_epoch: int) -> int:
+        """OffsetFetch v9+ may name a member: it must be one, at its current epoch."""
+        if member_id is None and member_epoch < 0:
+            return 0
+        m = self.members.get(member_id or "")
+        if m is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if member_epoch != m.member_epoch:
+            return ErrorCode.STALE_MEMBER_EPOCH
+        return 0
+
+    def validate_offset_delete(self) -> int:
+        return 0  # subscribed topics are refused per partition
+
+    def validate_delete_group(self) -> int:
+        return ErrorCode.NON_EMPTY_GROUP if self.members else 0
+
+    def offset_expiry(self) -> tuple[bool, int | None]:
+        """Kafka's ConsumerGroup: each offset from its own commit (subscribed topics are
+        kept by ``is_subscribed_to_topic``)."""
+        return True, None
+
+    def listed(self) -> ListedGroup:
+        return ListedGroup(self.group_id, CONSUMER, self.state.value, CONSUMER)

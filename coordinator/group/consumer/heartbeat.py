@@ -64,15 +64,16 @@ def heartbeat(ctx: Context, token: object, req: ConsumerHeartbeatInput) -> None:
             result = _heartbeat(ctx, token, req)
     except HeartbeatError as exc:
         result = ConsumerHeartbeatResult(exc.code, exc.message)
-    _persist_if_changed(ctx, req.group_id)
+    persist_if_changed(ctx, req.group_id)
     if result is not None:  # None: held for the next target assignment (coalesce.py)
-        ctx.reply(token, result)
+        # It shows epochs and an assignment: given once the group's records are stored.
+        ctx.reply_when_stored(req.group_id, token, result)
 
 
-def _persist_if_changed(ctx: Context, group_id: str) -> None:
+def persist_if_changed(ctx: Context, group_id: str) -> None:
     """At the end of a call that changed the group: its snapshot, and its new state if
     that changed (only then is the state computed: it looks at every member)."""
-    g = ctx.shard.consumer_groups.get(group_id)
+    g = ctx.consumer(group_id)
     if g is None or not g.changed:
         return
     durability.persist(ctx, g)
@@ -138,34 +139,31 @@ def _validate(ctx: Context, req: ConsumerHeartbeatInput) -> None:
 
 
 def _group(ctx: Context, group_id: str, create: bool) -> ConsumerGroup:
-    groups = ctx.shard.consumer_groups
-    g = groups.get(group_id)
-    if g is not None:
-        return g
-    classic = ctx.groups.get(group_id)
-    if classic is not None and not _convertible(classic):
-        raise HeartbeatError(
-            ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group."
-        )
+    existing = ctx.groups.get(group_id)
+    if isinstance(existing, ConsumerGroup):
+        return existing
+    if existing is not None and not _convertible(existing):
+        from .. import migration  # it builds on this module
+
+        refusal = migration.upgrade_refusal(ctx, existing) if create else "not joining"
+        if refusal is not None:
+            raise HeartbeatError(
+                ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group."
+            )
+        return migration.to_consumer(ctx, existing)
     if not create:
         raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
-    if len(ctx.groups) + len(groups) >= ctx.config.max_groups and classic is None:
-        ctx.limit_reached(
-            group_id, "max_groups", ctx.config.max_groups, ErrorCode.COORDINATOR_NOT_AVAILABLE
-        )
+    if existing is None and ctx.at_group_limit(group_id):
         raise HeartbeatError(ErrorCode.COORDINATOR_NOT_AVAILABLE)
-    g = ConsumerGroup(group_id)
-    groups[group_id] = g
-    if classic is not None:
-        # An empty classic group becomes a consumer group (Kafka deletes the empty classic
-        # group); its offsets stay where they are stored, on that group.
-        classic.subscribed_topics = frozenset()
+    # An empty classic group becomes a consumer group (as Kafka replaces it); its offsets
+    # are the offsets manager's, and stay.
+    g = ctx.groups[group_id] = ConsumerGroup(group_id)
     return g
 
 
 def _convertible(classic: ClassicGroup) -> bool:
-    """An empty classic group may turn into a consumer group (and back): members of one
-    protocol never meet members of the other, as the migration paths are not served."""
+    """An empty classic group simply becomes a consumer group (and back); one with members
+    is converted with them (``../migration.py``)."""
     return classic.state is EMPTY and not classic.members and not classic.pending_join_members
 
 
@@ -177,7 +175,7 @@ def _member(ctx: Context, g: ConsumerGroup, req: ConsumerHeartbeatInput) -> Cons
         if m is None:
             if not joining:
                 raise _unknown(member_id, g.group_id)
-            _check_room(ctx, g)
+            check_room(ctx, g)
             return ConsumerMember(member_id)
         _check_epoch(m, req)
         return m
@@ -187,7 +185,7 @@ def _member(ctx: Context, g: ConsumerGroup, req: ConsumerHeartbeatInput) -> Cons
             m = g.members.get(member_id)
             if m is not None:
                 return m
-            _check_room(ctx, g)
+            check_room(ctx, g)
             return ConsumerMember(member_id, instance_id=req.instance_id)
         if owner.member_id == member_id:
             return owner
@@ -197,7 +195,7 @@ def _member(ctx: Context, g: ConsumerGroup, req: ConsumerHeartbeatInput) -> Cons
                 f"Static member {owner.member_id} with instance id {req.instance_id} is not"
                 " released yet.",
             )
-        return _replace_static(ctx, g, owner, member_id)
+        return replace_static(ctx, g, owner, member_id)
     if owner is None:
         raise HeartbeatError(
             ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {req.instance_id} is unknown."
@@ -218,7 +216,7 @@ def _unknown(member_id: str, group_id: str) -> HeartbeatError:
     )
 
 
-def _check_room(ctx: Context, g: ConsumerGroup) -> None:
+def check_room(ctx: Context, g: ConsumerGroup) -> None:
     limit = ctx.config.consumer.max_size
     if len(g.members) >= limit:
         ctx.limit_reached(
@@ -258,7 +256,7 @@ def _subset(owned: Partitions | None, assigned: Partitions) -> bool:
     return all(parts <= assigned.get(topic, frozenset()) for topic, parts in owned.items())
 
 
-def _replace_static(
+def replace_static(
     ctx: Context, g: ConsumerGroup, old: ConsumerMember, member_id: str
 ) -> ConsumerMember:
     """A static member back after leaving with epoch -2: a new member id takes over the
@@ -328,18 +326,7 @@ def _heartbeat(
                 [m.server_assignor] if m.server_assignor else [],
             )
         )
-    reason = (
-        "a new member joined"
-        if is_new
-        else ("a member changed its subscription" if subscription_changed else None)
-    )
-    metadata = _subscription_metadata(ctx, g)
-    if metadata != g.subscription_metadata:
-        g.subscription_metadata = metadata
-        reason = reason or "the subscribed topics' partitions changed"
-    if reason is not None:
-        trigger = RebalanceTrigger.NEW_MEMBER if is_new else RebalanceTrigger.MEMBER_REJOINED
-        _bump(ctx, g, reason, trigger)
+    _bump_if_changed(ctx, g, is_new, subscription_changed)
     schedule_session(ctx, g, m)
     full = req.member_epoch == 0 or (
         req.rebalance_timeout_ms != -1 and names is not None and req.owned is not None
@@ -355,7 +342,7 @@ def _finish(
     ctx: Context, g: ConsumerGroup, m: ConsumerMember, h: coalesce.Held
 ) -> ConsumerHeartbeatResult:
     """The member's step towards the target, and its answer."""
-    _reconcile(ctx, g, m, h.owned)
+    reconcile(ctx, g, m, h.owned)
     return ConsumerHeartbeatResult(
         ErrorCode.NONE,
         member_id=m.member_id,
@@ -363,6 +350,32 @@ def _finish(
         heartbeat_interval_ms=ctx.config.consumer.heartbeat_interval_ms,
         assignment=dict(m.assigned) if h.full or m.assigned != h.before else None,
     )
+
+
+def update_epoch(ctx: Context, g: ConsumerGroup, is_new: bool, subscription_changed: bool) -> None:
+    """Bump the group epoch for a new member, a changed subscription or a change in the
+    subscribed topics' partitions; then compute the target if the epoch is ahead of it (a
+    classic member's JoinGroup is answered from it at once)."""
+    _bump_if_changed(ctx, g, is_new, subscription_changed)
+    if g.group_epoch > g.assignment_epoch:
+        _assign(ctx, g)
+
+
+def _bump_if_changed(
+    ctx: Context, g: ConsumerGroup, is_new: bool, subscription_changed: bool
+) -> None:
+    reason = (
+        "a new member joined"
+        if is_new
+        else ("a member changed its subscription" if subscription_changed else None)
+    )
+    metadata = subscription_metadata(ctx, g)
+    if metadata != g.subscription_metadata:
+        g.subscription_metadata = metadata
+        reason = reason or "the subscribed topics' partitions changed"
+    if reason is not None:
+        trigger = RebalanceTrigger.NEW_MEMBER if is_new else RebalanceTrigger.MEMBER_REJOINED
+        _bump(ctx, g, reason, trigger)
 
 
 def _described(m: ConsumerMember) -> tuple[object, ...]:
@@ -383,7 +396,7 @@ def _refresh_regexes(ctx: Context, g: ConsumerGroup) -> None:
     g.recount()
 
 
-def _subscription_metadata(ctx: Context, g: ConsumerGroup) -> dict[str, int]:
+def subscription_metadata(ctx: Context, g: ConsumerGroup) -> dict[str, int]:
     counts = {}
     for topic in sorted(g.subscribed_topics()):
         partitions = ctx.shard.topic_partitions(topic)
@@ -396,7 +409,6 @@ def _bump(ctx: Context, g: ConsumerGroup, reason: str, trigger: RebalanceTrigger
     ctx.event(events.RebalanceStarted(g.group_id, g.group_epoch, reason, trigger))
     g.group_epoch += 1
     g.dirty = True
-    _sync_offsets_holder(ctx, g)
 
 
 def _assign(ctx: Context, g: ConsumerGroup) -> None:
@@ -412,7 +424,7 @@ def _assign(ctx: Context, g: ConsumerGroup) -> None:
     )
 
 
-def _reconcile(ctx: Context, g: ConsumerGroup, m: ConsumerMember, owned: Partitions | None) -> None:
+def reconcile(ctx: Context, g: ConsumerGroup, m: ConsumerMember, owned: Partitions | None) -> None:
     if m.is_reconciled_to(g.assignment_epoch):
         return
     target = g.target.get(m.member_id, {})
@@ -447,12 +459,16 @@ def arm_revocation_timer(ctx: Context, g: ConsumerGroup, m: ConsumerMember) -> N
 
 
 def schedule_session(ctx: Context, g: ConsumerGroup, m: ConsumerMember) -> None:
+    """A consumer-protocol member's session is the group's; a classic member's its own."""
+    timeout = ctx.config.consumer.session_timeout_ms
+    if m.classic is not None:
+        timeout = m.classic.session_timeout_ms
     ctx.deadlines.schedule_heartbeat(
         ctx.out,
         consumer_session_key(g.group_id, m.member_id),
         g.group_id,
         m.member_id,
-        ctx.now + ctx.config.consumer.session_timeout_ms,
+        ctx.now + timeout,
         TimerKind.CONSUMER_SESSION,
     )
 
@@ -461,7 +477,7 @@ def schedule_session(ctx: Context, g: ConsumerGroup, m: ConsumerMember) -> None:
 
 
 def _leave(ctx: Context, req: ConsumerHeartbeatInput) -> ConsumerHeartbeatResult:
-    g = ctx.shard.consumer_groups.get(req.group_id)
+    g = ctx.consumer(req.group_id)
     if g is None:
         kind = "Group" if req.group_id in ctx.groups else "Consumer group"
         suffix = " is not a consumer group." if kind == "Group" else " not found."
@@ -511,7 +527,14 @@ def fence(
         if cause is RemovalCause.LEFT
         else (RebalanceTrigger.MEMBER_EXPIRED)
     )
-    g.subscription_metadata = _subscription_metadata(ctx, g)
+    if m.classic is None:
+        from .. import migration  # it builds on this module
+
+        if migration.downgrade_allowed(ctx, g):
+            # At the epoch its classic members hold: they are told to rejoin, not fenced.
+            migration.to_classic(ctx, g, f"the last consumer-protocol member: {reason}")
+            return
+    g.subscription_metadata = subscription_metadata(ctx, g)
     _bump(ctx, g, f"member {m.member_id} removed: {reason}", trigger)
 
 
@@ -524,10 +547,10 @@ def _cancel_timers(ctx: Context, group_id: str, member_id: str) -> None:
 
 
 def timer_fired(ctx: Context, armed: Armed) -> None:
-    g = ctx.shard.consumer_groups.get(armed.group_id)
+    g = ctx.consumer(armed.group_id)
     if g is not None and armed.kind is TimerKind.CONSUMER_ASSIGN:
         coalesce.fired(ctx, g, _assign, _finish)
-        _persist_if_changed(ctx, g.group_id)
+        persist_if_changed(ctx, g.group_id)
         return
     m = None if g is None else g.members.get(armed.member_id)
     if g is None or m is None:
@@ -542,19 +565,10 @@ def timer_fired(ctx: Context, armed: Armed) -> None:
             f"it did not revoke its partitions within {m.rebalance_timeout_ms} ms",
             RemovalCause.REBALANCE_TIMEOUT,
         )
-    _persist_if_changed(ctx, g.group_id)
+    persist_if_changed(ctx, g.group_id)
 
 
-# -- shared with classic groups ---------------------------------------------------------------
-
-
-def _sync_offsets_holder(ctx: Context, g: ConsumerGroup) -> None:
-    """Offsets of a consumer group live on an empty classic group of the same id (made on
-    the first commit): it must know the subscribed topics, whose offsets never expire and
-    cannot be deleted while the group subscribes to them."""
-    holder = ctx.groups.get(g.group_id)
-    if holder is not None:
-        holder.subscribed_topics = g.subscribed_topics()
+# -- unloading ------------------------------------------------------------------------------
 
 
 def drop(ctx: Context, g: ConsumerGroup) -> None:

@@ -336,3 +336,12 @@ def test_a_rerun_parses_only_new_or_changed_journal_files(spark: Any, run: dict[
     # Only the files given this time count.
     staged, parsed = ingest.ingest(spark, [str(newest)], out, incremental=True)
     assert (parsed, staged.count()) == (0, 12)
+
+
+def test_the_tables_and_the_report_are_private_like_the_journal(run: dict[str, Any]) -> None:
+    """0700 directories and 0600 files, whatever the umask: they name clients and hosts."""
+    out = run["out"]
+    modes = {p: p.stat().st_mode & 0o777 for p in [out, *out.rglob("*")]}
+    assert any(p.suffix == ".parquet" for p in modes) and (out / "report.html") in modes
+    wrong = {str(p): oct(m) for p, m in modes.items() if m != (0o700 if p.is_dir() else 0o600)}
+    assert wrong == {}

@@ -16,7 +16,6 @@ from coordinator.catalog import Catalog
 from coordinator.cluster.routing import ClusterRouting
 from coordinator.group import admin, coordinator, join, membership, offsets, rebalance, sync
 from coordinator.group.consumer import heartbeat as consumer_heartbeat
-from coordinator.group.consumer import offsets as consumer_offsets
 from coordinator.group.consumer import regex as consumer_regex
 from coordinator.group.consumer.group import ConsumerGroup
 from coordinator.group.context import Context, Shard
@@ -559,8 +558,8 @@ def kip848_commit_skips_epoch(mp: pytest.MonkeyPatch) -> None:
             return original(g, req)
         return original(g, dataclasses.replace(req, generation_id=m.member_epoch))
 
-    original = consumer_offsets.validate_commit
-    mp.setattr(consumer_offsets, "validate_commit", current)
+    original = ConsumerGroup.validate_offset_commit
+    mp.setattr(ConsumerGroup, "validate_offset_commit", current)
 
 
 @fault
@@ -577,7 +576,7 @@ def kip848_leave_keeps_partitions(mp: pytest.MonkeyPatch) -> None:
 
 @fault
 def kip848_static_assignment_lost(mp: pytest.MonkeyPatch) -> None:
-    original = consumer_heartbeat._replace_static
+    original = consumer_heartbeat.replace_static
 
     def fresh(ctx: Context, g: Any, old: Any, member_id: str) -> Any:
         m = original(ctx, g, old, member_id)
@@ -586,7 +585,7 @@ def kip848_static_assignment_lost(mp: pytest.MonkeyPatch) -> None:
         g.target[member_id] = {}
         return m
 
-    mp.setattr(consumer_heartbeat, "_replace_static", fresh)
+    mp.setattr(consumer_heartbeat, "replace_static", fresh)
 
 
 @fault

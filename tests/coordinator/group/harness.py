@@ -52,6 +52,7 @@ class Harness:
         self.replies: dict[int, Any] = {}
         self.records: list[object] = []
         self.writes: list[list[Record]] = []  # written, not yet reported (store_at_once off)
+        self.stored: list[Record] = []  # what a restart would load
         self.events: list[object] = []
         self._order = itertools.count()
         self._tokens = itertools.count(1)
@@ -72,6 +73,7 @@ class Harness:
         self.events += effects.events
         if effects.records:
             if self.store_at_once:
+                self.stored += effects.records
                 self.apply(self.co.written(effects.records, True, self.now))
             else:
                 self.writes.append(list(effects.records))
@@ -79,7 +81,10 @@ class Harness:
 
     def store(self, ok: bool = True) -> Effects:
         """Report the oldest outstanding write stored (or failed)."""
-        return self.apply(self.co.written(self.writes.pop(0), ok, self.now))
+        batch = self.writes.pop(0)
+        if ok:
+            self.stored += batch
+        return self.apply(self.co.written(batch, ok, self.now))
 
     def advance(self, ms: int) -> None:
         """Move the clock; every timer due on the way fires at its deadline, in order."""

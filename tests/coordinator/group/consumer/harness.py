@@ -4,28 +4,27 @@ no longer holds before it reports back."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from coordinator.group import GroupConfig, GroupCoordinator
-from coordinator.group.consumer.config import ConsumerGroupConfig
+from coordinator.group import GroupCoordinator
 from coordinator.group.consumer.member import Partitions
 from coordinator.group.consumer.requests import ConsumerHeartbeatInput, ConsumerHeartbeatResult
 
 from ..harness import GROUP, Harness
 
 
-def _config() -> GroupConfig:
-    # Targets computed when the turn ends (the advance(0) after each call), so that every
-    # heartbeat is answered before ``send`` returns; test_coalesce.py covers the interval.
-    return GroupConfig(consumer=ConsumerGroupConfig(assignment_interval_ms=0))
-
-
 @dataclass
 class ConsumerHarness(Harness):
-    config: GroupConfig = field(default_factory=_config)
     topics: dict[str, int] = field(default_factory=lambda: {"orders": 6})
+    #: Unless set, targets are computed when the turn ends (the advance(0) after each
+    #: call: an assignment interval of 0), so that every heartbeat is answered before
+    #: ``send`` returns; test_coalesce.py sets it to test the interval.
+    keep_interval: bool = False
 
     def __post_init__(self) -> None:
+        if not self.keep_interval:
+            consumer = replace(self.config.consumer, assignment_interval_ms=0)
+            self.config = replace(self.config, consumer=consumer)
         super().__post_init__()
         self.co = GroupCoordinator(
             self.config,
@@ -34,14 +33,19 @@ class ConsumerHarness(Harness):
         )
 
     def send(self, req: ConsumerHeartbeatInput) -> ConsumerHeartbeatResult:
-        token = self._token()
-        self.apply(self.co.consumer_group_heartbeat(token, req, self.now))
-        # The end of the event-loop turn: a held heartbeat is answered once the group's
-        # next target assignment is computed (coalesce.py).
-        self.advance(0)
+        token = self.send_held(req)
         result = self.replies[token]
         assert isinstance(result, ConsumerHeartbeatResult)
         return result
+
+    def send_held(self, req: ConsumerHeartbeatInput) -> int:
+        """Send a heartbeat whose answer may wait for the store; returns its token."""
+        token = self._token()
+        self.apply(self.co.consumer_group_heartbeat(token, req, self.now))
+        # The end of the event-loop turn: a heartbeat held for the group's next target
+        # assignment is answered once it is computed (coalesce.py).
+        self.advance(0)
+        return token
 
     def member(self, member_id: str, **kwargs: object) -> Member:
         return Member(self, member_id, **kwargs)  # type: ignore[arg-type]
@@ -69,20 +73,26 @@ class Member:
 
     def beat(self, full: bool = False) -> ConsumerHeartbeatResult:
         """A heartbeat reporting what it owns; applies the answer as a client does."""
+        r = self.h.send(self.request(full))
+        return self.answered(r)
+
+    def request(self, full: bool = False) -> ConsumerHeartbeatInput:
+        """The heartbeat the member sends next."""
         joining = self.epoch == 0
-        r = self.h.send(
-            ConsumerHeartbeatInput(
-                group_id=self.group,
-                member_id=self.member_id,
-                member_epoch=self.epoch,
-                instance_id=self.instance_id,
-                rebalance_timeout_ms=self.rebalance_timeout_ms if full or joining else -1,
-                subscribed_topic_names=self.topics if full or joining else None,
-                subscribed_topic_regex=self.regex if full or joining else None,
-                server_assignor=self.assignor if full or joining else None,
-                owned={} if joining else dict(self.owned),
-            )
+        return ConsumerHeartbeatInput(
+            group_id=self.group,
+            member_id=self.member_id,
+            member_epoch=self.epoch,
+            instance_id=self.instance_id,
+            rebalance_timeout_ms=self.rebalance_timeout_ms if full or joining else -1,
+            subscribed_topic_names=self.topics if full or joining else None,
+            subscribed_topic_regex=self.regex if full or joining else None,
+            server_assignor=self.assignor if full or joining else None,
+            owned={} if joining else dict(self.owned),
         )
+
+    def answered(self, r: ConsumerHeartbeatResult) -> ConsumerHeartbeatResult:
+        """Apply an answer as a client does."""
         self.last = r
         if r.error_code == 0:
             self.epoch = r.member_epoch

@@ -17,7 +17,7 @@ QUIET_MS = 50
 
 def _harness(interval_ms: int, partitions: int = 12) -> ConsumerHarness:
     config = GroupConfig(consumer=ConsumerGroupConfig(assignment_interval_ms=interval_ms))
-    return ConsumerHarness(config=config, topics={"orders": partitions})
+    return ConsumerHarness(config=config, topics={"orders": partitions}, keep_interval=True)
 
 
 def _join(h: ConsumerHarness, member_id: str) -> int:
@@ -43,7 +43,7 @@ def test_joins_of_one_turn_share_one_target_and_are_answered_from_it() -> None:
     h = _harness(interval_ms=0)
     tokens = {m: _join(h, m) for m in ("a", "b", "c")}
     assert not any(t in h.replies for t in tokens.values())  # held until the turn ends
-    assert h.co.consumer_groups["group"].state.value == "Assigning"
+    assert h.co.consumer_group("group").state.value == "Assigning"
     h.advance(0)
     [computed] = _computed(h)
     assert (computed.group_epoch, computed.members) == (3, 3)
@@ -53,7 +53,7 @@ def test_joins_of_one_turn_share_one_target_and_are_answered_from_it() -> None:
     # Nobody is given what another must give back: each gets its final share at once.
     assert {r.member_epoch for r in answers.values()} == {3}
     assert sorted(len(r.assignment["orders"]) for r in answers.values()) == [4, 4, 4]
-    assert h.co.consumer_groups["group"].state.value == "Stable"
+    assert h.co.consumer_group("group").state.value == "Stable"
 
 
 def test_a_lone_join_waits_only_the_quiet_time() -> None:
@@ -92,10 +92,12 @@ def test_a_member_gone_while_its_heartbeat_waits_is_told_so() -> None:
         heartbeat_interval_ms=10,
         min_heartbeat_interval_ms=1,
     )
-    h = ConsumerHarness(config=GroupConfig(consumer=consumer), topics={"orders": 12})
+    h = ConsumerHarness(
+        config=GroupConfig(consumer=consumer), topics={"orders": 12}, keep_interval=True
+    )
     b = _join(h, "b")
     h.advance(40)  # its session ran out while its join waited
-    assert "b" not in h.co.consumer_groups["group"].members
+    assert "b" not in h.co.consumer_group("group").members
     h.advance(3 * QUIET_MS)
     assert h.replies[b].error_code == ErrorCode.UNKNOWN_MEMBER_ID
 
@@ -123,7 +125,7 @@ def test_the_state_counts_agree_with_the_members() -> None:
             m.leave()
         else:
             m.join() if m.epoch == 0 else m.beat()
-        g = h.co.consumer_groups["group"]
+        g = h.co.consumer_group("group")
         scanned = sum(m.is_reconciled_to(g.assignment_epoch) for m in g.members.values())
         assert g.reconciled == scanned
         assert sum(g.assignors.values()) == sum(1 for x in g.members.values() if x.server_assignor)
