@@ -532,6 +532,8 @@ def fence(
 
         if migration.downgrade_allowed(ctx, g):
             # At the epoch its classic members hold: they are told to rejoin, not fenced.
+            # What still waits for a target is of members gone (coalesce.py).
+            coalesce.release(ctx, g, ErrorCode.UNKNOWN_MEMBER_ID)
             migration.to_classic(ctx, g, f"the last consumer-protocol member: {reason}")
             return
     g.subscription_metadata = subscription_metadata(ctx, g)
