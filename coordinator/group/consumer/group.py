@@ -208,9 +208,6 @@ class ConsumerGroup:
         self.reconciled = 0
         self.target_changes.clear()
 
-    def unreconciled(self) -> int:
-        return len(self.members) - self.reconciled
-
     # -- the Group interface (model.py), as Kafka's ConsumerGroup -----------------------------
 
     group_type = CONSUMER
