@@ -22,6 +22,7 @@ from typing import Any
 
 from . import (
     analytics,
+    analytics_small,
     cluster,
     codec,
     console,
@@ -30,6 +31,7 @@ from . import (
     durable,
     heartbeat,
     rebalance,
+    regex_attack,
     report,
     scale,
     servers,
@@ -195,8 +197,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument(
         "--only",
         default=(
-            "heartbeat,rebalance,scale,codec,durable,time_to_stable,slow_clients,cluster,console,"
-            "console_slow_http,console_live,analytics"
+            "heartbeat,rebalance,scale,codec,durable,time_to_stable,slow_clients,regex_attack,"
+            "cluster,console,"
+            "console_slow_http,console_live,analytics,analytics_small"
         ),
         help="comma-separated parts to run",
     )
@@ -249,6 +252,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         result["time_to_stable"] = time_to_stable.main(quick)
     if "slow_clients" in parts:
         result["slow_clients"] = slow_clients.main(quick)
+    if "regex_attack" in parts:
+        result["regex_attack"] = regex_attack.main(quick)
     if "cluster" in parts:
         result["cluster"] = cluster.main(quick + (["--no-write"] if args.quick else []))
     if "console" in parts:
@@ -262,6 +267,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         # 10M journal entries of 3 nodes on local[*] with Spark's defaults (a few minutes).
         events = ["--quick", "--no-write"] if args.quick else ["--events", "10000000"]
         result["analytics"] = analytics.main(events)
+    if "analytics_small" in parts and not args.quick:  # whole JVMs: not in a quick run
+        result["analytics_small"] = analytics_small.main([])
     result["meta"]["wall_s"] = time.monotonic() - started
     if out is not None:
         report.write(result, out)

@@ -23,6 +23,8 @@ class NodeAddress:
 
     node_id: int
     listeners: dict[str, tuple[str, int]]  # SecurityProtocol value -> (host, port)
+    #: Its web console ("http://host:port/"), None when it serves none.
+    console_url: str | None = None
 
     def address_for(self, protocol: SecurityProtocol | None) -> tuple[str, int] | None:
         """The address a client of ``protocol`` uses (None: the node has no such
@@ -47,6 +49,9 @@ class SingleNode:
 
     def coordinator(self, group_id: str) -> int | None:
         return None  # this node
+
+    def stale(self, now_ms: int) -> bool:
+        return False
 
     def nodes(self) -> list[NodeAddress]:
         return []  # just this node
@@ -80,6 +85,11 @@ class ClusterRouting:
         if state is PartitionState.LOADING:
             return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
         return None
+
+    def stale(self, now_ms: int) -> bool:
+        """This node's lease may have run out: what it knows of the owners may be old (it
+        is paused or cut off from the database) and others may have moved on."""
+        return now_ms >= self.lease_valid_until_ms
 
     def coordinator(self, group_id: str) -> int | None:
         """The owner's node id (None: no live owner right now)."""

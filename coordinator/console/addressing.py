@@ -6,7 +6,8 @@ origin and a trusted reverse proxy.
   is made to resolve to 127.0.0.1 (DNS rebinding) reads the console with the browser's
   help, and its Origin check passes since Origin equals the Host it was sent to. Default:
   the listen address, ``localhost`` (and its subdomains), 127.0.0.1 and ::1, plus the
-  public origin's host.
+  public origin's host; listening on all addresses, also this machine's names and any IP
+  address (an address is no name an attacker can make resolve elsewhere).
 - **Public origin** (``--http-public-origin https://console.example.com``): the origin the
   browser is on behind a TLS proxy; logins and actions must come from it. Without it the
   origin is the request's scheme (from a trusted proxy's header, else http) and Host.
@@ -78,11 +79,14 @@ class Addressing:
         self.public_origin = settings.public_origin
         self.trusted = frozenset(a for a in map(_address, settings.trusted_proxies) if a)
         allowed = set(settings.allowed_hosts)
+        #: Listening on every address, by default: any Host that is an IP address.
+        self.any_address = False
         if not allowed:
             allowed.update(LOCAL_NAMES)
             listen_host = settings.listen[0] if settings.listen else ""
             if listen_host in WILDCARD_HOSTS:  # the machine's own names, as it is bound to all
                 allowed.update({socket.gethostname().lower(), socket.getfqdn().lower()})
+                self.any_address = True
             elif listen_host:
                 allowed.add(host_name(listen_host))
         if self.public_origin:
@@ -94,6 +98,8 @@ class Addressing:
         if host is None:
             return False
         name = host_name(host)
+        if self.any_address and _address(name) is not None:
+            return True
         return any(_matches(name, p) for p in self.allowed_hosts)
 
     def _via_proxy(self, request: web.BaseRequest) -> bool:

@@ -27,13 +27,16 @@ import structlog
 from aiohttp import web
 
 from ..errors import StartupError
+from ..group.consumer.config import DEFAULT_ASSIGNOR
 from ..node import Node
 from ..security.config import ANONYMOUS
 from ..security.sasl import FailedLoginLimiter
+from ..store.postgres import PostgresStore
 from . import actions, filters, restricted, sse, views
 from .activity import Activity
 from .addressing import Addressing
 from .auth import COOKIE, SESSION_S, Sessions, check_password
+from .cluster_view import ClusterGroups, console_url
 from .guard import GuardedSite, HttpGuard, ServerLog, hide_server_version
 from .settings import ConsoleSettings
 from .streams import RenderBudget, StreamSlots
@@ -78,10 +81,14 @@ class Console:
         self.state = ConsoleState(
             runtime.node, self.activity, connections, settings.admin, settings.analytics
         )
+        if isinstance(runtime.store, PostgresStore):  # a cluster: every node's groups
+            self.state.cluster = ClusterGroups(runtime.store, DEFAULT_ASSIGNOR)
         self.carry_out = runtime.carry_out
         self.runtime = runtime
         self.sessions = Sessions(settings.max_sessions_per_user)
         self.guard = HttpGuard(settings)
+        if runtime.metrics is not None:
+            self.guard.on_hit = runtime.metrics.limit_hit
         hide_server_version()
         self.addressing = Addressing(settings)
         #: The console's own failed-login limiter: its failures lock no Kafka login out.
@@ -103,6 +110,8 @@ class Console:
         self.app = build_app(self)
         self._runner: web.AppRunner | None = None
         self.port: int | None = None
+        #: How other nodes' consoles link to this one (set once listening).
+        self.url: str | None = None
 
     @property
     def node(self) -> Node:
@@ -130,6 +139,7 @@ class Console:
         self._runner = runner
         self.guard.start()
         self.port = int(runner.addresses[0][1])  # port 0 asks for any
+        self.url = console_url(host, self.port)
         log.info(
             "console",
             url=f"http://{host}:{self.port}/",
@@ -173,6 +183,11 @@ class Console:
 
     # -- rendering ---------------------------------------------------------------------------
 
+    async def fresh(self) -> None:
+        """In a cluster, the other nodes' groups read again if the last read is old."""
+        if self.state.cluster is not None:
+            await self.state.cluster.refresh()
+
     def data(self, view: str, query: Any, viewer: Viewer) -> dict[str, Any] | None:
         if view == "overview":
             return restricted.overview_for(self.state, viewer, views.overview(self.state, viewer))
@@ -182,6 +197,7 @@ class Console:
                 viewer,
                 q=query.get("q", ""),
                 group_state=query.get("state", ""),
+                group_type=query.get("type", ""),
                 sort=query.get("sort", "id"),
                 order=query.get("order", "asc"),
                 page=_int(query.get("page"), 1),
@@ -268,9 +284,10 @@ async def _page(request: web.Request, view: str, title: str) -> web.StreamRespon
     viewer = console.viewer(request)
     if viewer is None:
         return _login_needed(request)
+    await console.fresh()
     data = console.data(view, request.query, viewer)
     if data is None:
-        raise web.HTTPNotFound(text="no group to show: none by that id, or not yours to see\n")
+        return _not_here(console, request, viewer)
     stream = f"/api/stream?{urlencode({**request.query, 'view': view, 'format': 'html'})}"
     body = console.render(
         f"{view}.html",
@@ -282,9 +299,30 @@ async def _page(request: web.Request, view: str, title: str) -> web.StreamRespon
         viewer=viewer,
         login=console.node.security.acls_enabled,
         admin=console.settings.admin,
-        states=views.STATES,
+        states=views.STATES + views.CONSUMER_STATES,
+        types=views.TYPES,
     )
     return web.Response(text=body, content_type="text/html")
+
+
+def _not_here(console: Console, request: web.Request, viewer: Viewer) -> web.StreamResponse:
+    """A group this node does not show: in a cluster, a page naming and linking the node
+    that coordinates it; else (or when it exists nowhere) a 404 page saying so."""
+    group_id = request.query.get("id", "")
+    where = views.group_elsewhere(console.state, viewer, group_id)
+    found = where is not None and where["exists"]
+    # A group that exists nowhere is not named back (the id is the requester's text).
+    body = console.render(
+        "elsewhere.html",
+        title=f"Group {group_id}" if found else "No such group",
+        view="group",
+        d=where,
+        stream=None,
+        viewer=viewer,
+        login=console.node.security.acls_enabled,
+    )
+    found = found and where is not None and where["coordinator"] is not None
+    return web.Response(text=body, content_type="text/html", status=200 if found else 404)
 
 
 async def overview_page(request: web.Request) -> web.StreamResponse:
@@ -389,9 +427,11 @@ def _api(view: str) -> Handler:
         query: Any = request.query
         if view == "group":
             query = {"id": request.match_info["group"]}
+        await console.fresh()
         data = console.data(view, query, viewer)
         if data is None:
-            return _json({"error": f"no group {query.get('id')!r}"}, 404)
+            where = views.group_elsewhere(console.state, viewer, query.get("id", ""))
+            return _json({"error": f"no group {query.get('id')!r} here", **(where or {})}, 404)
         return _json(data)
 
     return handler
@@ -420,6 +460,10 @@ async def stream(request: web.Request) -> web.StreamResponse:
     if refused is not None:
         status, why = refused
         console.log_stream_refusal(client, why)
+        if console.runtime.metrics is not None:
+            console.runtime.metrics.limit_hit(
+                "http_max_streams" if status == 503 else "http_max_streams_per_client"
+            )
         return _json({"error": why}, status)
     as_html = request.query.get("format") == "html"
     response = web.StreamResponse(
@@ -464,6 +508,7 @@ async def _push(
         due = now - rendered_at >= max(STREAM_POLL_S, RENDER_BUDGET * render_s)
         if due and (changed or now - rendered_at >= STREAM_REFRESH_S):
             seen_version = console.activity.version
+            await console.fresh()
             # All pages share one budget of loop time: this may wait for its turn, or take
             # a render of the same page for the same viewer made since it saw the change.
             event, render_s = await console.budget.render(
@@ -504,10 +549,14 @@ def _event(console: Console, request: web.Request, view: str, as_html: bool) -> 
 
 async def metrics(request: web.Request) -> web.StreamResponse:
     """Prometheus metrics, as ``--metrics-listen`` serves them (when that is on); with
-    ACLs, to a logged-in user only (its own port is the place for an unattended scraper)."""
+    ACLs, to a logged-in user who may describe the cluster only (they count every group;
+    its own port is the place for an unattended scraper)."""
     console = _console(request)
-    if console.viewer(request) is None:
+    viewer = console.viewer(request)
+    if viewer is None:
         return _login_needed(request)
+    if not viewer.sees_all_groups(console.node):
+        return _json({"error": f"{viewer.principal} may not DESCRIBE the cluster"}, 403)
     found = console.runtime.metrics
     if found is None:
         return web.Response(status=404, text="metrics are off: start with --metrics-listen\n")

@@ -12,7 +12,8 @@ Here each accepted connection goes through a ``Gate`` in front of aiohttp's hand
   connection, or from the first byte of a later request on it);
 - a connection with no request in progress is closed after ``idle_timeout_ms``.
 
-Every cap or timeout hit is logged (at most once per ``LOG_EVERY_S`` and kind, with counts).
+Every cap or timeout hit is logged (at most once per ``LOG_EVERY_S`` and kind, with counts)
+and counted in the ``limit_hits`` metric by its option's name (``http_max_connections``...).
 """
 
 from __future__ import annotations
@@ -95,9 +96,9 @@ class Gate(asyncio.Protocol):
             return None
         if self.first_byte is not None:
             if now - self.first_byte > self.guard.header_timeout_s:
-                return "header_timeout"
+                return "http_header_timeout_ms"
         elif now - self.waiting_since > self.guard.idle_timeout_s:
-            return "idle_timeout"
+            return "http_idle_timeout_ms"
         return None
 
 
@@ -122,6 +123,8 @@ class HttpGuard:
         self._unlogged: Counter[str] = Counter()
         self._logged_at: dict[str, float] = {}
         self._sweeper: asyncio.Task[None] | None = None
+        #: Told of every hit by its option's name (the metrics' limit counter).
+        self.on_hit: Callable[[str], None] | None = None
 
     def start(self) -> None:
         self.loop = asyncio.get_running_loop()
@@ -148,7 +151,7 @@ class HttpGuard:
     def protocol(self, make_handler: Callable[[], asyncio.Protocol]) -> asyncio.Protocol:
         """The protocol of a connection just accepted: a gate, or a refusal past the cap."""
         if len(self.gates) >= self.cap:
-            self.hit("max_connections")
+            self.hit("http_max_connections")
             return _Refused()
         return Gate(self, make_handler())
 
@@ -167,6 +170,9 @@ class HttpGuard:
 
     def hit(self, kind: str, count: int = 1) -> None:
         self.hits[kind] += count
+        if self.on_hit is not None:
+            for _ in range(count):
+                self.on_hit(kind)
         self._unlogged[kind] += count
         self._flush_log()
 

@@ -27,6 +27,7 @@ def overview_for(state: ConsoleState, viewer: Viewer, data: dict[str, Any]) -> d
         **data,
         "connections": None,  # not theirs to know
         "commits_per_second": None,
+        "commits_total": None,
         "nodes": [{**n, "groups": None} for n in data["nodes"]],
         "rebalances_per_minute": [
             {"minute_ms": m * MINUTE_MS, "count": c} for m, c in per_minute.items()

@@ -8,10 +8,11 @@ than DescribeGroups, ListGroups, OffsetFetch and Metadata would.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from protocol.consumer import CONSUMER_PROTOCOL_TYPE, decode_assignment
 from protocol.errors import DecodeError
 
 from ..accounts import CLUSTER_NAME, Operation, ResourceType
+from ..cluster.directory import StoredGroup
 from ..cluster.routing import ClusterRouting
 from ..group.consumer.config import DEFAULT_ASSIGNOR
 from ..group.consumer.group import ConsumerGroup
@@ -28,11 +30,18 @@ from ..group.model import CLASSIC, CONSUMER
 from ..journal.schema import to_entry
 from ..node import Node
 from .activity import HOUR_MS, Activity
+from .cluster_view import ClusterGroups, coordinator, group_url
+from .colours import MemberColours, identity
+from .liveness import classic_late_after_ms, consumer_late_after_ms, is_late
 
+#: The group types, as ListGroups names them (KIP-848 consumer groups: ``CONSUMER``).
+TYPES = (CLASSIC, CONSUMER)
 STATES = ("Stable", "PreparingRebalance", "CompletingRebalance", "Empty", "Dead")
 #: A consumer group's states besides Stable and Empty (KIP-848).
 CONSUMER_STATES = ("Assigning", "Reconciling")
 AnyGroup = ClassicGroup | ConsumerGroup
+#: A group in this node's memory, or another node's as the shared store has it.
+ListedGroup = AnyGroup | StoredGroup
 SORT_KEYS = (
     "id",
     "type",
@@ -80,6 +89,10 @@ class ConsoleState:
     admin: bool = False
     #: The ``analyze --report`` directory (None: the Analysis page says how to get one).
     analytics: Path | None = None
+    #: Each member's colour in the partition picture, kept across rebalances.
+    colours: MemberColours = field(default_factory=MemberColours)
+    #: In a cluster: every node's groups, from the shared store.
+    cluster: ClusterGroups | None = None
 
     def now_ms(self) -> int:
         return self.node.now_ms()
@@ -91,27 +104,58 @@ class ConsoleState:
             return groups
         return [g for g in groups if viewer.sees_group(self.node, g.group_id)]
 
+    def other_nodes_groups(self, viewer: Viewer) -> list[StoredGroup]:
+        """In a cluster, the groups this node does not hold, as the store last had them."""
+        if self.cluster is None or not self.cluster.groups:
+            return []
+        held = self.node.groups
+        everything = viewer.sees_all_groups(self.node)
+        return [
+            g
+            for g in self.cluster.groups
+            if g.group_id not in held.groups
+            and (everything or viewer.sees_group(self.node, g.group_id))
+        ]
+
+    def listed_groups(self, viewer: Viewer) -> list[ListedGroup]:
+        """Every group of the cluster this viewer may see (this node's, live, first)."""
+        listed: list[ListedGroup] = list(self.visible_groups(viewer))
+        listed.extend(self.other_nodes_groups(viewer))
+        return listed
+
 
 # What the tables show of either kind of group.
 
 
-def type_of(g: AnyGroup) -> str:
+def type_of(g: ListedGroup) -> str:
+    if isinstance(g, StoredGroup):
+        return g.type
     return CONSUMER if isinstance(g, ConsumerGroup) else CLASSIC
 
 
-def state_of(g: AnyGroup) -> str:
+def state_of(g: ListedGroup) -> str:
+    if isinstance(g, StoredGroup):
+        return g.state
     return str(g.state.value)
 
 
-def protocol_of(g: AnyGroup) -> tuple[str, str]:
+def members_of(g: ListedGroup) -> int:
+    return g.members if isinstance(g, StoredGroup) else len(g.members)
+
+
+def protocol_of(g: ListedGroup) -> tuple[str, str]:
     """(protocol type, protocol): a consumer group's protocol is its server assignor."""
+    if isinstance(g, StoredGroup):
+        return g.protocol_type, g.protocol
     if isinstance(g, ConsumerGroup):
         return CONSUMER_PROTOCOL_TYPE, g.preferred_assignor(DEFAULT_ASSIGNOR) if g.members else ""
     return g.protocol_type or "", g.protocol_name or ""
 
 
-def generation_of(g: AnyGroup) -> int:
+def generation_of(g: ListedGroup) -> int:
     """The generation of a classic group, the group epoch of a consumer group."""
+    if isinstance(g, StoredGroup):
+        return g.generation
     return g.group_epoch if isinstance(g, ConsumerGroup) else g.generation_id
 
 
@@ -120,31 +164,45 @@ def generation_of(g: AnyGroup) -> int:
 
 def overview(state: ConsoleState, viewer: Viewer) -> dict[str, Any]:
     node, now = state.node, state.now_ms()
-    groups = state.visible_groups(viewer)
-    by_state = Counter(state_of(g) for g in groups)
-    by_type = Counter(type_of(g) for g in groups)
+    groups = state.listed_groups(viewer)  # in a cluster, every node's
+    by_type_state: Counter[tuple[str, str]] = Counter()
+    members = 0
+    for g in groups:  # one pass: a consumer group's state looks at each of its members
+        by_type_state[(type_of(g), state_of(g))] += 1
+        members += members_of(g)
+    by_state: Counter[str] = Counter()
+    by_type: Counter[str] = Counter()
+    for (kind, group_state), n in by_type_state.items():
+        by_state[group_state] += n
+        by_type[kind] += n
     shown_states = [s for s in STATES if s != "Dead"] + [s for s in CONSUMER_STATES if by_state[s]]
     per_minute = state.activity.rebalances_per_minute(now)
     return {
         "now_ms": now,
         "cluster_id": node.settings.cluster_id,
         "node_id": node.settings.node_id,
-        "nodes": _nodes(node),
+        "nodes": _nodes(node, groups),
         "connections": state.connections(),
         "groups": len(groups),
         "groups_by_state": {s: by_state.get(s, 0) for s in shown_states},
         "groups_by_type": {CLASSIC: by_type[CLASSIC], CONSUMER: by_type[CONSUMER]},
-        "members": sum(len(g.members) for g in groups),
+        # Each type's own counts: a state the type never has (a classic group is never
+        # Reconciling, a consumer group never CompletingRebalance) counts 0.
+        "groups_by_type_and_state": {
+            t: {s: by_type_state[(t, s)] for s in shown_states} for t in (CLASSIC, CONSUMER)
+        },
+        "members": members,
         "topics": sum(1 for t in node.catalog.all() if viewer.sees_topic(node, t.name)),
         "rebalances_last_hour": sum(c for _, c in per_minute),
         "rebalances_per_minute": [{"minute_ms": m, "count": c} for m, c in per_minute],
         "commits_per_second": state.activity.commits_per_second(now),
+        "commits_total": state.activity.commits_total,
         "recent_events": recent_events(state, viewer, OVERVIEW_EVENTS),
         "admin": state.admin,
     }
 
 
-def _nodes(node: Node) -> list[dict[str, Any]]:
+def _nodes(node: Node, groups: list[ListedGroup]) -> list[dict[str, Any]]:
     me = node.settings.node_id
     routing = node.routing
     if not isinstance(routing, ClusterRouting):
@@ -154,11 +212,19 @@ def _nodes(node: Node) -> list[dict[str, Any]]:
                 "node_id": me,
                 "this": True,
                 "address": f"{host}:{port}",
+                "console_url": None,
                 "partitions": None,  # one node coordinates every group
                 "groups": _group_count(node),
             }
         ]
     owned = Counter(routing.owners.values())
+    per_node = Counter(
+        # A stored group carries its partition: no hashing its id again.
+        routing.owners.get(g.partition)
+        if isinstance(g, StoredGroup) and g.partition is not None
+        else routing.coordinator(g.group_id)
+        for g in groups
+    )
     out: list[dict[str, Any]] = []
     for address in routing.nodes():
         listeners = address.listeners
@@ -168,8 +234,9 @@ def _nodes(node: Node) -> list[dict[str, Any]]:
                 "node_id": address.node_id,
                 "this": address.node_id == me,
                 "address": None if first is None else f"{first[0]}:{first[1]}",
+                "console_url": address.console_url,
                 "partitions": owned.get(address.node_id, 0),
-                "groups": _group_count(node) if address.node_id == me else None,
+                "groups": per_node.get(address.node_id, 0),
             }
         )
     return out
@@ -200,7 +267,23 @@ def recent_events(state: ConsoleState, viewer: Viewer, limit: int) -> list[dict[
 # -- groups -----------------------------------------------------------------------------------
 
 
-def _group_row(state: ConsoleState, g: AnyGroup, hour_ago: int) -> dict[str, Any]:
+def _group_row(state: ConsoleState, g: ListedGroup, hour_ago: int) -> dict[str, Any]:
+    owner = coordinator(state.node, g.group_id)
+    link = None if owner is None or owner["this"] else group_url(owner["console_url"], g.group_id)
+    if isinstance(g, StoredGroup):  # another node's: as the store has it
+        return {
+            "id": g.group_id,
+            "type": g.type,
+            "state": g.state,
+            "protocol_type": g.protocol_type,
+            "protocol": g.protocol,
+            "members": g.members,
+            "generation": g.generation,
+            "last_rebalance": None,  # its coordinator's console has the timeline
+            "rebalances_1h": None,
+            "coordinator": owner,
+            "url": link,
+        }
     activity = state.activity.group(g.group_id)
     last = activity.last if activity is not None else None
     protocol_type, protocol = protocol_of(g)
@@ -214,15 +297,17 @@ def _group_row(state: ConsoleState, g: AnyGroup, hour_ago: int) -> dict[str, Any
         "generation": generation_of(g),
         "last_rebalance": None if last is None else last.as_dict(),
         "rebalances_1h": 0 if activity is None else activity.starts_since(hour_ago),
+        "coordinator": owner,
+        "url": link,
     }
 
 
-def _sort_key(state: ConsoleState, key: str, hour_ago: int) -> Callable[[AnyGroup], Any]:
+def _sort_key(state: ConsoleState, key: str, hour_ago: int) -> Callable[[ListedGroup], Any]:
     """Each column's value, read from the group itself: sorting builds no rows."""
     activity = state.activity.groups
     if key == "last_rebalance":
 
-        def last_started(g: AnyGroup) -> int:
+        def last_started(g: ListedGroup) -> int:
             found = activity.get(g.group_id)
             last = found.last if found is not None else None
             return last.started_ms if last is not None else 0
@@ -230,16 +315,16 @@ def _sort_key(state: ConsoleState, key: str, hour_ago: int) -> Callable[[AnyGrou
         return last_started
     if key == "rebalances_1h":
 
-        def recent(g: AnyGroup) -> int:
+        def recent(g: ListedGroup) -> int:
             found = activity.get(g.group_id)
             return found.starts_since(hour_ago) if found is not None else 0
 
         return recent
-    by_column: dict[str, Callable[[AnyGroup], Any]] = {
+    by_column: dict[str, Callable[[ListedGroup], Any]] = {
         "type": type_of,
         "state": state_of,
         "protocol": protocol_of,
-        "members": lambda g: len(g.members),
+        "members": members_of,
         "generation": generation_of,
     }
     return by_column[key]
@@ -251,23 +336,26 @@ def groups_page(
     *,
     q: str = "",
     group_state: str = "",
+    group_type: str = "",
     sort: str = "id",
     order: str = "asc",
     page: int = 1,
     page_size: int = DEFAULT_PAGE_SIZE,
 ) -> dict[str, Any]:
     """One page of the groups this viewer may see, searched (a substring of the id,
-    case-insensitive), filtered by state, sorted and paginated on the server."""
+    case-insensitive), filtered by state and type, sorted and paginated on the server."""
     sort = sort if sort in SORT_KEYS else "id"
     order = "desc" if order == "desc" else "asc"
     page_size = min(max(page_size, 1), MAX_PAGE_SIZE)
     needle = q.strip().lower()
     wanted_state = group_state.strip().lower()
+    wanted_type = group_type.strip().lower()
     groups = [
         g
-        for g in state.visible_groups(viewer)
+        for g in state.listed_groups(viewer)
         if (not needle or needle in g.group_id.lower())
         and (not wanted_state or state_of(g).lower() == wanted_state)
+        and (not wanted_type or type_of(g) == wanted_type)
     ]
     total = len(groups)
     pages = max((total + page_size - 1) // page_size, 1)
@@ -280,12 +368,15 @@ def groups_page(
     chosen = groups[(page - 1) * page_size : page * page_size]
     rows = [_group_row(state, g, hour_ago) for g in chosen]
     return {
+        "clustered": state.cluster is not None,
+        "cluster_problem": None if state.cluster is None else state.cluster.problem,
         "total": total,
         "page": page,
         "pages": pages,
         "page_size": page_size,
         "q": q,
         "state": group_state,
+        "type": group_type,
         "sort": sort,
         "order": order,
         "groups": rows,
@@ -329,8 +420,14 @@ def group_detail(state: ConsoleState, viewer: Viewer, group_id: str) -> dict[str
     stored = {m.member_id: m.member_assignment for m in described.members}
     members = []
     owners: dict[str, dict[int, str]] = {}
+    colours = state.colours.of(
+        g.group_id, (identity(m.member_id, m.group_instance_id) for m in g.members.values())
+    )
+    stable = g.state.value == "Stable"  # mid-rebalance, members wait instead of heartbeating
     for m in g.members.values():
         data = stored.get(m.member_id, b"")
+        since = max(now - m.last_heartbeat_ms, 0) if m.last_heartbeat_ms else None
+        late_after = classic_late_after_ms(m.session_timeout_ms) if stable else None
         partitions = decode_partitions(g.protocol_type, data)
         for topic, ps in (partitions or {}).items():
             for p in ps:
@@ -344,9 +441,10 @@ def group_detail(state: ConsoleState, viewer: Viewer, group_id: str) -> dict[str
                 "session_timeout_ms": m.session_timeout_ms,
                 "rebalance_timeout_ms": m.rebalance_timeout_ms,
                 "last_heartbeat_ms": m.last_heartbeat_ms or None,
-                "since_heartbeat_ms": max(now - m.last_heartbeat_ms, 0)
-                if m.last_heartbeat_ms
-                else None,
+                "since_heartbeat_ms": since,
+                "heartbeat_late_after_ms": late_after,
+                "heartbeat_late": is_late(since, late_after),
+                "colour": colours[identity(m.member_id, m.group_instance_id)],
                 "leader": g.leader_id == m.member_id,
                 "assignment_bytes": len(data),
                 "assignment": partitions,
@@ -372,7 +470,25 @@ def group_detail(state: ConsoleState, viewer: Viewer, group_id: str) -> dict[str
         "rebalances_1h": 0 if activity is None else activity.starts_since(now - HOUR_MS),
         "time_in_states_ms": {} if activity is None else activity.time_in_states(now),
         "last_commit_ms": None if activity is None else activity.last_commit_ms,
+        "commits": 0 if activity is None else activity.commits,
         "admin": state.admin,
+    }
+
+
+def group_elsewhere(state: ConsoleState, viewer: Viewer, group_id: str) -> dict[str, Any] | None:
+    """A group this node does not hold, in a cluster: which node coordinates it and its
+    console's page for it, and what the store has of it (None: no cluster, or not visible)."""
+    node = state.node
+    if state.cluster is None or not viewer.sees_group(node, group_id):
+        return None
+    owner = coordinator(node, group_id)
+    stored = state.cluster.by_id().get(group_id)
+    return {
+        "id": group_id,
+        "exists": stored is not None,
+        "coordinator": owner,
+        "url": None if owner is None else group_url(owner["console_url"], group_id),
+        "stored": None if stored is None else dataclasses.asdict(stored),
     }
 
 
@@ -381,6 +497,11 @@ def _consumer_group_detail(state: ConsoleState, viewer: Viewer, g: ConsumerGroup
     each owns (and still has to revoke), its target, and the offsets."""
     node, now = state.node, state.now_ms()
     group_session_ms = node.groups.config.consumer.session_timeout_ms
+    activity = state.activity.group(g.group_id)
+    late_after = consumer_late_after_ms(node.groups.config.consumer.heartbeat_interval_ms)
+    colours = state.colours.of(
+        g.group_id, (identity(m.member_id, m.instance_id) for m in g.members.values())
+    )
     owners: dict[str, dict[int, str]] = {}
     members = []
     for m in g.members.values():
@@ -391,6 +512,7 @@ def _consumer_group_detail(state: ConsoleState, viewer: Viewer, g: ConsumerGroup
                 owners.setdefault(topic, {})[p] = m.member_id
         deadline = node.groups.timer_deadline(consumer_session_key(g.group_id, m.member_id))
         last = deadline - session_ms if deadline is not None else None
+        since = None if last is None else max(now - last, 0)
         members.append(
             {
                 "member_id": m.member_id,
@@ -400,7 +522,10 @@ def _consumer_group_detail(state: ConsoleState, viewer: Viewer, g: ConsumerGroup
                 "session_timeout_ms": session_ms,
                 "rebalance_timeout_ms": m.rebalance_timeout_ms,
                 "last_heartbeat_ms": last,
-                "since_heartbeat_ms": None if last is None else max(now - last, 0),
+                "since_heartbeat_ms": since,
+                "heartbeat_late_after_ms": late_after,
+                "heartbeat_late": is_late(since, late_after),
+                "colour": colours[identity(m.member_id, m.instance_id)],
                 "leader": False,
                 "epoch": m.member_epoch,
                 "reconciliation": m.state.value,
@@ -410,14 +535,16 @@ def _consumer_group_detail(state: ConsoleState, viewer: Viewer, g: ConsumerGroup
                 "target": _sorted_partitions(g.target.get(m.member_id, {})),
             }
         )
-    activity = state.activity.group(g.group_id)
     protocol_type, protocol = protocol_of(g)
     return {
         "now_ms": now,
         "id": g.group_id,
         "type": CONSUMER,
         "state": state_of(g),
-        "state_since_ms": None,
+        # The group keeps no state timestamp: when the events said it changed, if seen.
+        "state_since_ms": activity.state_since_ms
+        if activity is not None and activity.state == state_of(g)
+        else None,
         "protocol_type": protocol_type,
         "protocol": protocol,
         "generation": g.group_epoch,
@@ -432,6 +559,7 @@ def _consumer_group_detail(state: ConsoleState, viewer: Viewer, g: ConsumerGroup
         "rebalances_1h": 0 if activity is None else activity.starts_since(now - HOUR_MS),
         "time_in_states_ms": {} if activity is None else activity.time_in_states(now),
         "last_commit_ms": None if activity is None else activity.last_commit_ms,
+        "commits": 0 if activity is None else activity.commits,
         "admin": state.admin,
     }
 

@@ -30,6 +30,7 @@ from protocol.errors import DecodeError, ErrorCode
 
 from . import events
 from .consumer import classic as consumer_classic
+from .consumer import coalesce as consumer_coalesce
 from .consumer import durability as consumer_durability
 from .consumer import heartbeat as consumer_heartbeat
 from .consumer.group import ConsumerGroup
@@ -149,6 +150,8 @@ def to_classic(ctx: Context, g: ConsumerGroup, reason: str) -> ClassicGroup:
     """Convert the consumer group (only classic members left), assignments kept, and
     start a rebalance for them to rejoin it as a classic group."""
     consumer_durability.forget(ctx, g.group_id)
+    # Heartbeats waiting for a target (coalesce.py) are of members no longer here.
+    consumer_coalesce.release(ctx, g, ErrorCode.UNKNOWN_MEMBER_ID)
     c = ClassicGroup(
         g.group_id,
         state_timestamp_ms=ctx.now,

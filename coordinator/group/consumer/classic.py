@@ -94,6 +94,7 @@ def _join(ctx: Context, g: ConsumerGroup, req: JoinGroupInput) -> JoinGroupResul
     else:
         g.touch(m)
     heartbeat.update_epoch(ctx, g, is_new, subscription_changed)
+    heartbeat.assign_now(ctx, g)
     owned: Partitions = {}
     for tp in subscription.owned_partitions:
         owned[tp.topic] = owned.get(tp.topic, frozenset()) | frozenset(tp.partitions)

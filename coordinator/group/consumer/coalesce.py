@@ -129,7 +129,7 @@ def _answer(ctx: Context, g: ConsumerGroup, h: Held, finish: Finish) -> None:
             ),
         )
     else:
-        # It shows epochs and an assignment: given once the group's records are stored.
+        # It shows epochs and an assignment: given once stored (../durability.py).
         ctx.reply_when_stored(g.group_id, h.token, finish(ctx, g, m, h))
 
 

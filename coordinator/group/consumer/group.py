@@ -15,11 +15,11 @@ from ..requests import OffsetCommitInput
 from ..results import ListedGroup
 from .member import ConsumerMember, MemberState, Partitions
 
-if TYPE_CHECKING:
-    from .coalesce import Held
-
 #: Members of consumer groups commit with OffsetCommit v9+ (which carries the member epoch).
 MEMBER_COMMIT_VERSION = 9
+
+if TYPE_CHECKING:
+    from .coalesce import Held
 
 
 class ConsumerGroupState(Enum):
@@ -66,6 +66,7 @@ class ConsumerGroup:
     #: were when they were resolved (topics are only ever added).
     resolved: dict[str, frozenset[str]] = field(default_factory=dict)
     resolved_with_topics: int = -1
+    resolved_at_ms: int = -1  # when they were last all resolved
     #: When the current target assignment was computed here (None: before a load), for
     #: the time members take to reconcile to it; not stored.
     target_computed_ms: int | None = None
@@ -193,21 +194,6 @@ class ConsumerGroup:
             return default
         return max(sorted(counts), key=lambda name: counts[name])
 
-    def move(self, m: ConsumerMember, state: MemberState, epoch: int) -> None:
-        """Set a member's state and epoch, keeping the count of reconciled members."""
-        was = m.is_reconciled_to(self.assignment_epoch)
-        if epoch != m.member_epoch:
-            m.previous_member_epoch = m.member_epoch
-            m.member_epoch = epoch
-        m.state = state
-        self.reconciled += m.is_reconciled_to(self.assignment_epoch) - was
-
-    def new_target_epoch(self, epoch: int) -> None:
-        """A new target assignment: no member has reached its epoch yet."""
-        self.assignment_epoch = epoch
-        self.reconciled = 0
-        self.target_changes.clear()
-
     # -- the Group interface (model.py), as Kafka's ConsumerGroup -----------------------------
 
     group_type = CONSUMER
@@ -259,3 +245,21 @@ class ConsumerGroup:
 
     def listed(self) -> ListedGroup:
         return ListedGroup(self.group_id, CONSUMER, self.state.value, CONSUMER)
+
+    def move(self, m: ConsumerMember, state: MemberState, epoch: int) -> None:
+        """Set a member's state and epoch, keeping the count of reconciled members."""
+        was = m.is_reconciled_to(self.assignment_epoch)
+        if epoch != m.member_epoch:
+            m.previous_member_epoch = m.member_epoch
+            m.member_epoch = epoch
+        m.state = state
+        self.reconciled += m.is_reconciled_to(self.assignment_epoch) - was
+
+    def new_target_epoch(self, epoch: int) -> None:
+        """A new target assignment: no member has reached its epoch yet."""
+        self.assignment_epoch = epoch
+        self.reconciled = 0
+        self.target_changes.clear()
+
+    def unreconciled(self) -> int:
+        return len(self.members) - self.reconciled

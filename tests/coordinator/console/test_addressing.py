@@ -11,6 +11,8 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import make_mocked_request
 
+from coordinator.console.addressing import Addressing
+from coordinator.console.settings import ConsoleSettings
 from coordinator.server import Server
 from tests.coordinator.console.helpers import base_url, settings, simple_group, started
 from tests.coordinator.console.test_actions import acl_server
@@ -204,3 +206,13 @@ class FakeTransport:
 
     def is_closing(self) -> bool:
         return False
+
+
+def test_listening_on_every_address_any_ip_address_is_a_host_but_no_other_name() -> None:
+    addressing = Addressing(ConsoleSettings(listen=("0.0.0.0", 8080)))
+
+    def allowed(host: str) -> bool:
+        return addressing.host_allowed(make_mocked_request("GET", "/", headers={"Host": host}))
+
+    assert allowed("10.1.2.3:8080") and allowed("[fe80::1]:8080") and allowed("localhost")
+    assert not allowed("rebind.example:8080")

@@ -15,6 +15,7 @@ from structlog.testing import capture_logs
 from coordinator.client.connection import connect
 from coordinator.console import guard
 from coordinator.console.settings import ConsoleSettings
+from coordinator.observability import ObservabilitySettings
 from coordinator.server import Server
 from protocol.apis.api_versions import ApiVersionsRequest, ApiVersionsResponse
 from tests.coordinator.console.helpers import settings, started
@@ -81,7 +82,7 @@ async def test_headers_that_never_finish_are_cut_off_and_logged(tmp_path: Path) 
             assert await closed_within(silent, 5)
             assert time.monotonic() - started_at < 3
             await srv.console.guard.close()  # type: ignore[union-attr]  # flushes the log
-        assert hits(logs, "header_timeout") == 2
+        assert hits(logs, "http_header_timeout_ms") == 2
         for w in (t_writer, s_writer):
             w.close()
     finally:
@@ -111,7 +112,9 @@ async def test_a_live_stream_is_not_an_idle_connection(tmp_path: Path) -> None:
 async def test_past_the_cap_connections_are_closed_at_once_and_kafka_still_answers(
     tmp_path: Path,
 ) -> None:
-    srv = await started(with_console(tmp_path, max_connections=5))  # type: ignore[arg-type]
+    s = with_console(tmp_path, max_connections=5)
+    metrics_on = ObservabilitySettings(metrics_listen=("127.0.0.1", 0))
+    srv = await started(dataclasses.replace(s, observability=metrics_on))  # type: ignore[type-var]
     try:
         with capture_logs() as logs:
             held = [await open_raw(srv) for _ in range(5)]
@@ -121,7 +124,12 @@ async def test_past_the_cap_connections_are_closed_at_once_and_kafka_still_answe
             assert not await closed_within(held[0][0], 0.3)
             assert await kafka_answers(srv)
             await srv.console.guard.close()  # type: ignore[union-attr]
-        assert hits(logs, "max_connections") == 3
+        assert hits(logs, "http_max_connections") == 3
+        assert srv.runtime is not None and srv.runtime.metrics is not None
+        counted = srv.runtime.metrics.registry.get_sample_value(
+            "group_coordinator_limit_hits_total", {"limit": "http_max_connections"}
+        )
+        assert counted == 3
         for _, w in held + extra:
             w.close()
     finally:

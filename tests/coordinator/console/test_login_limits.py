@@ -130,3 +130,31 @@ async def test_one_user_logging_in_again_and_again_ends_only_their_own_sessions(
                     await http.close()
     finally:
         await srv.stop()
+
+
+async def test_a_kafka_login_refused_for_its_address_does_not_blame_the_user(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    srv = await acl_server(tmp_path, monkeypatch, sasl=True, failed_login_delay_ms=0)
+    try:
+        loop = asyncio.get_running_loop()
+        for i in range(50):  # 50 user names from one address: its limit (10 x 5)
+            _, client = await loop.create_connection(
+                KafkaConnectionClient, "127.0.0.1", srv.port_of("SASL_PLAINTEXT")
+            )
+            try:
+                await sasl_login(client, f"user-{i}", "guess", "PLAIN")
+            finally:
+                client.close()
+        _, client = await loop.create_connection(
+            KafkaConnectionClient, "127.0.0.1", srv.port_of("SASL_PLAINTEXT")
+        )
+        try:
+            refused = await sasl_login(client, "alice", "alice-secret", "PLAIN")
+        finally:
+            client.close()
+        assert refused.error_code == ErrorCode.SASL_AUTHENTICATION_FAILED
+        assert "from this address" in (refused.error_message or "")
+        assert "this user" not in (refused.error_message or "")  # alice failed nothing
+    finally:
+        await srv.stop()

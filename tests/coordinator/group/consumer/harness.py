@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from coordinator.group import GroupCoordinator
 from coordinator.group.consumer.member import Partitions
 from coordinator.group.consumer.requests import ConsumerHeartbeatInput, ConsumerHeartbeatResult
+from coordinator.topic_regex import CompiledCache, resolve
 
 from ..harness import GROUP, Harness
 
@@ -39,11 +40,18 @@ class ConsumerHarness(Harness):
         return result
 
     def send_held(self, req: ConsumerHeartbeatInput) -> int:
-        """Send a heartbeat whose answer may wait for the store; returns its token."""
+        """Send a heartbeat whose answer may wait for the store; returns its token. The
+        patterns it needs are resolved first (as the handler does in the regex worker)."""
+        pattern = req.subscribed_topic_regex or None
+        wanted = self.co.regexes_to_resolve(req.group_id, pattern, self.now)
+        if wanted:
+            topics = list(self.topics)
+            resolved = resolve(CompiledCache(1 << 20), wanted, topics)
+            req = replace(req, resolved=resolved, resolved_topics=len(topics))
         token = self._token()
         self.apply(self.co.consumer_group_heartbeat(token, req, self.now))
-        # The end of the event-loop turn: a heartbeat held for the group's next target
-        # assignment is answered once it is computed (coalesce.py).
+        # The end of the event-loop turn: a held heartbeat is answered once the group's
+        # next target assignment is computed (coalesce.py).
         self.advance(0)
         return token
 

@@ -68,7 +68,7 @@ def test_a_classic_join_to_a_consumer_group_is_refused_until_it_is_empty() -> No
 
 def test_a_consumer_heartbeat_to_a_classic_group_is_group_id_not_found() -> None:
     """With migration disabled (test_migration.py: the policies)."""
-    disabled = ConsumerGroupConfig(migration_policy="disabled")
+    disabled = ConsumerGroupConfig(migration_policy="disabled", assignment_interval_ms=0)
     h = ConsumerHarness(config=GroupConfig(consumer=disabled))
     h.stable_group(2)
     r = h.member("a").join()
@@ -236,7 +236,10 @@ def test_consumer_group_describe_of_other_groups() -> None:
 def test_max_groups_counts_every_kind_of_group_alike() -> None:
     """One consumer group with offsets is one group: a second group of either kind fits
     under max_groups=2, a third of either kind does not."""
-    h = ConsumerHarness(config=GroupConfig(initial_rebalance_delay_ms=0, max_groups=2))
+    consumer = ConsumerGroupConfig(assignment_interval_ms=0)
+    h = ConsumerHarness(
+        config=GroupConfig(initial_rebalance_delay_ms=0, max_groups=2, consumer=consumer)
+    )
     a = h.member("a")
     a.join()
     assert h.commit(OFFSET, member_id="a", generation=1, version=9) == {("orders", 0): 0}

@@ -192,7 +192,9 @@ def test_a_converted_group_with_classic_members_is_loaded_as_it_was() -> None:
 
 
 def test_with_migration_disabled_the_protocols_do_not_mix() -> None:
-    config = GroupConfig(consumer=ConsumerGroupConfig(migration_policy="disabled"))
+    config = GroupConfig(
+        consumer=ConsumerGroupConfig(migration_policy="disabled", assignment_interval_ms=0)
+    )
     h = ConsumerHarness(config=config)
     _classic_group(h)
     refused = h.member("c", topics=[TOPIC]).join()
@@ -217,7 +219,9 @@ def test_a_group_not_using_the_consumer_protocol_is_not_upgraded() -> None:
 
 
 def test_upgrade_policy_alone_does_not_downgrade() -> None:
-    config = GroupConfig(consumer=ConsumerGroupConfig(migration_policy="upgrade"))
+    config = GroupConfig(
+        consumer=ConsumerGroupConfig(migration_policy="upgrade", assignment_interval_ms=0)
+    )
     h = ConsumerHarness(config=config)
     a, b = _classic_group(h)
     c = h.member("c", topics=[TOPIC])
