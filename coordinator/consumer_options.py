@@ -49,9 +49,10 @@ _OPTIONS = [
     (
         "--group-consumer-assignment-interval-ms",
         "assignment_interval_ms",
-        "group.consumer.assignment.interval.ms (KIP-1263): the longest a heartbeat waits for"
-        " its group's next target assignment while the group keeps changing; 0: the changes"
-        " of one event-loop turn share one target",
+        "group.consumer.assignment.interval.ms (KIP-1263): the longest an assigned member's"
+        " heartbeat waits for its group's next target assignment while the group keeps"
+        " changing (joiners wait up to the heartbeat interval); 0: the changes of one"
+        " event-loop turn share one target",
     ),
     (
         "--group-consumer-regex-max-bytes",

@@ -22,9 +22,9 @@ class ConsumerGroupConfig:
     min_heartbeat_interval_ms: int = 5000  # group.consumer.min.heartbeat.interval.ms
     max_heartbeat_interval_ms: int = 15000  # group.consumer.max.heartbeat.interval.ms
     max_size: int = 2147483647  # group.consumer.max.size
-    #: group.consumer.assignment.interval.ms (KIP-1263, Kafka 4.3's default): the longest a
-    #: heartbeat waits for a target assignment while its group keeps changing (coalesce.py);
-    #: 0: the changes of one event-loop turn share one target.
+    #: group.consumer.assignment.interval.ms (KIP-1263, Kafka 4.3's default): the longest an
+    #: assigned member's heartbeat waits for a target while its group keeps changing
+    #: (coalesce.py); 0: the changes of one event-loop turn share one target.
     assignment_interval_ms: int = 1000
     # Bounds on the work clients' SubscribedTopicRegex patterns cause (this daemon's own
     # settings, named as Kafka's; Kafka bounds a pattern only by the request size).

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from coordinator.group import GroupConfig, GroupCoordinator
-from coordinator.group.consumer.config import ConsumerGroupConfig
+from coordinator.group import GroupCoordinator
 from coordinator.group.consumer.member import Partitions
 from coordinator.group.consumer.requests import ConsumerHeartbeatInput, ConsumerHeartbeatResult
 from coordinator.topic_regex import CompiledCache, resolve
@@ -15,18 +14,18 @@ from coordinator.topic_regex import CompiledCache, resolve
 from ..harness import GROUP, Harness
 
 
-def _config() -> GroupConfig:
-    # Targets computed when the turn ends (the advance(0) after each call), so that every
-    # heartbeat is answered before ``send`` returns; test_coalesce.py covers the interval.
-    return GroupConfig(consumer=ConsumerGroupConfig(assignment_interval_ms=0))
-
-
 @dataclass
 class ConsumerHarness(Harness):
-    config: GroupConfig = field(default_factory=_config)
     topics: dict[str, int] = field(default_factory=lambda: {"orders": 6})
+    #: Unless set, targets are computed when the turn ends (the advance(0) after each
+    #: call: an assignment interval of 0), so that every heartbeat is answered before
+    #: ``send`` returns; test_coalesce.py sets it to test the interval.
+    keep_interval: bool = False
 
     def __post_init__(self) -> None:
+        if not self.keep_interval:
+            consumer = replace(self.config.consumer, assignment_interval_ms=0)
+            self.config = replace(self.config, consumer=consumer)
         super().__post_init__()
         self.co = GroupCoordinator(
             self.config,
