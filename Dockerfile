@@ -16,11 +16,14 @@ COPY docker/healthcheck.py ./healthcheck.py
 RUN pip install --no-cache-dir --no-deps . && mkdir -p /data && chown coordinator /data
 
 USER coordinator
+# The console (read-only unless --http-admin) on 8080; --http-listen or the variable moves it.
 ENV GROUP_COORDINATOR_LISTEN=0.0.0.0:9092 \
+    GROUP_COORDINATOR_HTTP_LISTEN=0.0.0.0:8080 \
     GROUP_COORDINATOR_DATA_DIR=/data
 VOLUME /data
-EXPOSE 9092
-# Healthy = answers on the first configured listener (ApiVersions on PLAINTEXT).
+EXPOSE 9092 8080
+# Healthy = answers on the first listener the daemon was given, on its command line, in its
+# environment or in its --config file (ApiVersions on PLAINTEXT).
 HEALTHCHECK --interval=10s --timeout=5s --start-period=5s CMD ["python", "/app/healthcheck.py"]
 ENTRYPOINT ["group-coordinator"]
 CMD ["serve"]

@@ -1,12 +1,26 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
+# Two installs: `make run` needs only the daemon and the quickstart's client (kafka-python);
+# `make install` (and test, lint, bench) adds the test, analytics and bench extras and the
+# machine's PostgreSQL server and chromium, which only the tests use.
 STAMP := $(VENV)/.installed
+RUN_STAMP := $(VENV)/.installed-run
 
-.PHONY: install run test test-fast bench chaos lint fmt clean
+.PHONY: install install-run run test test-fast bench chaos lint fmt clean
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+install-run: $(RUN_STAMP)
+
+$(PY):
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+$(RUN_STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e '.[quickstart]'
+	touch $(RUN_STAMP)
+
+$(STAMP): pyproject.toml | $(PY)
 	@# The tests start a real PostgreSQL server from the machine's own binaries.
 	@command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 \
 		|| { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; } \
@@ -15,12 +29,14 @@ $(STAMP): pyproject.toml
 	@command -v chromium >/dev/null \
 		|| { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } \
 		|| echo "warning: chromium is missing (Debian: apt-get install chromium); the browser tests will skip"
-	python3 -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,analytics,bench]'
-	touch $(STAMP)
+	@# The console's reverse-proxy test runs docs/examples/nginx-console.conf in Debian's nginx.
+	@command -v nginx >/dev/null || test -x /usr/sbin/nginx \
+		|| { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx; } \
+		|| echo "warning: nginx is missing (Debian: apt-get install nginx); the proxy test will skip"
+	$(PY) -m pip install --quiet -e '.[quickstart,test,analytics,bench]'
+	touch $(STAMP) $(RUN_STAMP)
 
-run: install
+run: install-run
 	@echo 'group-coordinator on 127.0.0.1:9092 with a demo topic "demo" of 6 partitions, its console on http://127.0.0.1:8080/ (Ctrl-C stops it)'
 	$(VENV)/bin/group-coordinator serve --topic demo:6 --http-listen 127.0.0.1:8080
 

@@ -2,8 +2,9 @@
 
     python -m bench.kip848 [--members N] [--partitions P] [--runs R] [--quick]
 
-* ``consumer join``: N consumer-protocol members (ConsumerGroupHeartbeat v1, over 20
-  connections: a heartbeat never parks) join a fresh group at once, subscribed to a topic of
+* ``consumer join``: N consumer-protocol members (ConsumerGroupHeartbeat v1, one connection
+  each, as consumers have: a heartbeat waits for its group's next target assignment, and a
+  connection serves one request at a time) join a fresh group at once, subscribed to a topic of
   P partitions. Then every member heartbeats, reporting what it owns (having revoked what
   it was told to), round after round with no pause, until a round in which nothing moved
   and the members own every partition once. Measured: the joins (from the first sent to
@@ -44,12 +45,11 @@ from protocol.apis.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatResponse,
 )
 
-from . import groups, rebalance
+from . import burst, groups, rebalance
 from .servers import DAEMON_ARGS, cpu_seconds, start_daemon
 
 RESULTS = Path(__file__).parent / "results"
 TOPIC = "kip848"
-CONNECTIONS = 20
 SESSION_MS = 6000
 
 
@@ -115,11 +115,10 @@ async def _reconcile(members: list[Consumer], topic: uuid.UUID, partitions: int)
 
 
 async def _consumer(port: int, pid: int, n: int, partitions: int) -> dict[str, Any]:
-    wires = [await groups.open_wire(port)]
-    wires += [await groups.open_wire(port, wires[0].versions) for _ in range(CONNECTIONS - 1)]
+    wires = await burst.open_wires(port, n + 1)
     topic = topic_id_for(TOPIC)
     group = f"kip848-{n}-{time.monotonic_ns():x}"
-    members = [Consumer(wires[i % CONNECTIONS], group) for i in range(n)]
+    members = [Consumer(wires[i], group) for i in range(n)]
     try:
         cpu0, gen0, t0 = cpu_seconds(pid), time.process_time(), time.monotonic()
         await asyncio.gather(*(m.beat(topic) for m in members))
@@ -136,7 +135,7 @@ async def _consumer(port: int, pid: int, n: int, partitions: int) -> dict[str, A
             "generator_cpu_s": time.process_time() - gen0,
         }
         before = {p: i for i, m in enumerate(members) for p in m.owned}
-        joiner = Consumer(wires[0], group)
+        joiner = Consumer(wires[n], group)
         members.append(joiner)
         cpu0, t0 = cpu_seconds(pid), time.monotonic()
         await joiner.beat(topic)

@@ -22,12 +22,16 @@ from typing import Any
 
 from . import (
     analytics,
+    analytics_small,
     cluster,
     codec,
     console,
+    console_live,
+    console_slow_http,
     durable,
     heartbeat,
     rebalance,
+    regex_attack,
     report,
     scale,
     servers,
@@ -193,8 +197,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument(
         "--only",
         default=(
-            "heartbeat,rebalance,scale,codec,durable,time_to_stable,slow_clients,cluster,console,"
-            "analytics"
+            "heartbeat,rebalance,scale,codec,durable,time_to_stable,slow_clients,regex_attack,"
+            "cluster,console,"
+            "console_slow_http,console_live,analytics,analytics_small"
         ),
         help="comma-separated parts to run",
     )
@@ -247,14 +252,23 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         result["time_to_stable"] = time_to_stable.main(quick)
     if "slow_clients" in parts:
         result["slow_clients"] = slow_clients.main(quick)
+    if "regex_attack" in parts:
+        result["regex_attack"] = regex_attack.main(quick)
     if "cluster" in parts:
         result["cluster"] = cluster.main(quick + (["--no-write"] if args.quick else []))
     if "console" in parts:
         result["console"] = console.main(quick + (["--no-write"] if args.quick else []))
+    # Hostile HTTP clients and many live pages (issue 32); they write their own results.
+    if "console_slow_http" in parts:
+        result["console_slow_http"] = console_slow_http.main(quick)
+    if "console_live" in parts:
+        result["console_live"] = console_live.main(quick)
     if "analytics" in parts:
         # 10M journal entries of 3 nodes on local[*] with Spark's defaults (a few minutes).
         events = ["--quick", "--no-write"] if args.quick else ["--events", "10000000"]
         result["analytics"] = analytics.main(events)
+    if "analytics_small" in parts and not args.quick:  # whole JVMs: not in a quick run
+        result["analytics_small"] = analytics_small.main([])
     result["meta"]["wall_s"] = time.monotonic() - started
     if out is not None:
         report.write(result, out)

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import click
 
-from .client.admin import GroupAdmin, GroupDescription, GroupNotInactiveError
+from .client.admin import GroupAdmin, GroupDescription, GroupListing, GroupNotInactiveError
 from .client.errors import KafkaClientError
 
 T = TypeVar("T")
@@ -69,8 +69,15 @@ def groups() -> None:
 @json_option
 @click.option("--state", "states", multiple=True, help="only groups in this state (repeatable)")
 def list_groups(bootstrap: str, as_json: bool, states: tuple[str, ...]) -> None:
-    """List groups."""
-    found = _run(bootstrap, lambda admin: admin.list_groups(states))
+    """List groups (every broker's: each lists the groups it coordinates)."""
+    missed: list[tuple[str, int]] = []
+
+    async def listing(admin: GroupAdmin) -> list[GroupListing]:
+        found = await admin.list_groups(states)
+        missed.extend(admin.unreachable)
+        return found
+
+    found = _run(bootstrap, listing)
     data = [
         {
             "group": g.group_id,
@@ -82,6 +89,13 @@ def list_groups(bootstrap: str, as_json: bool, states: tuple[str, ...]) -> None:
     ]
     rows = [(g.group_id, g.state, g.protocol_type or None, g.group_type) for g in found]
     _emit(as_json, data, table(["GROUP", "STATE", "PROTOCOL-TYPE", "TYPE"], rows))
+    for host, port in missed:
+        # On stderr, so --json output stays parseable.
+        click.echo(
+            f"note: broker {host}:{port} did not answer: the groups it coordinates are not"
+            " listed (a node that died is listed by the others until its lease runs out)",
+            err=True,
+        )
 
 
 def _description_json(d: GroupDescription) -> dict[str, object]:
@@ -90,6 +104,13 @@ def _description_json(d: GroupDescription) -> dict[str, object]:
         "state": d.state,
         "protocol_type": d.protocol_type,
         "protocol": d.protocol,
+        "coordinator": None
+        if d.coordinator is None
+        else {
+            "node_id": d.coordinator.node_id,
+            "host": d.coordinator.host,
+            "port": d.coordinator.port,
+        },
         "members": [
             {
                 "member_id": m.member_id,
@@ -99,7 +120,11 @@ def _description_json(d: GroupDescription) -> dict[str, object]:
                 "topics": m.topics,
                 "assignment": m.assignment,
                 **(
-                    {"member_epoch": m.member_epoch, "target_assignment": m.target_assignment}
+                    {
+                        "member_epoch": m.member_epoch,
+                        "target_assignment": m.target_assignment,
+                        "protocol": m.protocol,
+                    }
                     if d.group_type == "consumer"
                     else {}
                 ),
@@ -132,10 +157,20 @@ def describe_group(group: str, bootstrap: str, as_json: bool) -> None:
         raise click.ClickException(f"Consumer group '{group}' does not exist.")
     if d.group_type == "consumer":  # KIP-848: the assignor, epochs and target assignments
         header = table(
-            ["GROUP", "STATE", "TYPE", "ASSIGNOR", "GROUP-EPOCH", "ASSIGNMENT-EPOCH", "MEMBERS"],
+            [
+                "GROUP",
+                "COORDINATOR",
+                "STATE",
+                "TYPE",
+                "ASSIGNOR",
+                "GROUP-EPOCH",
+                "ASSIGNMENT-EPOCH",
+                "MEMBERS",
+            ],
             [
                 (
                     d.group_id,
+                    d.coordinator,
                     d.state,
                     d.group_type,
                     d.protocol,
@@ -146,13 +181,23 @@ def describe_group(group: str, bootstrap: str, as_json: bool) -> None:
             ],
         )
         members = table(
-            ["MEMBER-ID", "INSTANCE-ID", "HOST", "CLIENT-ID", "EPOCH", "ASSIGNMENT", "TARGET"],
+            [
+                "MEMBER-ID",
+                "INSTANCE-ID",
+                "HOST",
+                "CLIENT-ID",
+                "PROTOCOL",
+                "EPOCH",
+                "ASSIGNMENT",
+                "TARGET",
+            ],
             [
                 (
                     m.member_id,
                     m.group_instance_id,
                     m.host,
                     m.client_id,
+                    m.protocol,
                     m.member_epoch,
                     _partitions(m.assignment),
                     _partitions(m.target_assignment),
@@ -163,10 +208,11 @@ def describe_group(group: str, bootstrap: str, as_json: bool) -> None:
         _emit(as_json, _description_json(d), header + ("\n\n" + members if d.members else ""))
         return
     header = table(
-        ["GROUP", "STATE", "PROTOCOL-TYPE", "PROTOCOL", "MEMBERS"],
+        ["GROUP", "COORDINATOR", "STATE", "PROTOCOL-TYPE", "PROTOCOL", "MEMBERS"],
         [
             (
                 d.group_id,
+                d.coordinator,
                 d.state,
                 d.protocol_type or None,
                 d.protocol or None,

@@ -1,13 +1,22 @@
 """The virtual topic catalog: topics that have partitions but hold no records.
 
 Consumers need topic metadata, offsets and fetches to run their poll loop once assigned;
-virtual topics answer all three as an empty log (earliest = latest = 0). Topic ids are
-derived from the name so they are stable across restarts and nodes.
+virtual topics answer all three as an empty log (earliest = latest = 0).
+
+Topic ids look random, as Kafka's are: each is a keyed hash (HMAC-SHA256) of the name
+under a random key the store keeps (made once per installation, shared by the nodes of a
+cluster), so they are stable across restarts and agree between nodes without a word,
+while nobody without the key can tell a guessed name's id. Topics stored before the key
+existed keep the id they had (UUIDv5 of the name), and so does every topic when the store
+keeps no key (``--store memory``, and tests).
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 _TOPIC_ID_NAMESPACE = uuid.UUID("8f1d2c3e-4b5a-4f60-9e7d-1a2b3c4d5e6f")
@@ -24,7 +33,13 @@ class Topic:
 
 
 def topic_id_for(name: str) -> uuid.UUID:
+    """The id of a topic stored before ids were keyed (and of every topic without a key)."""
     return uuid.uuid5(_TOPIC_ID_NAMESPACE, name)
+
+
+def keyed_topic_id(key: bytes, name: str) -> uuid.UUID:
+    digest = hmac.new(key, name.encode(), hashlib.sha256).digest()
+    return uuid.UUID(bytes=digest[:16], version=4)
 
 
 def valid_topic_name(name: str) -> bool:
@@ -36,11 +51,25 @@ class Catalog:
     def __init__(self) -> None:
         self._by_name: dict[str, Topic] = {}
         self._by_id: dict[uuid.UUID, Topic] = {}
+        self._id_key: bytes | None = None
+        self._unkeyed: frozenset[str] = frozenset()
+
+    def use_id_key(self, key: bytes | None, unkeyed: Iterable[str] = ()) -> None:
+        """The store's topic id key, and the topics stored before it (they keep their
+        UUIDv5 ids); before any topic is created."""
+        self._id_key = key
+        self._unkeyed = frozenset(unkeyed)
+
+    def id_for(self, name: str) -> uuid.UUID:
+        """The id topic ``name`` has, or would have once created."""
+        if self._id_key is None or name in self._unkeyed:
+            return topic_id_for(name)
+        return keyed_topic_id(self._id_key, name)
 
     def create(self, name: str, partitions: int) -> Topic:
         if name in self._by_name:
             raise KeyError(name)
-        topic = Topic(name, partitions, topic_id_for(name))
+        topic = Topic(name, partitions, self.id_for(name))
         self._by_name[name] = topic
         self._by_id[topic.topic_id] = topic
         return topic

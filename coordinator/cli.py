@@ -11,6 +11,7 @@ environment, which wins over the file. ``group-coordinator.toml`` is a commented
 from __future__ import annotations
 
 import difflib
+import json
 import os
 import tomllib
 from collections.abc import Callable
@@ -22,8 +23,9 @@ import click
 from .admin_cli import groups, offsets
 from .analytics.command import analyze
 from .cluster.status import cluster
-from .config import Settings, parse_host_port, parse_topic
+from .config import Settings, parse_database_url, parse_host_port, parse_topic
 from .conformance.command import conformance
+from .console.options import console_limits_from_options, console_options
 from .console.settings import ConsoleSettings
 from .consumer_options import consumer_config_from_options, consumer_group_options
 from .errors import StartupError
@@ -65,6 +67,7 @@ def _load_config(ctx: click.Context, param: click.Parameter, value: str | None) 
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise click.BadParameter(f"{value}: {exc}", ctx, param) from None
     keys = _config_keys(ctx.command)
+    params = {p.name: p for p in ctx.command.params}
     defaults: dict[str, Any] = {}
     for key, setting in data.items():
         name = keys.get(key)
@@ -72,9 +75,24 @@ def _load_config(ctx: click.Context, param: click.Parameter, value: str | None) 
             near = difflib.get_close_matches(key, list(keys), n=1)
             hint = f" (did you mean {near[0]!r}?)" if near else ""
             raise click.BadParameter(f"{value}: unknown key {key!r}{hint}", ctx, param)
+        _check_config_value(ctx, params[name], f"{value}: {key}", setting)
         defaults[name] = setting
     ctx.default_map = {**(ctx.default_map or {}), **defaults}
     return value
+
+
+def _check_config_value(ctx: click.Context, p: click.Parameter, where: str, setting: Any) -> None:
+    """A file's value is checked as the option's would be, the error naming the file's key
+    (click's own message names neither the file nor the key)."""
+    if p.multiple and not isinstance(setting, list):
+        fix = f"{where.rpartition(': ')[2]} = [{json.dumps(setting)}]"
+        raise click.BadParameter(f"{where} takes a list of values: {fix}", ctx)
+    try:
+        cast = p.type_cast_value(ctx, setting)
+        if p.callback is not None and p.callback is not _load_config:
+            p.callback(ctx, p, cast)
+    except click.BadParameter as exc:
+        raise click.BadParameter(f"{where} = {json.dumps(setting)}: {exc.message}", ctx) from None
 
 
 def _config_keys(command: click.Command) -> dict[str, str]:
@@ -98,6 +116,15 @@ def _host_port(_ctx: click.Context, _param: click.Parameter, value: str | None) 
         raise click.BadParameter(str(exc)) from exc
 
 
+def _database_url(_ctx: click.Context, _param: click.Parameter, value: str | None) -> Any:
+    if value is None:
+        return None
+    try:
+        return parse_database_url(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from exc
+
+
 def _topics(_ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]) -> Any:
     try:
         return tuple(parse_topic(v) for v in value)
@@ -105,7 +132,19 @@ def _topics(_ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]
         raise click.BadParameter(str(exc)) from exc
 
 
-@click.group(context_settings={"show_default": True}, invoke_without_command=True)
+class _Commands(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as exc:
+            if exc.ctx is not None and exc.ctx.command.name == "serve":
+                # One line: the daemon's options are fixed in a file or a unit, where a
+                # usage summary only hides the error.
+                exc.ctx = None
+            raise
+
+
+@click.group(cls=_Commands, context_settings={"show_default": True}, invoke_without_command=True)
 @click.version_option(package_name="group-coordinator", prog_name="group-coordinator")
 @click.pass_context
 def main(ctx: click.Context) -> None:
@@ -240,7 +279,10 @@ def main(ctx: click.Context) -> None:
 @option(
     "--database-url",
     default=_SETTINGS.database_url,
-    help="PostgreSQL for --store postgres: postgresql://USER[:PASSWORD]@HOST:PORT/DATABASE",
+    callback=_database_url,
+    help="PostgreSQL for --store postgres (given alone, it implies --store postgres):"
+    " postgresql://USER@HOST:PORT/DATABASE (a password here shows in ps: use ~/.pgpass,"
+    " PGPASSFILE or PGPASSWORD, or this option's variable)",
 )
 @option(
     "--offsets-topic-num-partitions",
@@ -366,6 +408,7 @@ def main(ctx: click.Context) -> None:
     help="the directory `analyze --report` writes: the console's Analysis page shows its "
     "summary (top groups, storms), read when the page is opened",
 )
+@console_options(option)
 @option(
     "--log-format",
     default=_SETTINGS.log_format,
@@ -384,6 +427,8 @@ def serve(**options: Any) -> None:
 
     from . import logs
 
+    options["store"] = _store(click.get_current_context(), options)
+    _check_session_timeouts(options)
     settings = settings_from_options(options)
     logs.configure(settings.log_format, settings.log_level)
     os.umask(0o077)  # whatever the daemon creates is its user's alone (private_files.py)
@@ -392,6 +437,28 @@ def serve(**options: Any) -> None:
     except StartupError as exc:
         click.echo(f"group-coordinator: {exc}", err=True)
         raise SystemExit(2) from None
+
+
+def _store(ctx: click.Context, options: dict[str, Any]) -> str:
+    """A database URL given alone means PostgreSQL; given with another store, a mistake."""
+    store: str = options["store"]
+    if options["database_url"] is None or store == "postgres":
+        return store
+    if ctx.get_parameter_source("store") == click.core.ParameterSource.DEFAULT:
+        return "postgres"
+    raise click.UsageError(
+        f"--database-url is only used with --store postgres, not --store {store}:"
+        " drop one of the two"
+    )
+
+
+def _check_session_timeouts(options: dict[str, Any]) -> None:
+    low, high = options["group_min_session_timeout_ms"], options["group_max_session_timeout_ms"]
+    if low > high:
+        raise click.UsageError(
+            f"--group-min-session-timeout-ms ({low}) is above --group-max-session-timeout-ms"
+            f" ({high}): no session timeout would be accepted"
+        )
 
 
 async def _serve(settings: Settings) -> None:
@@ -454,6 +521,7 @@ def settings_from_options(options: dict[str, Any]) -> Settings:
             listen=options["http_listen"],
             admin=options["http_admin"],
             analytics=options["http_analytics"],
+            **console_limits_from_options(options),
         ),
         log_format=options["log_format"],
         log_level=options["log_level"],

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 from protocol.frames import DEFAULT_MAX_FRAME_BYTES
 
@@ -17,14 +18,42 @@ from .console.settings import ConsoleSettings
 from .group.config import GroupConfig
 from .limits import ConnectionLimits
 from .observability import ObservabilitySettings
+from .ports import parse_port
 from .security.config import Listener, SecurityProtocol, SecuritySettings, advertisable
 
 
 def parse_host_port(value: str) -> tuple[str, int]:
     host, sep, port = value.rpartition(":")
-    if not sep or not host or not port.isdigit():
+    if not sep or not host:
         raise ValueError(f"expected HOST:PORT, got {value!r}")
-    return host.strip("[]"), int(port)
+    return host.strip("[]"), parse_port(port, value)
+
+
+def parse_database_url(value: str) -> str:
+    """``postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE``, checked before asyncpg sees it
+    (which answers a bad port with a traceback)."""
+    parts = urlsplit(value)
+    if parts.scheme not in ("postgresql", "postgres"):
+        raise ValueError(
+            f"expected postgresql://USER[:PASSWORD]@HOST:PORT/DATABASE, got {safe_url(value)!r}"
+        )
+    for address in parts.netloc.rpartition("@")[2].split(","):  # libpq: host1:p1,host2:p2
+        if address.startswith("["):  # [IPv6]:PORT
+            port = address.partition("]")[2].removeprefix(":")
+        else:
+            port = address.partition(":")[2]
+        if port:
+            parse_port(port, safe_url(value), "postgresql://USER@HOST:PORT/DATABASE")
+    return value
+
+
+def safe_url(url: str) -> str:
+    """The URL without its password, for logs and error messages."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def parse_topic(value: str) -> tuple[str, int]:

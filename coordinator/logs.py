@@ -25,3 +25,17 @@ def configure(fmt: str = "plain", level: str = "INFO") -> None:
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=True,
     )
+    # Libraries log through the standard library: their lines come out as ours, one line
+    # each (the exception's message, not its traceback).
+    logging.root.handlers = [_OneLine()]
+    logging.root.setLevel(logging.WARNING)
+    # asyncpg's pool logs each failed reconnection with a traceback; the daemon's own lines
+    # already say when the database went away and when it came back (outage.py).
+    logging.getLogger("asyncpg.pool").setLevel(logging.ERROR)
+
+
+class _OneLine(logging.Handler):
+    def emit(self, record: logging.LogRecord) -> None:
+        error = record.exc_info[1] if record.exc_info else None
+        extra = {"error": str(error) or repr(error)} if error is not None else {}
+        structlog.get_logger(record.name).log(record.levelno, record.getMessage(), **extra)

@@ -164,6 +164,13 @@ class Metrics:
             "groups (no Kafka equivalent; Kafka logs them)",
             registry=r,
         )
+        self.group_conversions = Counter(
+            f"{NS}_group_conversions",
+            "Groups converted between the classic and the consumer protocol (KIP-848's online"
+            " migration), by direction",
+            ["from_type", "to_type"],
+            registry=r,
+        )
         self.reconcile_duration = Histogram(
             f"{NS}_consumer_reconcile_seconds",
             "From a KIP-848 target assignment to a member owning it at that epoch, revocations "
@@ -210,6 +217,8 @@ class Metrics:
                 self.lease_renewals.inc()
             case events.TargetAssignmentComputed():
                 self.target_assignments.inc()
+            case events.GroupConverted():
+                self.group_conversions.labels(event.from_type, event.to_type).inc()
             case events.MemberReconciled():
                 if event.duration_ms is not None:
                     self.reconcile_duration.observe(event.duration_ms / 1000)

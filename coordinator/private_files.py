@@ -26,3 +26,16 @@ def private_file(path: Path | str) -> None:
         os.chmod(path, FILE_MODE)
     except FileNotFoundError:
         pass
+
+
+def private_tree(path: Path) -> None:
+    """Make ``path`` and everything under it owner-only (what a tool wrote there with its
+    own modes: Spark's Parquet files, matplotlib's charts)."""
+    if not path.exists():
+        return
+    os.chmod(path, DIR_MODE if path.is_dir() else FILE_MODE)
+    for root, dirs, files in os.walk(path):
+        for name in dirs:
+            os.chmod(os.path.join(root, name), DIR_MODE)
+        for name in files:
+            os.chmod(os.path.join(root, name), FILE_MODE)

@@ -25,13 +25,15 @@ from protocol.schema import Struct
 
 from .clock import LoopClock
 from .cluster.membership import ClusterMembership
-from .config import Settings
+from .config import Settings, safe_url
 from .connection import ConnectionProtocol, RawSaslToken, SendNow, response_frame
 from .connection_context import ConnectionContext
 from .errors import StartupError
+from .group.coordinator import GroupCoordinator
 from .handlers.heartbeat_lane import HEARTBEAT_KEY
 from .handlers.outcome import CloseConnection
 from .limits import ConnectionGuard
+from .node import Coordinator
 from .observability import Observability
 from .runtime import Runtime
 from .security.config import Listener
@@ -369,9 +371,15 @@ class KafkaConnection(asyncio.Protocol):
 class Server:
     """Owns the listening sockets, the runtime and every connection."""
 
-    def __init__(self, settings: Settings, clock: LoopClock | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        clock: LoopClock | None = None,
+        coordinator: Coordinator = GroupCoordinator,
+    ) -> None:
         self.settings = settings
         self._clock = clock
+        self._coordinator = coordinator
         self.connections: set[KafkaConnection] = set()
         self.guard = ConnectionGuard(settings.limits)
         self._sweeper: asyncio.TimerHandle | None = None
@@ -387,7 +395,9 @@ class Server:
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
-        self.runtime = Runtime(self.settings, loop, open_store(self.settings), self._clock)
+        self.runtime = Runtime(
+            self.settings, loop, open_store(self.settings), self._clock, self._coordinator
+        )
         self.observability = Observability(
             self.settings.observability,
             self.settings.node_id,
@@ -402,6 +412,7 @@ class Server:
             self.console = Console(
                 self.settings.console, self.runtime, lambda: len(self.connections)
             )
+        log.info("store", **store_description(self.settings))
         # Everything is reloaded before the first connection is accepted.
         await self.runtime.load()
         for index, listener in enumerate(self.listeners):
@@ -417,12 +428,14 @@ class Server:
             )
             self.runtime.settings = self.settings
         if isinstance(self.runtime.store, PostgresStore):
-            # A cluster node: its share of the coordinator partitions is taken and loaded
-            # before the first client is accepted.
             self.cluster = ClusterMembership(self.runtime, self.runtime.store)
-            await self.cluster.start()
         if self.console is not None:
             await self.console.start()  # a port in use stops the start before any client
+        if self.cluster is not None:
+            # A cluster node: its share of the coordinator partitions is taken and loaded
+            # before the first client is accepted; its row names its console for the others.
+            self.cluster.console_url = self.console.url if self.console is not None else None
+            await self.cluster.start()
         for server in self._servers:
             await server.start_serving()
         self._schedule_sweep()
@@ -571,6 +584,15 @@ def open_store(settings: Settings) -> Store:
             lease_timeout_ms=settings.lease_timeout_ms,
         )
     return SqliteStore(settings.data_dir)
+
+
+def store_description(settings: Settings) -> dict[str, str]:
+    """The start-up line's words for where state is kept (never a password)."""
+    if settings.store == "memory":
+        return {"store": "memory", "durable": "no: nothing survives a restart"}
+    if settings.store == "postgres":
+        return {"store": "postgres", "database": safe_url(settings.database_url or "")}
+    return {"store": "sqlite", "data_dir": str(settings.data_dir.resolve())}
 
 
 async def serve(settings: Settings) -> None:

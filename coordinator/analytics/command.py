@@ -1,22 +1,30 @@
 """``group-coordinator analyze JOURNAL_PATH... --out DIR_OR_URI``.
 
 Also ``python -m coordinator.analytics`` and, for ``spark-submit``, the file
-``coordinator/analytics/__main__.py``. The master and Spark settings are whatever the user
-gives (``--master``, ``--conf``, or spark-submit's own); nothing here overrides them.
+``coordinator/analytics/__main__.py``. The master and Spark settings the user gives
+(``--master``, ``--conf``, or spark-submit's own) always win. Under them, settings for a
+job of this size (``analysis_settings``): a journal of a few hundred entries took minutes
+with Spark's defaults (its web UI, 200 shuffle partitions, a JVM tuned for hours of work)
+and filled the terminal with stage progress bars.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
 import os
 import shutil
+import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
 import click
 
+from ..private_files import private_tree
 from .job import Analysis, AnalysisOptions
 
 APP_NAME = "group-coordinator-analyze"
@@ -69,6 +77,11 @@ def _parse_conf(
     help="spark.driver.memory, e.g. 4g (under spark-submit use its --driver-memory)",
 )
 @click.option(
+    "--spark-ui",
+    is_flag=True,
+    help="keep Spark's web UI (http://DRIVER:4040/) while the job runs (off by default)",
+)
+@click.option(
     "--full",
     is_flag=True,
     help="parse every journal file again (default: only files new or changed since the "
@@ -90,6 +103,7 @@ def analyze(
     master: str | None,
     confs: dict[str, str],
     driver_memory: str | None,
+    spark_ui: bool,
     full: bool,
     storm_threshold: int,
     storm_window_s: int,
@@ -120,8 +134,20 @@ def analyze(
     if driver_memory is not None:
         confs = {**confs, "spark.driver.memory": driver_memory}
     options = AnalysisOptions(storm_threshold, storm_window_s, top_groups, incremental=not full)
+    # What it writes names clients and hosts, as the journal does: the user's alone, from
+    # the start (the JVM inherits the umask; analyze_journals makes sure at the end).
+    os.umask(0o077)
     started = time.perf_counter()
-    spark = spark_session(master, confs)
+    size = input_bytes(journal_paths)
+    confs = analysis_settings(size, confs, master, spark_ui=spark_ui)
+    report_dir.mkdir(parents=True, exist_ok=True)
+    spark_log = report_dir / SPARK_LOG
+    click.echo(
+        f"analyzing {_size(size)} of journals on {master or confs.get('spark.master', 'local[*]')}"
+        f" (Spark's own output: {spark_log})"
+    )
+    with jvm_output_to(spark_log):
+        spark = spark_session(master, confs)
     try:
         on = spark.sparkContext.master
         analysis, report = analyze_journals(spark, list(journal_paths), out, report_dir, options)
@@ -148,6 +174,84 @@ def java_available() -> bool:
     if java_home and (Path(java_home) / "bin" / "java").exists():
         return True
     return shutil.which("java") is not None
+
+
+#: Where Spark's own output goes (its log, warnings): the terminal gets one line of progress.
+SPARK_LOG = "spark.log"
+#: A journal below this is analysed in a JVM that compiles less and collects garbage simply:
+#: its optimising compiler and parallel collector cost more than they save in a short job.
+SMALL_INPUT_BYTES = 256 * 2**20
+#: Input per shuffle partition (Spark's own target size for adaptive coalescing).
+BYTES_PER_SHUFFLE_PARTITION = 64 * 2**20
+SHUFFLE_PARTITIONS_MAX = 200  # Spark's default, which was every job's
+
+
+def analysis_settings(
+    size: int | None, confs: dict[str, str], master: str | None, *, spark_ui: bool = False
+) -> dict[str, str]:
+    """Spark settings sized to ``size`` bytes of journals (None: not known, remote paths),
+    under the user's ``confs``, which win. Under spark-submit the session exists already:
+    its settings are spark-submit's, and nothing is added."""
+    if "PYSPARK_GATEWAY_PORT" in os.environ:
+        return dict(confs)
+    settings = {
+        "spark.ui.enabled": "true" if spark_ui else "false",
+        "spark.ui.showConsoleProgress": "false",  # the stage progress bars
+        "spark.sql.adaptive.enabled": "true",
+        "spark.sql.adaptive.coalescePartitions.enabled": "true",
+    }
+    if size is not None:
+        partitions = math.ceil(size / BYTES_PER_SHUFFLE_PARTITION)
+        settings["spark.sql.shuffle.partitions"] = str(
+            min(max(partitions, 1), SHUFFLE_PARTITIONS_MAX)
+        )
+        local = (master or confs.get("spark.master") or "local[*]").startswith("local")
+        if local and size < SMALL_INPUT_BYTES:
+            settings["spark.driver.extraJavaOptions"] = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+    return {**settings, **confs}
+
+
+def input_bytes(paths: tuple[str, ...] | list[str]) -> int | None:
+    """The journals' size, when they are all local."""
+    total = 0
+    for path in paths:
+        if is_uri(path):
+            return None
+        p = Path(path)
+        files = [p] if p.is_file() else [f for f in p.rglob("*") if f.is_file()]
+        total += sum(f.stat().st_size for f in files)
+    return total
+
+
+def _size(size: int | None) -> str:
+    if size is None:
+        return "remote"
+    if size < 2**20:
+        return f"{size / 1024:.0f} KiB"
+    return f"{size / 2**20:.1f} MiB"
+
+
+@contextlib.contextmanager
+def jvm_output_to(path: Path) -> Iterator[None]:
+    """The JVM that the Spark session starts writes its output (log lines, warnings) to
+    ``path``: it inherits the standard error this process has while it starts; ours is
+    put back at once. (Its errors still reach the user: they are raised in Python.)"""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    log = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        os.dup2(log, 2)
+        yield
+    except Exception:
+        os.dup2(saved, 2)
+        tail = path.read_text(errors="replace").strip().splitlines()[-5:]
+        if tail:
+            click.echo("\n".join(tail), err=True)  # why the JVM did not start
+        raise
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(log)
 
 
 def spark_session(master: str | None = None, confs: dict[str, str] | None = None) -> Any:
@@ -196,6 +300,10 @@ def analyze_journals(
     write_summary(analysis, report_dir / SUMMARY_FILE)
     page = report.write(analysis, pngs, report_dir, options)
     analysis.phases["report"] = time.perf_counter() - started - analysis.phases["charts"]
+    # The tables and the report name clients and hosts, as the journal does: as private.
+    for written in (report_dir, local_path(out)):
+        if written is not None:
+            private_tree(written)
     return analysis, page
 
 

@@ -183,10 +183,12 @@ def run(spark: Any, paths: list[str], out: str, options: AnalysisOptions) -> Ana
                 t["state_durations"], triggers, t["assignment_skew"], storm_table, F,
             ),
         )  # fmt: skip
-        # The report's numbers are exactly the tables'.
+        # The report's numbers are exactly the tables'. A group that never rebalanced has
+        # nothing to say in a ranking by rebalances.
         return summary, [
             r.asDict(recursive=True)
-            for r in summary.orderBy(F.desc("rebalances"), "group")
+            for r in summary.where(F.col("rebalances") > 0)
+            .orderBy(F.desc("rebalances"), "group")
             .limit(options.top_groups)
             .collect()
         ]

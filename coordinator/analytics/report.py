@@ -86,6 +86,8 @@ def write(analysis: Analysis, charts: dict[str, Path], out: Path, options: Analy
         parts.append(f"<a href='{_e(path.relative_to(out))}'>")  # charts are under --report
         parts.append(f"<img alt='{_e(title)}' src='data:image/png;base64,{data}'></a>")
     parts.append(f"<h2>Top {len(analysis.top_groups)} groups by rebalances</h2>")
+    if not analysis.top_groups:
+        parts.append("<p>No group rebalanced.</p>")
     parts.append(
         _table(
             [label for _, label in GROUP_COLUMNS],
@@ -130,7 +132,7 @@ def write(analysis: Analysis, charts: dict[str, Path], out: Path, options: Analy
                         _who(s.get("churn_client_id"), s.get("churn_client_host")),
                         s["churn_client_sessions"],
                         s["member_lifetime_p50_s"],
-                        f"{s['top_member'] or ''} ({s['top_member_rebalances'] or 0})",
+                        _rejoining(s.get("top_member"), s.get("top_member_rebalances")),
                     ]
                     for s in analysis.storms
                 ],
@@ -145,6 +147,12 @@ def write(analysis: Analysis, charts: dict[str, Path], out: Path, options: Analy
     report = out / "report.html"
     report.write_text("\n".join(parts), encoding="utf-8")
     return report
+
+
+def _rejoining(member: Any, rebalances: Any) -> str:
+    """The member that rejoined most in a storm, when one did (a storm of new members or
+    expiries has none)."""
+    return f"{member} ({rebalances})" if member and rebalances else ""
 
 
 def _who(client_id: Any, host: Any) -> str:

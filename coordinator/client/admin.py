@@ -8,8 +8,10 @@ refuses it (UNKNOWN_MEMBER_ID) if a member joined in between.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from protocol.apis import ApiKey
 from protocol.apis.consumer_group_describe import (
@@ -34,12 +36,24 @@ from ..assignors import decode_member_assignment, decode_member_subscription
 from .errors import KafkaClientError
 from .metadata import partition_counts
 from .offsets import GroupIdentity, OffsetAndMetadata, commit_offsets, fetch_offsets
-from .pool import Address, BrokerConnection, ConnectionPool, parse_bootstrap
+from .pool import NO_BOOTSTRAP, Address, BrokerConnection, ConnectionPool, parse_bootstrap
 
 TopicPartition = tuple[str, int]
 EARLIEST = -2
 LATEST = -1
 INACTIVE_STATES = ("Empty", "Dead")
+T = TypeVar("T")
+#: How long a command keeps looking for a group's coordinator that cannot be reached or
+#: says it is not (any more) the coordinator: in a cluster, a dead node's groups go to
+#: another node once its lease runs out (6 s by default).
+COORDINATOR_WAIT_S = 15.0
+RETRY_BACKOFF_S = 0.25
+#: Answers that mean "ask FindCoordinator again".
+_MOVED = (
+    ErrorCode.NOT_COORDINATOR,
+    ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +78,22 @@ class MemberDescription:
     #: KIP-848 members (ConsumerGroupDescribe): their epoch and target assignment.
     member_epoch: int | None = None
     target_assignment: dict[str, list[int]] | None = None
+    #: The protocol a KIP-848 group's member speaks (``classic`` inside a consumer group,
+    #: during an online migration), from ConsumerGroupDescribe v1's MemberType.
+    protocol: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Coordinator:
+    """The broker (node) that coordinates a group, as FindCoordinator names it."""
+
+    node_id: int | None
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        where = f"{self.host}:{self.port}"
+        return where if self.node_id is None else f"{where} (node {self.node_id})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +108,7 @@ class GroupDescription:
     group_type: str = "classic"
     group_epoch: int | None = None
     assignment_epoch: int | None = None
+    coordinator: Coordinator | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +142,9 @@ class GroupAdmin:
         self._owns_pool = pool is None
         self.pool = pool or ConnectionPool(client_id="group-coordinator-admin")
         self.timeout = request_timeout_s
+        self.coordinator_wait_s = COORDINATOR_WAIT_S
+        #: Brokers the last ``list_groups`` could not reach (their groups are missing).
+        self.unreachable: list[Address] = []
 
     async def __aenter__(self) -> GroupAdmin:
         return self
@@ -125,15 +159,47 @@ class GroupAdmin:
     async def _broker(self) -> BrokerConnection:
         return await self.pool.bootstrap(self.bootstrap)
 
-    async def _coordinator(self, group_id: str) -> BrokerConnection:
-        return await self.pool.shared(await self.pool.find_coordinator(group_id, self.bootstrap))
+    async def _at_coordinator(
+        self, group_id: str, call: Callable[[BrokerConnection], Awaitable[T]]
+    ) -> T:
+        """``call`` at the group's coordinator. A coordinator that cannot be reached (a node
+        just died) or answers that it is not the coordinator (the group moved) is looked up
+        again, every RETRY_BACKOFF_S, for up to ``coordinator_wait_s``."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.coordinator_wait_s
+        refresh = False
+        while True:
+            try:
+                address = await self.pool.find_coordinator(
+                    group_id, self.bootstrap, refresh=refresh
+                )
+                conn = await self.pool.shared(address)
+                return await call(conn)
+            except (KafkaClientError, OSError) as exc:
+                code = exc.code if isinstance(exc, KafkaClientError) else None
+                unreachable = code is None and not str(exc).startswith(NO_BOOTSTRAP)
+                if not (code in _MOVED or unreachable) or loop.time() >= deadline:
+                    raise
+            refresh = True
+            await asyncio.sleep(RETRY_BACKOFF_S)
+
+    def _named(self, group_id: str, conn: BrokerConnection) -> Coordinator:
+        host, port = conn.address
+        return Coordinator(self.pool.coordinator_id(group_id), host, port)
 
     async def list_groups(self, states: Sequence[str] = ()) -> list[GroupListing]:
         """Every broker's groups, merged: each broker lists only the groups it coordinates
-        (in a cluster, its coordinator partitions), as Kafka's admin client asks them all."""
+        (in a cluster, its coordinator partitions), as Kafka's admin client asks them all.
+        A broker that cannot be reached (a node that just died is listed until its lease
+        runs out) is left out and named in ``unreachable``."""
         merged: dict[str, GroupListing] = {}
+        self.unreachable = []
         for address in await self._brokers():
-            conn = await self.pool.shared(address)
+            try:
+                conn = await self.pool.shared(address)
+            except (KafkaClientError, OSError):
+                self.unreachable.append(address)
+                continue
             for listing in await self._list_groups_at(conn, states):
                 merged.setdefault(listing.group_id, listing)
         return sorted(merged.values(), key=lambda g: g.group_id)
@@ -171,7 +237,9 @@ class GroupAdmin:
         return sorted(groups, key=lambda g: g.group_id)
 
     async def describe_group(self, group_id: str) -> GroupDescription:
-        conn = await self._coordinator(group_id)
+        return await self._at_coordinator(group_id, lambda c: self._describe_at(c, group_id))
+
+    async def _describe_at(self, conn: BrokerConnection, group_id: str) -> GroupDescription:
         resp = await conn.call(DescribeGroupsRequest(groups=[group_id]), timeout=self.timeout)
         assert isinstance(resp, DescribeGroupsResponse)
         [g] = resp.groups
@@ -180,7 +248,9 @@ class GroupAdmin:
         ):
             # Not a classic group: perhaps a KIP-848 one (as Kafka's admin client does).
             consumer_group = await self._describe_consumer_group(conn, group_id)
-            return consumer_group or GroupDescription(group_id, "Dead", "", "")
+            return consumer_group or GroupDescription(
+                group_id, "Dead", "", "", coordinator=self._named(group_id, conn)
+            )
         if g.error_code != ErrorCode.NONE:
             raise KafkaClientError.of(g.error_code, f"DescribeGroups({group_id})")
         consumer = g.protocol_type == CONSUMER_PROTOCOL_TYPE
@@ -202,6 +272,7 @@ class GroupAdmin:
                 )
                 for m in g.members
             ],
+            coordinator=self._named(group_id, conn),
         )
 
     async def _describe_consumer_group(
@@ -239,27 +310,33 @@ class GroupAdmin:
                     assignment_bytes=b"",
                     member_epoch=m.member_epoch,
                     target_assignment=by_name(m.target_assignment),
+                    protocol={0: "classic", 1: "consumer"}.get(m.member_type),
                 )
                 for m in g.members
             ],
             group_type="consumer",
             group_epoch=g.group_epoch,
             assignment_epoch=g.assignment_epoch,
+            coordinator=self._named(group_id, conn),
         )
 
     async def delete_group(self, group_id: str) -> None:
-        conn = await self._coordinator(group_id)
-        resp = await conn.call(DeleteGroupsRequest(groups_names=[group_id]), timeout=self.timeout)
-        assert isinstance(resp, DeleteGroupsResponse)
-        [result] = resp.results
-        if result.error_code != ErrorCode.NONE:
-            raise KafkaClientError.of(result.error_code, f"DeleteGroups({group_id})")
+        async def delete(conn: BrokerConnection) -> None:
+            body = DeleteGroupsRequest(groups_names=[group_id])
+            resp = await conn.call(body, timeout=self.timeout)
+            assert isinstance(resp, DeleteGroupsResponse)
+            [result] = resp.results
+            if result.error_code != ErrorCode.NONE:
+                raise KafkaClientError.of(result.error_code, f"DeleteGroups({group_id})")
+
+        await self._at_coordinator(group_id, delete)
 
     async def committed_offsets(
         self, group_id: str, partitions: Iterable[TopicPartition] | None = None
     ) -> dict[TopicPartition, OffsetAndMetadata]:
-        conn = await self._coordinator(group_id)
-        return await fetch_offsets(conn, group_id, partitions, timeout=self.timeout)
+        return await self._at_coordinator(
+            group_id, lambda c: fetch_offsets(c, group_id, partitions, timeout=self.timeout)
+        )
 
     async def list_offsets(
         self, partitions: Iterable[TopicPartition], timestamp: int
@@ -335,8 +412,10 @@ class GroupAdmin:
                 low, high = earliest.get(tp, 0), latest.get(tp)
                 value = max(to_offset, low)
                 targets[tp] = value if high is None else min(value, high)
-        conn = await self._coordinator(group_id)
-        await commit_offsets(conn, GroupIdentity(group_id), targets, timeout=self.timeout)
+        await self._at_coordinator(
+            group_id,
+            lambda c: commit_offsets(c, GroupIdentity(group_id), targets, timeout=self.timeout),
+        )
         return targets
 
 

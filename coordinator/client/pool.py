@@ -49,6 +49,10 @@ def parse_address(value: str) -> Address:
     return host.strip("[]"), int(port)
 
 
+#: The start of the error when no bootstrap address answers.
+NO_BOOTSTRAP = "no bootstrap server reachable"
+
+
 def parse_bootstrap(bootstrap: str | Sequence[str]) -> list[Address]:
     items = bootstrap.split(",") if isinstance(bootstrap, str) else list(bootstrap)
     return [parse_address(item.strip()) for item in items if item.strip()]
@@ -142,6 +146,7 @@ class ConnectionPool:
         self._leased: set[BrokerConnection] = set()
         self._lease_slots = asyncio.Semaphore(max_exclusive)
         self._coordinators: dict[str, Address] = {}
+        self._coordinator_ids: dict[str, int] = {}
         self._lookups = 0  # rotates the bootstrap node FindCoordinator asks first
         self._coordinator_locks: dict[str, asyncio.Lock] = {}
         self._closed = False
@@ -218,7 +223,7 @@ class ConnectionPool:
                 return await self.shared(address)
             except (KafkaClientError, OSError) as exc:
                 errors.append(str(exc))
-        raise KafkaClientError("no bootstrap server reachable: " + "; ".join(errors))
+        raise KafkaClientError(f"{NO_BOOTSTRAP}: " + "; ".join(errors))
 
     async def find_coordinator(
         self, group_id: str, bootstrap: Sequence[Address], *, refresh: bool = False
@@ -266,12 +271,19 @@ class ConnectionPool:
                     raise KafkaClientError("FindCoordinator: expected one coordinator entry")
                 entry = resp.coordinators[0]
                 code, host, port = entry.error_code, entry.host, entry.port
+                node_id = entry.node_id
             else:
                 code, host, port = resp.error_code, resp.host, resp.port
+                node_id = resp.node_id
             if code == ErrorCode.NONE:
+                self._coordinator_ids[group_id] = node_id
                 return host, port
             last = KafkaClientError.of(code, f"FindCoordinator({group_id})")
         raise last
+
+    def coordinator_id(self, group_id: str) -> int | None:
+        """The node id FindCoordinator last named for the group."""
+        return self._coordinator_ids.get(group_id)
 
     def forget_coordinator(self, group_id: str) -> None:
         self._coordinators.pop(group_id, None)

@@ -91,10 +91,14 @@ class TickResult:
 
 
 _RENEW = (
-    "INSERT INTO cluster_nodes (node_id, listeners, lease_expires_at)"
-    " VALUES ($1, $2, now() + $3 * interval '1 millisecond')"
+    "INSERT INTO cluster_nodes (node_id, listeners, lease_expires_at, console_url)"
+    " VALUES ($1, $2, now() + $3 * interval '1 millisecond', $4)"
     " ON CONFLICT (node_id) DO UPDATE SET listeners = excluded.listeners,"
     " lease_expires_at = excluded.lease_expires_at,"
+    " console_url = excluded.console_url,"
+    # This run's first renewal restarts the node's uptime (a node killed and started
+    # again keeps its row).
+    " started_at = CASE WHEN $5 THEN now() ELSE cluster_nodes.started_at END,"
     # A lease renewed after it ran out starts the settle time (plan.py); a row written
     # anew (a first start, or a start after a graceful stop) is settled at once.
     " live_since = CASE WHEN cluster_nodes.lease_expires_at <= now() THEN now()"
@@ -107,14 +111,16 @@ async def _renew(
     node_id: int,
     listeners: dict[str, tuple[str, int]],
     lease_timeout_ms: int,
+    console_url: str | None,
+    starting: bool = False,
 ) -> None:
     encoded = json.dumps({k: list(v) for k, v in listeners.items()})
-    await conn.execute(_RENEW, node_id, encoded, lease_timeout_ms)
+    await conn.execute(_RENEW, node_id, encoded, lease_timeout_ms, console_url, starting)
 
 
 async def _view(conn: asyncpg.Connection, settle_ms: int) -> View:
     nodes = await conn.fetch(
-        "SELECT node_id, listeners,"
+        "SELECT node_id, listeners, console_url,"
         " (live_since IS NULL OR live_since <= now() - $1 * interval '1 millisecond')"
         " AS settled FROM cluster_nodes WHERE lease_expires_at > now()",
         settle_ms,
@@ -123,7 +129,9 @@ async def _view(conn: asyncpg.Connection, settle_ms: int) -> View:
         "SELECT partition, owner, epoch, previous_owner FROM coordinator_partitions"
     )
     return View(
-        live={r["node_id"]: _address(r["node_id"], r["listeners"]) for r in nodes},
+        live={
+            r["node_id"]: _address(r["node_id"], r["listeners"], r["console_url"]) for r in nodes
+        },
         settled={r["node_id"] for r in nodes if r["settled"]},
         owners={r["partition"]: r["owner"] for r in rows if r["owner"] is not None},
         epochs={r["partition"]: r["epoch"] for r in rows},
@@ -140,11 +148,15 @@ async def renew(
     listeners: dict[str, tuple[str, int]],
     lease_timeout_ms: int,
     settle_ms: int,
+    *,
+    console_url: str | None = None,
+    starting: bool = False,
 ) -> View:
     """Extend this node's lease (from the transaction's start: a renewal that took long
-    grants that much less) and read the cluster."""
+    grants that much less) and read the cluster. ``console_url``: where this node's console
+    is, for the others' to link to; ``starting``: this run's first renewal."""
     async with bounded.transaction(pool, budget_ms, "renew") as conn:
-        await _renew(conn, node_id, listeners, lease_timeout_ms)
+        await _renew(conn, node_id, listeners, lease_timeout_ms, console_url, starting)
         return await _view(conn, settle_ms)
 
 
@@ -158,6 +170,8 @@ async def place(
     held: dict[int, int],
     settle_ms: int,
     draining: bool = False,
+    *,
+    console_url: str | None = None,
 ) -> TickResult | None:
     """One placement round for ``node_id``, which believes it ``held`` partition -> epoch
     (None: another node is placing; try again later). ``draining``: the node is stopping,
@@ -169,7 +183,7 @@ async def place(
         except asyncpg.LockNotAvailableError:
             return None
         await conn.execute(f"SET LOCAL lock_timeout = {budget_ms}")
-        await _renew(conn, node_id, listeners, lease_timeout_ms)
+        await _renew(conn, node_id, listeners, lease_timeout_ms, console_url)
         view = await _view(conn, settle_ms)
         if draining:
             view.live.pop(node_id, None)
@@ -227,6 +241,6 @@ async def leave(pool: asyncpg.Pool, budget_ms: int, node_id: int) -> None:
         await conn.execute(f"NOTIFY {CHANNEL}")
 
 
-def _address(node_id: int, listeners: str) -> NodeAddress:
+def _address(node_id: int, listeners: str, console_url: str | None = None) -> NodeAddress:
     decoded = json.loads(listeners)
-    return NodeAddress(node_id, {k: (v[0], int(v[1])) for k, v in decoded.items()})
+    return NodeAddress(node_id, {k: (v[0], int(v[1])) for k, v in decoded.items()}, console_url)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import asyncpg
 import structlog
 
+from ..outage import Outage
 from ..store import bounded
 from . import leases
 from .events import LeaseRenewed, PartitionsAcquired, PartitionsFenced, PartitionsReleased
@@ -53,6 +54,7 @@ class ClusterMembership:
             for listener in settings.effective_listeners
         }
         self.routing = ClusterRouting(self.node_id, self.partitions)
+        self._renewal = Outage(log, "lease renewal")
         runtime.node.routing = self.routing
         #: Partition -> epoch this node holds it at: the store fences writes with it.
         self.held: dict[int, int] = store.epochs
@@ -64,6 +66,9 @@ class ClusterMembership:
         self._listener: asyncpg.Connection | None = None
         self._stopping = False
         self._tick_lock = asyncio.Lock()
+        #: Advertised in the node's row: the other nodes' consoles link to this one's.
+        self.console_url: str | None = None
+        self._started = False  # the first successful tick restarts the uptime
 
     async def start(self) -> None:
         """Join: the first tick takes this node's share (all partitions, for the first node)
@@ -103,7 +108,9 @@ class ClusterMembership:
                 await self._listen()
                 await self.tick()
             except Exception as exc:  # the database is away: keep trying; the lease runs out
-                log.warning("lease renewal failed", error=str(exc) or repr(exc))
+                self._renewal.failed(exc)
+            else:
+                self._renewal.succeeded()
 
     async def tick(self, draining: bool = False) -> None:
         async with self._tick_lock:
@@ -126,7 +133,10 @@ class ClusterMembership:
             self.listeners,
             self.lease_timeout_ms,
             self.settle_ms,
+            console_url=self.console_url,
+            starting=not self._started,
         )
+        self._started = True
         routing.lease_valid_until_ms = started_ms + self.lease_timeout_ms
         routing.live = view.live
         routing.owners = view.owners
@@ -152,6 +162,7 @@ class ClusterMembership:
             dict(self.held),
             self.settle_ms,
             draining,
+            console_url=self.console_url,
         )
         if result is None:
             return  # another node is placing: next tick

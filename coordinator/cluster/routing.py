@@ -23,6 +23,8 @@ class NodeAddress:
 
     node_id: int
     listeners: dict[str, tuple[str, int]]  # SecurityProtocol value -> (host, port)
+    #: Its web console ("http://host:port/"), None when it serves none.
+    console_url: str | None = None
 
     def address_for(self, protocol: SecurityProtocol | None) -> tuple[str, int] | None:
         """The address a client of ``protocol`` uses (None: the node has no such

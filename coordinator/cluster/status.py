@@ -18,7 +18,8 @@ class NodeStatus:
     listeners: dict[str, str]
     live: bool
     lease_left_ms: int  # negative: expired that long ago
-    up_s: float
+    up_s: float  # since this run of the node registered (a restart starts it again)
+    console: str | None = None  # its web console's URL, if it serves one
     partitions: list[int] = field(default_factory=list)
     epochs: dict[int, int] = field(default_factory=dict)
     groups: int = 0
@@ -42,9 +43,10 @@ async def read_status(database_url: str) -> ClusterStatus:
                 r["lease_left_ms"] > 0,
                 int(r["lease_left_ms"]),
                 round(float(r["up_s"]), 1),
+                r["console_url"],
             )
             for r in await conn.fetch(
-                "SELECT node_id, listeners,"
+                "SELECT node_id, listeners, console_url,"
                 " extract(epoch FROM lease_expires_at - now()) * 1000 AS lease_left_ms,"
                 " extract(epoch FROM now() - started_at) AS up_s"
                 " FROM cluster_nodes ORDER BY node_id"
@@ -91,6 +93,7 @@ def render(status: ClusterStatus) -> str:
             f"  {n.up_s:>7}s  {len(n.partitions):>10}  {n.groups:>6}"
             f"  {','.join(map(str, epochs)) or '-':6}  "
             + " ".join(f"{k}://{v}" for k, v in n.listeners.items())
+            + (f"  console {n.console}" if n.console else "")
         )
     if status.unowned:
         lines += ["", f"without a live owner: {status.unowned}"]

@@ -98,9 +98,9 @@ async def reset_offsets(
     g = node.groups.groups.get(group_id)
     if g is None:
         raise ActionError(404, f"group {group_id!r} does not exist")
-    if g.state.value != "Empty":
+    if not g.is_empty():
         raise ActionError(
-            409, f"offsets of {group_id!r} are reset only while it is Empty; it is {g.state.value}"
+            409, f"offsets of {group_id!r} are reset only while it is Empty; it is {g.state_name}"
         )
     known = node.catalog.get(topic)
     if known is None:

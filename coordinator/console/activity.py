@@ -99,7 +99,10 @@ class Activity:
         self._per_minute: deque[list[int]] = deque()
         #: (second, partitions committed in it), oldest first, the last COMMIT_WINDOW_S.
         self._commits: deque[list[int]] = deque()
+        #: The journal's events but commits (those are counted: ``commits_total``).
         self.recent: deque[tuple[int, NodeEvent]] = deque(maxlen=RECENT_EVENTS)
+        #: Partitions committed since the daemon started.
+        self.commits_total = 0
         #: Bumped by every event: a live page re-renders only when it moved (or time did).
         self.version = 0
 
@@ -142,7 +145,11 @@ class Activity:
                 g = self._of(event.group_id)
                 g.last_commit_ms = now
                 g.commits += event.count
+                self.commits_total += event.count
                 self._count_commits(now, event.count)
+                return  # counted, not listed: a consumer commits every few seconds
+            case events.TargetAssignmentComputed():
+                self._target_computed(event)
             case events.GroupDeleted() | events.GroupUnloaded():
                 self.groups.pop(event.group_id, None)
             case _:
@@ -163,6 +170,15 @@ class Activity:
             self._per_minute.append([minute, 1])
         while self._per_minute and self._per_minute[0][0] <= minute - 60:
             self._per_minute.popleft()
+
+    def _target_computed(self, e: events.TargetAssignmentComputed) -> None:
+        """A KIP-848 rebalance has no join or sync phase: the epoch it made, its members
+        and assignor come with the target; it ends when the group is Stable again."""
+        last = self._of(e.group_id).last
+        if last is not None and last.outcome == "in progress":
+            last.generation = e.group_epoch
+            last.members = e.members
+            last.protocol = e.assignor
 
     def _state_changed(self, e: events.StateChanged, now: int) -> None:
         g = self._of(e.group_id)

@@ -13,25 +13,33 @@ under ``/static/`` (every one ships in this package: the pages load nothing from
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
+import re
+import time
 from collections.abc import Awaitable, Callable
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 import jinja2
 import structlog
 from aiohttp import web
 
 from ..errors import StartupError
+from ..group.consumer.config import DEFAULT_ASSIGNOR
 from ..node import Node
 from ..security.config import ANONYMOUS
-from . import actions, filters, views
+from ..security.sasl import FailedLoginLimiter
+from ..store.postgres import PostgresStore
+from . import actions, filters, restricted, sse, views
 from .activity import Activity
+from .addressing import Addressing
 from .auth import COOKIE, SESSION_S, Sessions, check_password
+from .cluster_view import ClusterGroups, console_url
+from .guard import GuardedSite, HttpGuard, ServerLog, hide_server_version
 from .settings import ConsoleSettings
+from .streams import RenderBudget, StreamSlots
 from .views import ConsoleState, Viewer
 
 if TYPE_CHECKING:
@@ -43,14 +51,12 @@ log = structlog.get_logger("console")
 #: STREAM_REFRESH_S passed (heartbeat ages move without events), and sends only what changed.
 STREAM_POLL_S = 0.25
 STREAM_REFRESH_S = 2.0
-#: A stream waits at least this many times its last render before the next, so one open
-#: page never holds the loop more than a tenth of the time (a groups page of 10,000
-#: groups sorted by last rebalance takes ~30 ms: it then updates 3 times a second at most).
+#: A stream waits at least this many times its last render before the next (a groups page
+#: of 10,000 groups sorted by last rebalance takes ~30 ms: it updates 3 times a second at
+#: most); all streams together also share one budget of loop time (streams.RenderBudget).
 RENDER_BUDGET = 10
 #: A comment line this often keeps proxies from closing a quiet stream and finds closed ones.
 STREAM_KEEPALIVE_S = 15.0
-#: Live pages open at once (each polls the state four times a second).
-MAX_STREAMS = 200
 #: Pages load nothing but the daemon's own assets.
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
@@ -75,11 +81,25 @@ class Console:
         self.state = ConsoleState(
             runtime.node, self.activity, connections, settings.admin, settings.analytics
         )
+        if isinstance(runtime.store, PostgresStore):  # a cluster: every node's groups
+            self.state.cluster = ClusterGroups(runtime.store, DEFAULT_ASSIGNOR)
         self.carry_out = runtime.carry_out
         self.runtime = runtime
-        self.sessions = Sessions()
+        self.sessions = Sessions(settings.max_sessions_per_user)
+        self.guard = HttpGuard(settings)
+        if runtime.metrics is not None:
+            self.guard.on_hit = runtime.metrics.limit_hit
+        hide_server_version()
+        self.addressing = Addressing(settings)
+        #: The console's own failed-login limiter: its failures lock no Kafka login out.
+        security = runtime.node.security.settings
+        self.login_limiter = FailedLoginLimiter(
+            security.max_failed_authentications, security.failed_authentication_window_ms
+        )
         self.closing = asyncio.Event()
-        self.streams = 0  # live pages open now
+        self.stream_slots = StreamSlots(settings.max_streams, settings.max_streams_per_client)
+        self.budget = RenderBudget(settings.stream_budget)
+        self._stream_refusals_logged: dict[str, float] = {}
         self.templates = jinja2.Environment(
             loader=jinja2.FileSystemLoader(_package_dir("templates")),
             autoescape=True,
@@ -90,6 +110,8 @@ class Console:
         self.app = build_app(self)
         self._runner: web.AppRunner | None = None
         self.port: int | None = None
+        #: How other nodes' consoles link to this one (set once listening).
+        self.url: str | None = None
 
     @property
     def node(self) -> Node:
@@ -98,9 +120,15 @@ class Console:
     async def start(self) -> None:
         assert self.settings.listen is not None
         host, port = self.settings.listen
-        runner = web.AppRunner(self.app, access_log=None, shutdown_timeout=1.0)
+        runner = web.AppRunner(
+            self.app,
+            access_log=None,
+            shutdown_timeout=1.0,
+            keepalive_timeout=self.settings.idle_timeout_ms / 1000,
+            logger=ServerLog(),
+        )
         await runner.setup()
-        site = web.TCPSite(runner, host, port, reuse_address=True)
+        site = GuardedSite(runner, host, port, self.guard)
         try:
             await site.start()
         except OSError as exc:
@@ -109,7 +137,9 @@ class Console:
                 f"cannot listen on {host}:{port} (--http-listen): {exc.strerror or exc}"
             ) from None
         self._runner = runner
+        self.guard.start()
         self.port = int(runner.addresses[0][1])  # port 0 asks for any
+        self.url = console_url(host, self.port)
         log.info(
             "console",
             url=f"http://{host}:{self.port}/",
@@ -119,6 +149,7 @@ class Console:
 
     async def close(self) -> None:
         self.closing.set()
+        await self.guard.close()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -127,23 +158,46 @@ class Console:
 
     def viewer(self, request: web.Request) -> Viewer | None:
         """The request's principal, or None when it must log in first (ACLs enabled)."""
-        host = f"/{request.remote or 'unknown'}"
+        host = f"/{self.addressing.client_address(request)}"
         if not self.node.security.acls_enabled:
             return Viewer(ANONYMOUS, host)
         principal = self.sessions.principal(request.cookies.get(COOKIE))
         return None if principal is None else Viewer(principal, host)
 
+    @property
+    def streams(self) -> int:
+        """Live pages open now."""
+        return len(self.stream_slots)
+
+    def stream_client(self, request: web.Request) -> str:
+        """Whose streams these are: the session (with ACLs), else the client's address."""
+        token = request.cookies.get(COOKIE) if self.node.security.acls_enabled else None
+        return f"session:{token}" if token else self.addressing.client_address(request)
+
+    def log_stream_refusal(self, client: str, why: str) -> None:
+        now = time.monotonic()
+        if now - self._stream_refusals_logged.get(why, -60.0) >= 10:
+            self._stream_refusals_logged[why] = now
+            shown = "a session" if client.startswith("session:") else client
+            log.warning("console live page refused", client=shown, reason=why)
+
     # -- rendering ---------------------------------------------------------------------------
+
+    async def fresh(self) -> None:
+        """In a cluster, the other nodes' groups read again if the last read is old."""
+        if self.state.cluster is not None:
+            await self.state.cluster.refresh()
 
     def data(self, view: str, query: Any, viewer: Viewer) -> dict[str, Any] | None:
         if view == "overview":
-            return views.overview(self.state, viewer)
+            return restricted.overview_for(self.state, viewer, views.overview(self.state, viewer))
         if view == "groups":
             return views.groups_page(
                 self.state,
                 viewer,
                 q=query.get("q", ""),
                 group_state=query.get("state", ""),
+                group_type=query.get("type", ""),
                 sort=query.get("sort", "id"),
                 order=query.get("order", "asc"),
                 page=_int(query.get("page"), 1),
@@ -194,12 +248,21 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 @web.middleware
-async def _headers(request: web.Request, handler: Handler) -> web.StreamResponse:
-    response = await handler(request)
-    response.headers.setdefault("Content-Security-Policy", CSP)
-    response.headers.setdefault("X-Content-Type-Options", "nosniff")
-    response.headers.setdefault("Referrer-Policy", "same-origin")
-    return response
+async def _allowed_host(request: web.Request, handler: Handler) -> web.StreamResponse:
+    if not _console(request).addressing.host_allowed(request):
+        # Django answers a disallowed host 400 too; the name is not echoed back.
+        return web.Response(
+            status=400, text="this console does not answer to that Host (--http-allowed-host)\n"
+        )
+    return await handler(request)
+
+
+async def _headers(request: web.BaseRequest, response: web.StreamResponse) -> None:
+    """On every answer, redirects and errors included; no server version either."""
+    response.headers["Content-Security-Policy"] = CSP
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Referrer-Policy"] = "same-origin"
+    response.headers["Server"] = "group-coordinator"
 
 
 def _json(data: object, status: int = 200) -> web.Response:
@@ -207,7 +270,7 @@ def _json(data: object, status: int = 200) -> web.Response:
 
 
 def _login_needed(request: web.Request) -> web.StreamResponse:
-    if request.path.startswith("/api/"):
+    if request.path.startswith("/api/") or request.path == "/metrics":
         return _json({"error": "log in first (POST /login)"}, 401)
     target = request.path_qs
     raise web.HTTPSeeOther(f"/login?{urlencode({'next': target})}")
@@ -221,9 +284,10 @@ async def _page(request: web.Request, view: str, title: str) -> web.StreamRespon
     viewer = console.viewer(request)
     if viewer is None:
         return _login_needed(request)
+    await console.fresh()
     data = console.data(view, request.query, viewer)
     if data is None:
-        raise web.HTTPNotFound(text=f"no group {request.query.get('id', '')!r} to show")
+        return _not_here(console, request, viewer)
     stream = f"/api/stream?{urlencode({**request.query, 'view': view, 'format': 'html'})}"
     body = console.render(
         f"{view}.html",
@@ -235,9 +299,30 @@ async def _page(request: web.Request, view: str, title: str) -> web.StreamRespon
         viewer=viewer,
         login=console.node.security.acls_enabled,
         admin=console.settings.admin,
-        states=views.STATES,
+        states=views.STATES + views.CONSUMER_STATES,
+        types=views.TYPES,
     )
     return web.Response(text=body, content_type="text/html")
+
+
+def _not_here(console: Console, request: web.Request, viewer: Viewer) -> web.StreamResponse:
+    """A group this node does not show: in a cluster, a page naming and linking the node
+    that coordinates it; else (or when it exists nowhere) a 404 page saying so."""
+    group_id = request.query.get("id", "")
+    where = views.group_elsewhere(console.state, viewer, group_id)
+    found = where is not None and where["exists"]
+    # A group that exists nowhere is not named back (the id is the requester's text).
+    body = console.render(
+        "elsewhere.html",
+        title=f"Group {group_id}" if found else "No such group",
+        view="group",
+        d=where,
+        stream=None,
+        viewer=viewer,
+        login=console.node.security.acls_enabled,
+    )
+    found = found and where is not None and where["coordinator"] is not None
+    return web.Response(text=body, content_type="text/html", status=200 if found else 404)
 
 
 async def overview_page(request: web.Request) -> web.StreamResponse:
@@ -275,20 +360,33 @@ async def login_form(request: web.Request) -> web.StreamResponse:
 
 
 def _safe_next(target: str | None) -> str:
-    """Only a path on this server (no "//elsewhere")."""
-    if not target or not target.startswith("/") or target.startswith("//"):
+    """Only a path on this server. Checked as a browser will read it: browsers drop tabs
+    and line breaks from a URL and read a backslash as a slash, so "/\t/evil.example" and
+    "/\\evil.example" are "//evil.example", another site."""
+    if not target:
+        return "/"
+    target = re.sub(r"[\t\r\n]", "", target).replace("\\", "/")
+    parts = urlsplit(target)
+    if not target.startswith("/") or target.startswith("//") or parts.scheme or parts.netloc:
         return "/"
     return target
 
 
 async def login(request: web.Request) -> web.StreamResponse:
     console = _console(request)
+    if not console.addressing.same_origin(request):
+        return web.Response(status=403, text="a login from another site is refused\n")
     form = await request.post()
     username, password = str(form.get("username", "")), str(form.get("password", ""))
     target = _safe_next(str(form.get("next", "/")))
-    address = request.remote or "unknown"
+    address = console.addressing.client_address(request)
     ok = bool(username) and await check_password(
-        console.node.security, address, username, password, console.node.now_ms()
+        console.node.security,
+        console.login_limiter,
+        address,
+        username,
+        password,
+        console.node.now_ms(),
     )
     if not ok:
         log.info("console login failed", user=username, peer=address)
@@ -302,6 +400,7 @@ async def login(request: web.Request) -> web.StreamResponse:
         console.sessions.start(username),
         max_age=SESSION_S,
         httponly=True,
+        secure=console.addressing.scheme(request) == "https",
         samesite="Strict",
         path="/",
     )
@@ -328,9 +427,11 @@ def _api(view: str) -> Handler:
         query: Any = request.query
         if view == "group":
             query = {"id": request.match_info["group"]}
+        await console.fresh()
         data = console.data(view, query, viewer)
         if data is None:
-            return _json({"error": f"no group {query.get('id')!r}"}, 404)
+            where = views.group_elsewhere(console.state, viewer, query.get("id", ""))
+            return _json({"error": f"no group {query.get('id')!r} here", **(where or {})}, 404)
         return _json(data)
 
     return handler
@@ -354,8 +455,16 @@ async def stream(request: web.Request) -> web.StreamResponse:
     view = request.query.get("view", "overview")
     if view not in VIEWS:
         return _json({"error": f"view is one of {', '.join(VIEWS)}"}, 400)
-    if console.streams >= MAX_STREAMS:
-        return _json({"error": f"{MAX_STREAMS} live pages are open: try again later"}, 503)
+    client = console.stream_client(request)
+    refused = console.stream_slots.refusal(client)
+    if refused is not None:
+        status, why = refused
+        console.log_stream_refusal(client, why)
+        if console.runtime.metrics is not None:
+            console.runtime.metrics.limit_hit(
+                "http_max_streams" if status == 503 else "http_max_streams_per_client"
+            )
+        return _json({"error": why}, status)
     as_html = request.query.get("format") == "html"
     response = web.StreamResponse(
         headers={
@@ -365,13 +474,13 @@ async def stream(request: web.Request) -> web.StreamResponse:
         }
     )
     await response.prepare(request)
-    console.streams += 1
+    console.stream_slots.take(client)
     try:
         await _push(console, request, response, view, as_html)
     except ConnectionResetError:
         pass  # the page was closed
     finally:
-        console.streams -= 1
+        console.stream_slots.give_back(client)
     return response
 
 
@@ -383,10 +492,11 @@ async def _push(
     as_html: bool,
 ) -> None:
     loop = asyncio.get_running_loop()
-    sent: str | None = None
+    sent: bytes | None = None
     seen_version = -1
     rendered_at = written_at = 0.0
     render_s = 0.0  # how long the last render held the loop
+    login = console.node.security.acls_enabled  # what a page shows depends on who asks
     await response.write(b"retry: 1000\n\n")
     while not console.closing.is_set():
         viewer = console.viewer(request)  # a session that ended (logout) ends its streams
@@ -397,29 +507,56 @@ async def _push(
         changed = console.activity.version != seen_version
         due = now - rendered_at >= max(STREAM_POLL_S, RENDER_BUDGET * render_s)
         if due and (changed or now - rendered_at >= STREAM_REFRESH_S):
-            seen_version, rendered_at = console.activity.version, now
-            data = console.data(view, request.query, viewer)
-            if data is None:
-                payload = json.dumps({"gone": True})
-            elif as_html:
-                payload = console.live_html(view, data, request.query)
-            else:
-                payload = json.dumps(data, default=str)
-            render_s = loop.time() - now
-            if payload != sent:
-                sent, written_at = payload, now
-                lines = "".join(f"data: {line}\n" for line in payload.split("\n"))
-                await response.write(f"event: update\n{lines}\n".encode())
+            seen_version = console.activity.version
+            await console.fresh()
+            # All pages share one budget of loop time: this may wait for its turn, or take
+            # a render of the same page for the same viewer made since it saw the change.
+            event, render_s = await console.budget.render(
+                lambda: _event(console, request, view, as_html),
+                key=(tuple(sorted(request.query.items())), viewer if login else None),
+                newer_than=now,
+            )
+            now = rendered_at = loop.time()
+            if event is None:
+                return  # logged out while waiting
+            if event != sent:
+                sent, written_at = event, now
+                await response.write(event)
+                # Sending counts against the pages' budget too (200 pages of 100 kB each).
+                console.budget.charge(min(loop.time() - now, STREAM_POLL_S))
         if now - written_at >= STREAM_KEEPALIVE_S:
             written_at = now
             await response.write(b": still here\n\n")  # finds pages closed without a word
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(console.closing.wait(), STREAM_POLL_S)
+        await asyncio.sleep(STREAM_POLL_S)  # a timer, not a task per wait: 200 pages poll
+
+
+def _event(console: Console, request: web.Request, view: str, as_html: bool) -> bytes | None:
+    """The view as the stream's next event (None: logged out, or the page closed, while
+    this waited for its turn)."""
+    viewer = console.viewer(request)
+    transport = request.transport
+    if viewer is None or transport is None or transport.is_closing():
+        return None
+    data = console.data(view, request.query, viewer)
+    if data is None:
+        payload = json.dumps({"gone": True})
+    elif as_html:
+        payload = console.live_html(view, data, request.query)
+    else:
+        payload = json.dumps(data, default=str)
+    return sse.event("update", payload)
 
 
 async def metrics(request: web.Request) -> web.StreamResponse:
-    """Prometheus metrics, as ``--metrics-listen`` serves them (when that is on)."""
+    """Prometheus metrics, as ``--metrics-listen`` serves them (when that is on); with
+    ACLs, to a logged-in user who may describe the cluster only (they count every group;
+    its own port is the place for an unattended scraper)."""
     console = _console(request)
+    viewer = console.viewer(request)
+    if viewer is None:
+        return _login_needed(request)
+    if not viewer.sees_all_groups(console.node):
+        return _json({"error": f"{viewer.principal} may not DESCRIBE the cluster"}, 403)
     found = console.runtime.metrics
     if found is None:
         return web.Response(status=404, text="metrics are off: start with --metrics-listen\n")
@@ -441,8 +578,7 @@ async def action(request: web.Request) -> web.StreamResponse:
     if viewer is None:
         return _login_needed(request)
     # A cross-site form cannot send JSON; a cross-site script is stopped by the Origin check.
-    origin = request.headers.get("Origin")
-    if origin is not None and origin != f"{request.scheme}://{request.host}":
+    if not console.addressing.same_origin(request):
         return _json({"error": "cross-origin actions are refused"}, 403)
     if request.content_type != "application/json":
         return _json({"error": "send the action as application/json"}, 415)
@@ -482,8 +618,11 @@ async def action(request: web.Request) -> web.StreamResponse:
 
 
 def build_app(console: Console) -> web.Application:
-    app = web.Application(middlewares=[_headers], client_max_size=64 * 1024)
+    app = web.Application(
+        middlewares=[console.guard.middleware, _allowed_host], client_max_size=64 * 1024
+    )
     app[STATE_KEY] = console
+    app.on_response_prepare.append(_headers)
 
     async def on_shutdown(_app: web.Application) -> None:
         console.closing.set()

@@ -83,6 +83,20 @@ def event_detail(e: dict[str, Any]) -> str:
         return f"{e['member']}: {e.get('detail') or ''}"
     if kind in ("offsets_committed", "offsets_expired"):
         return f"{e['count']} partition{'' if e['count'] == 1 else 's'}"
+    if kind == "target_assignment_computed":  # KIP-848
+        return (
+            f"epoch {e['generation']}, {e['members']} members, {e['protocol']}:"
+            f" {e['count']} target{'' if e['count'] == 1 else 's'} changed"
+        )
+    if kind == "member_reconciled":
+        took = "" if e["duration_ms"] is None else f" after {duration(e['duration_ms'])}"
+        return f"{e['member']} at epoch {e['generation']}{took}"
+    if kind in ("partitions_acquired", "partitions_released", "partitions_fenced"):  # a cluster
+        listed = ", ".join(map(str, e["partitions"]))
+        detail = f"coordinator partitions {listed}; {e['owned']} owned now"
+        if kind == "partitions_acquired":
+            return f"{detail} ({e['groups']} groups loaded in {duration(e['load_ms'])})"
+        return f"{detail} ({e['reason']})" if kind == "partitions_released" else detail
     if kind == "group_deleted":
         return str(e.get("reason", ""))
     return ""

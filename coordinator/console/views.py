@@ -8,10 +8,11 @@ than DescribeGroups, ListGroups, OffsetFetch and Metadata would.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,21 +20,28 @@ from protocol.consumer import CONSUMER_PROTOCOL_TYPE, decode_assignment
 from protocol.errors import DecodeError
 
 from ..accounts import CLUSTER_NAME, Operation, ResourceType
+from ..cluster.directory import StoredGroup
 from ..cluster.routing import ClusterRouting
 from ..group.consumer.config import DEFAULT_ASSIGNOR
-from ..group.consumer.group import CONSUMER, ConsumerGroup
+from ..group.consumer.group import ConsumerGroup
 from ..group.deadlines import consumer_session_key
 from ..group.group import ClassicGroup
+from ..group.model import CLASSIC, CONSUMER
 from ..journal.schema import to_entry
 from ..node import Node
 from .activity import HOUR_MS, Activity
+from .cluster_view import ClusterGroups, coordinator, group_url
+from .colours import MemberColours, identity
+from .liveness import classic_late_after_ms, consumer_late_after_ms, is_late
 
-#: ListGroups' group types: classic groups, and KIP-848 consumer groups (``CONSUMER``).
-CLASSIC = "classic"
+#: The group types, as ListGroups names them (KIP-848 consumer groups: ``CONSUMER``).
+TYPES = (CLASSIC, CONSUMER)
 STATES = ("Stable", "PreparingRebalance", "CompletingRebalance", "Empty", "Dead")
 #: A consumer group's states besides Stable and Empty (KIP-848).
 CONSUMER_STATES = ("Assigning", "Reconciling")
 AnyGroup = ClassicGroup | ConsumerGroup
+#: A group in this node's memory, or another node's as the shared store has it.
+ListedGroup = AnyGroup | StoredGroup
 SORT_KEYS = (
     "id",
     "type",
@@ -81,43 +89,73 @@ class ConsoleState:
     admin: bool = False
     #: The ``analyze --report`` directory (None: the Analysis page says how to get one).
     analytics: Path | None = None
+    #: Each member's colour in the partition picture, kept across rebalances.
+    colours: MemberColours = field(default_factory=MemberColours)
+    #: In a cluster: every node's groups, from the shared store.
+    cluster: ClusterGroups | None = None
 
     def now_ms(self) -> int:
         return self.node.now_ms()
 
     def visible_groups(self, viewer: Viewer) -> list[AnyGroup]:
-        """Classic and consumer groups; a consumer group's offsets are kept by an empty
-        classic group of the same id, which is not listed apart."""
-        consumer = self.node.groups.consumer_groups
-        groups: list[AnyGroup] = [
-            g for g in self.node.groups.groups.values() if g.group_id not in consumer
-        ]
-        groups.extend(consumer.values())
+        """Classic and consumer groups."""
+        groups: list[AnyGroup] = list(self.node.groups.groups.values())
         if viewer.sees_all_groups(self.node):
             return groups
         return [g for g in groups if viewer.sees_group(self.node, g.group_id)]
+
+    def other_nodes_groups(self, viewer: Viewer) -> list[StoredGroup]:
+        """In a cluster, the groups this node does not hold, as the store last had them."""
+        if self.cluster is None or not self.cluster.groups:
+            return []
+        held = self.node.groups
+        everything = viewer.sees_all_groups(self.node)
+        return [
+            g
+            for g in self.cluster.groups
+            if g.group_id not in held.groups
+            and (everything or viewer.sees_group(self.node, g.group_id))
+        ]
+
+    def listed_groups(self, viewer: Viewer) -> list[ListedGroup]:
+        """Every group of the cluster this viewer may see (this node's, live, first)."""
+        listed: list[ListedGroup] = list(self.visible_groups(viewer))
+        listed.extend(self.other_nodes_groups(viewer))
+        return listed
 
 
 # What the tables show of either kind of group.
 
 
-def type_of(g: AnyGroup) -> str:
+def type_of(g: ListedGroup) -> str:
+    if isinstance(g, StoredGroup):
+        return g.type
     return CONSUMER if isinstance(g, ConsumerGroup) else CLASSIC
 
 
-def state_of(g: AnyGroup) -> str:
+def state_of(g: ListedGroup) -> str:
+    if isinstance(g, StoredGroup):
+        return g.state
     return str(g.state.value)
 
 
-def protocol_of(g: AnyGroup) -> tuple[str, str]:
+def members_of(g: ListedGroup) -> int:
+    return g.members if isinstance(g, StoredGroup) else len(g.members)
+
+
+def protocol_of(g: ListedGroup) -> tuple[str, str]:
     """(protocol type, protocol): a consumer group's protocol is its server assignor."""
+    if isinstance(g, StoredGroup):
+        return g.protocol_type, g.protocol
     if isinstance(g, ConsumerGroup):
         return CONSUMER_PROTOCOL_TYPE, g.preferred_assignor(DEFAULT_ASSIGNOR) if g.members else ""
     return g.protocol_type or "", g.protocol_name or ""
 
 
-def generation_of(g: AnyGroup) -> int:
+def generation_of(g: ListedGroup) -> int:
     """The generation of a classic group, the group epoch of a consumer group."""
+    if isinstance(g, StoredGroup):
+        return g.generation
     return g.group_epoch if isinstance(g, ConsumerGroup) else g.generation_id
 
 
@@ -126,31 +164,45 @@ def generation_of(g: AnyGroup) -> int:
 
 def overview(state: ConsoleState, viewer: Viewer) -> dict[str, Any]:
     node, now = state.node, state.now_ms()
-    groups = state.visible_groups(viewer)
-    by_state = Counter(state_of(g) for g in groups)
-    by_type = Counter(type_of(g) for g in groups)
+    groups = state.listed_groups(viewer)  # in a cluster, every node's
+    by_type_state: Counter[tuple[str, str]] = Counter()
+    members = 0
+    for g in groups:  # one pass: a consumer group's state looks at each of its members
+        by_type_state[(type_of(g), state_of(g))] += 1
+        members += members_of(g)
+    by_state: Counter[str] = Counter()
+    by_type: Counter[str] = Counter()
+    for (kind, group_state), n in by_type_state.items():
+        by_state[group_state] += n
+        by_type[kind] += n
     shown_states = [s for s in STATES if s != "Dead"] + [s for s in CONSUMER_STATES if by_state[s]]
     per_minute = state.activity.rebalances_per_minute(now)
     return {
         "now_ms": now,
         "cluster_id": node.settings.cluster_id,
         "node_id": node.settings.node_id,
-        "nodes": _nodes(node),
+        "nodes": _nodes(node, groups),
         "connections": state.connections(),
         "groups": len(groups),
         "groups_by_state": {s: by_state.get(s, 0) for s in shown_states},
         "groups_by_type": {CLASSIC: by_type[CLASSIC], CONSUMER: by_type[CONSUMER]},
-        "members": sum(len(g.members) for g in groups),
+        # Each type's own counts: a state the type never has (a classic group is never
+        # Reconciling, a consumer group never CompletingRebalance) counts 0.
+        "groups_by_type_and_state": {
+            t: {s: by_type_state[(t, s)] for s in shown_states} for t in (CLASSIC, CONSUMER)
+        },
+        "members": members,
         "topics": sum(1 for t in node.catalog.all() if viewer.sees_topic(node, t.name)),
         "rebalances_last_hour": sum(c for _, c in per_minute),
         "rebalances_per_minute": [{"minute_ms": m, "count": c} for m, c in per_minute],
         "commits_per_second": state.activity.commits_per_second(now),
+        "commits_total": state.activity.commits_total,
         "recent_events": recent_events(state, viewer, OVERVIEW_EVENTS),
         "admin": state.admin,
     }
 
 
-def _nodes(node: Node) -> list[dict[str, Any]]:
+def _nodes(node: Node, groups: list[ListedGroup]) -> list[dict[str, Any]]:
     me = node.settings.node_id
     routing = node.routing
     if not isinstance(routing, ClusterRouting):
@@ -160,11 +212,19 @@ def _nodes(node: Node) -> list[dict[str, Any]]:
                 "node_id": me,
                 "this": True,
                 "address": f"{host}:{port}",
+                "console_url": None,
                 "partitions": None,  # one node coordinates every group
                 "groups": _group_count(node),
             }
         ]
     owned = Counter(routing.owners.values())
+    per_node = Counter(
+        # A stored group carries its partition: no hashing its id again.
+        routing.owners.get(g.partition)
+        if isinstance(g, StoredGroup) and g.partition is not None
+        else routing.coordinator(g.group_id)
+        for g in groups
+    )
     out: list[dict[str, Any]] = []
     for address in routing.nodes():
         listeners = address.listeners
@@ -174,17 +234,16 @@ def _nodes(node: Node) -> list[dict[str, Any]]:
                 "node_id": address.node_id,
                 "this": address.node_id == me,
                 "address": None if first is None else f"{first[0]}:{first[1]}",
+                "console_url": address.console_url,
                 "partitions": owned.get(address.node_id, 0),
-                "groups": _group_count(node) if address.node_id == me else None,
+                "groups": per_node.get(address.node_id, 0),
             }
         )
     return out
 
 
 def _group_count(node: Node) -> int:
-    consumer = node.groups.consumer_groups
-    classic = sum(1 for gid in node.groups.groups if gid not in consumer)
-    return classic + len(consumer)
+    return len(node.groups.groups)
 
 
 def recent_events(state: ConsoleState, viewer: Viewer, limit: int) -> list[dict[str, Any]]:
@@ -208,7 +267,23 @@ def recent_events(state: ConsoleState, viewer: Viewer, limit: int) -> list[dict[
 # -- groups -----------------------------------------------------------------------------------
 
 
-def _group_row(state: ConsoleState, g: AnyGroup, hour_ago: int) -> dict[str, Any]:
+def _group_row(state: ConsoleState, g: ListedGroup, hour_ago: int) -> dict[str, Any]:
+    owner = coordinator(state.node, g.group_id)
+    link = None if owner is None or owner["this"] else group_url(owner["console_url"], g.group_id)
+    if isinstance(g, StoredGroup):  # another node's: as the store has it
+        return {
+            "id": g.group_id,
+            "type": g.type,
+            "state": g.state,
+            "protocol_type": g.protocol_type,
+            "protocol": g.protocol,
+            "members": g.members,
+            "generation": g.generation,
+            "last_rebalance": None,  # its coordinator's console has the timeline
+            "rebalances_1h": None,
+            "coordinator": owner,
+            "url": link,
+        }
     activity = state.activity.group(g.group_id)
     last = activity.last if activity is not None else None
     protocol_type, protocol = protocol_of(g)
@@ -222,15 +297,17 @@ def _group_row(state: ConsoleState, g: AnyGroup, hour_ago: int) -> dict[str, Any
         "generation": generation_of(g),
         "last_rebalance": None if last is None else last.as_dict(),
         "rebalances_1h": 0 if activity is None else activity.starts_since(hour_ago),
+        "coordinator": owner,
+        "url": link,
     }
 
 
-def _sort_key(state: ConsoleState, key: str, hour_ago: int) -> Callable[[AnyGroup], Any]:
+def _sort_key(state: ConsoleState, key: str, hour_ago: int) -> Callable[[ListedGroup], Any]:
     """Each column's value, read from the group itself: sorting builds no rows."""
     activity = state.activity.groups
     if key == "last_rebalance":
 
-        def last_started(g: AnyGroup) -> int:
+        def last_started(g: ListedGroup) -> int:
             found = activity.get(g.group_id)
             last = found.last if found is not None else None
             return last.started_ms if last is not None else 0
@@ -238,16 +315,16 @@ def _sort_key(state: ConsoleState, key: str, hour_ago: int) -> Callable[[AnyGrou
         return last_started
     if key == "rebalances_1h":
 
-        def recent(g: AnyGroup) -> int:
+        def recent(g: ListedGroup) -> int:
             found = activity.get(g.group_id)
             return found.starts_since(hour_ago) if found is not None else 0
 
         return recent
-    by_column: dict[str, Callable[[AnyGroup], Any]] = {
+    by_column: dict[str, Callable[[ListedGroup], Any]] = {
         "type": type_of,
         "state": state_of,
         "protocol": protocol_of,
-        "members": lambda g: len(g.members),
+        "members": members_of,
         "generation": generation_of,
     }
     return by_column[key]
@@ -259,23 +336,26 @@ def groups_page(
     *,
     q: str = "",
     group_state: str = "",
+    group_type: str = "",
     sort: str = "id",
     order: str = "asc",
     page: int = 1,
     page_size: int = DEFAULT_PAGE_SIZE,
 ) -> dict[str, Any]:
     """One page of the groups this viewer may see, searched (a substring of the id,
-    case-insensitive), filtered by state, sorted and paginated on the server."""
+    case-insensitive), filtered by state and type, sorted and paginated on the server."""
     sort = sort if sort in SORT_KEYS else "id"
     order = "desc" if order == "desc" else "asc"
     page_size = min(max(page_size, 1), MAX_PAGE_SIZE)
     needle = q.strip().lower()
     wanted_state = group_state.strip().lower()
+    wanted_type = group_type.strip().lower()
     groups = [
         g
-        for g in state.visible_groups(viewer)
+        for g in state.listed_groups(viewer)
         if (not needle or needle in g.group_id.lower())
         and (not wanted_state or state_of(g).lower() == wanted_state)
+        and (not wanted_type or type_of(g) == wanted_type)
     ]
     total = len(groups)
     pages = max((total + page_size - 1) // page_size, 1)
@@ -288,12 +368,15 @@ def groups_page(
     chosen = groups[(page - 1) * page_size : page * page_size]
     rows = [_group_row(state, g, hour_ago) for g in chosen]
     return {
+        "clustered": state.cluster is not None,
+        "cluster_problem": None if state.cluster is None else state.cluster.problem,
         "total": total,
         "page": page,
         "pages": pages,
         "page_size": page_size,
         "q": q,
         "state": group_state,
+        "type": group_type,
         "sort": sort,
         "order": order,
         "groups": rows,
@@ -325,10 +408,10 @@ def group_detail(state: ConsoleState, viewer: Viewer, group_id: str) -> dict[str
     node = state.node
     if not viewer.sees_group(node, group_id):
         return None
-    consumer = node.groups.consumer_groups.get(group_id)
+    consumer = node.groups.consumer_group(group_id)
     if consumer is not None:
         return _consumer_group_detail(state, viewer, consumer)
-    g = node.groups.groups.get(group_id)
+    g = node.groups.classic_group(group_id)
     if g is None:
         return None
     now = state.now_ms()
@@ -337,8 +420,14 @@ def group_detail(state: ConsoleState, viewer: Viewer, group_id: str) -> dict[str
     stored = {m.member_id: m.member_assignment for m in described.members}
     members = []
     owners: dict[str, dict[int, str]] = {}
+    colours = state.colours.of(
+        g.group_id, (identity(m.member_id, m.group_instance_id) for m in g.members.values())
+    )
+    stable = g.state.value == "Stable"  # mid-rebalance, members wait instead of heartbeating
     for m in g.members.values():
         data = stored.get(m.member_id, b"")
+        since = max(now - m.last_heartbeat_ms, 0) if m.last_heartbeat_ms else None
+        late_after = classic_late_after_ms(m.session_timeout_ms) if stable else None
         partitions = decode_partitions(g.protocol_type, data)
         for topic, ps in (partitions or {}).items():
             for p in ps:
@@ -352,9 +441,10 @@ def group_detail(state: ConsoleState, viewer: Viewer, group_id: str) -> dict[str
                 "session_timeout_ms": m.session_timeout_ms,
                 "rebalance_timeout_ms": m.rebalance_timeout_ms,
                 "last_heartbeat_ms": m.last_heartbeat_ms or None,
-                "since_heartbeat_ms": max(now - m.last_heartbeat_ms, 0)
-                if m.last_heartbeat_ms
-                else None,
+                "since_heartbeat_ms": since,
+                "heartbeat_late_after_ms": late_after,
+                "heartbeat_late": is_late(since, late_after),
+                "colour": colours[identity(m.member_id, m.group_instance_id)],
                 "leader": g.leader_id == m.member_id,
                 "assignment_bytes": len(data),
                 "assignment": partitions,
@@ -373,14 +463,32 @@ def group_detail(state: ConsoleState, viewer: Viewer, group_id: str) -> dict[str
         "leader": g.leader_id,
         "members": members,
         "assignment": _assignment_map(node, owners),
-        "offsets": _offsets(node, viewer, g),
+        "offsets": _offsets(node, viewer, g.group_id),
         "rebalances": []
         if activity is None
         else [r.as_dict() for r in reversed(activity.rebalances)],
         "rebalances_1h": 0 if activity is None else activity.starts_since(now - HOUR_MS),
         "time_in_states_ms": {} if activity is None else activity.time_in_states(now),
         "last_commit_ms": None if activity is None else activity.last_commit_ms,
+        "commits": 0 if activity is None else activity.commits,
         "admin": state.admin,
+    }
+
+
+def group_elsewhere(state: ConsoleState, viewer: Viewer, group_id: str) -> dict[str, Any] | None:
+    """A group this node does not hold, in a cluster: which node coordinates it and its
+    console's page for it, and what the store has of it (None: no cluster, or not visible)."""
+    node = state.node
+    if state.cluster is None or not viewer.sees_group(node, group_id):
+        return None
+    owner = coordinator(node, group_id)
+    stored = state.cluster.by_id().get(group_id)
+    return {
+        "id": group_id,
+        "exists": stored is not None,
+        "coordinator": owner,
+        "url": None if owner is None else group_url(owner["console_url"], group_id),
+        "stored": None if stored is None else dataclasses.asdict(stored),
     }
 
 
@@ -388,15 +496,23 @@ def _consumer_group_detail(state: ConsoleState, viewer: Viewer, g: ConsumerGroup
     """A KIP-848 consumer group: members with their epochs and reconciliation state, what
     each owns (and still has to revoke), its target, and the offsets."""
     node, now = state.node, state.now_ms()
-    session_ms = node.groups.config.consumer.session_timeout_ms
+    group_session_ms = node.groups.config.consumer.session_timeout_ms
+    activity = state.activity.group(g.group_id)
+    late_after = consumer_late_after_ms(node.groups.config.consumer.heartbeat_interval_ms)
+    colours = state.colours.of(
+        g.group_id, (identity(m.member_id, m.instance_id) for m in g.members.values())
+    )
     owners: dict[str, dict[int, str]] = {}
     members = []
     for m in g.members.values():
+        # A member speaking the classic protocol (online migration) has its own session.
+        session_ms = group_session_ms if m.classic is None else m.classic.session_timeout_ms
         for topic, ps in m.assigned.items():
             for p in ps:
                 owners.setdefault(topic, {})[p] = m.member_id
         deadline = node.groups.timer_deadline(consumer_session_key(g.group_id, m.member_id))
         last = deadline - session_ms if deadline is not None else None
+        since = None if last is None else max(now - last, 0)
         members.append(
             {
                 "member_id": m.member_id,
@@ -406,24 +522,29 @@ def _consumer_group_detail(state: ConsoleState, viewer: Viewer, g: ConsumerGroup
                 "session_timeout_ms": session_ms,
                 "rebalance_timeout_ms": m.rebalance_timeout_ms,
                 "last_heartbeat_ms": last,
-                "since_heartbeat_ms": None if last is None else max(now - last, 0),
+                "since_heartbeat_ms": since,
+                "heartbeat_late_after_ms": late_after,
+                "heartbeat_late": is_late(since, late_after),
+                "colour": colours[identity(m.member_id, m.instance_id)],
                 "leader": False,
                 "epoch": m.member_epoch,
                 "reconciliation": m.state.value,
+                "protocol": "consumer" if m.classic is None else "classic",
                 "assignment": _sorted_partitions(m.assigned),
                 "pending_revocation": _sorted_partitions(m.pending_revocation),
                 "target": _sorted_partitions(g.target.get(m.member_id, {})),
             }
         )
-    holder = node.groups.groups.get(g.group_id)  # the classic record keeping its offsets
-    activity = state.activity.group(g.group_id)
     protocol_type, protocol = protocol_of(g)
     return {
         "now_ms": now,
         "id": g.group_id,
         "type": CONSUMER,
         "state": state_of(g),
-        "state_since_ms": None,
+        # The group keeps no state timestamp: when the events said it changed, if seen.
+        "state_since_ms": activity.state_since_ms
+        if activity is not None and activity.state == state_of(g)
+        else None,
         "protocol_type": protocol_type,
         "protocol": protocol,
         "generation": g.group_epoch,
@@ -431,13 +552,14 @@ def _consumer_group_detail(state: ConsoleState, viewer: Viewer, g: ConsumerGroup
         "leader": "",
         "members": members,
         "assignment": _assignment_map(node, owners),
-        "offsets": _offsets(node, viewer, holder) if holder is not None else [],
+        "offsets": _offsets(node, viewer, g.group_id),
         "rebalances": []
         if activity is None
         else [r.as_dict() for r in reversed(activity.rebalances)],
         "rebalances_1h": 0 if activity is None else activity.starts_since(now - HOUR_MS),
         "time_in_states_ms": {} if activity is None else activity.time_in_states(now),
         "last_commit_ms": None if activity is None else activity.last_commit_ms,
+        "commits": 0 if activity is None else activity.commits,
         "admin": state.admin,
     }
 
@@ -463,14 +585,16 @@ def _assignment_map(node: Node, owners: dict[str, dict[int, str]]) -> list[dict[
     return out
 
 
-def _offsets(node: Node, viewer: Viewer, g: ClassicGroup) -> list[dict[str, Any]]:
+def _offsets(node: Node, viewer: Viewer, group_id: str) -> list[dict[str, Any]]:
     """Committed offsets, stored ones (as OffsetFetch), with those still being written."""
     out = []
-    for topic in sorted(g.offsets):
+    committed = node.groups.offsets.of(group_id)
+    pending = node.groups.offsets.pending_of(group_id)
+    for topic in sorted(committed):
         if not viewer.sees_topic(node, topic):
             continue
-        for partition in sorted(g.offsets[topic]):
-            r = g.offsets[topic][partition]
+        for partition in sorted(committed[topic]):
+            r = committed[topic][partition]
             out.append(
                 {
                     "topic": topic,
@@ -480,7 +604,7 @@ def _offsets(node: Node, viewer: Viewer, g: ClassicGroup) -> list[dict[str, Any]
                     "metadata": r.metadata,
                     "commit_ms": r.commit_timestamp_ms,
                     "expire_ms": r.expire_timestamp_ms,
-                    "pending": (topic, partition) in g.pending_offsets,
+                    "pending": (topic, partition) in pending,
                 }
             )
     return out
@@ -498,13 +622,10 @@ def topics(state: ConsoleState, viewer: Viewer) -> dict[str, Any]:
         if isinstance(g, ConsumerGroup):
             for topic in g.subscribed_topics():
                 subscribed.setdefault(topic, []).append(g.group_id)
-            holder = node.groups.groups.get(g.group_id)
-            offsets = holder.offsets if holder is not None else {}
         else:
             for topic in g.subscribed_topics or ():
                 subscribed.setdefault(topic, []).append(g.group_id)
-            offsets = g.offsets
-        for topic in offsets:
+        for topic in node.groups.offsets.of(g.group_id):
             committed.setdefault(topic, []).append(g.group_id)
     return {
         "topics": [

@@ -1,4 +1,7 @@
-"""The classic group state machine (spec section 4), sans-IO.
+"""The group coordinator's state machine, sans-IO: classic groups (spec section 4) and
+KIP-848 consumer groups (``consumer/``) side by side in one map of groups behind one
+``Group`` interface (``model``), their offsets in one offsets manager
+(``offsets_manager``), as Kafka's group-coordinator module has them.
 
 ``GroupCoordinator`` takes (request or timer, now) and returns ``Effects``: replies for
 request tokens, timer changes, records to persist and events to log. It never reads a
@@ -6,7 +9,8 @@ clock, touches a socket or sleeps; the server supplies time and carries out the 
 
 Modules: ``coordinator`` (the facade), ``join``/``sync``/``membership``/``offsets``/
 ``admin`` (one per request family), ``rebalance`` (join phase, assignment, phase timers),
-``lifecycle`` (load/unload), ``group``/``member`` (data and counters), ``states`` (the
+``lifecycle`` (load/unload), ``group``/``member`` (the classic group's data and counters),
+``model`` (the Group interface), ``offsets_manager`` (every group's offsets), ``states`` (the
 transition table), ``protocol_selection``, ``subscriptions``, ``deadlines`` (timer keys),
 ``context`` (per-call plumbing), and the data types in ``requests``, ``results``,
 ``records``, ``events``, ``effects``, ``config``.

@@ -1,22 +1,24 @@
-"""DescribeGroups, ListGroups and DeleteGroups (spec 4.12)."""
+"""DescribeGroups, ListGroups and DeleteGroups (spec 4.12): ListGroups and DeleteGroups
+for groups of every kind, through the Group interface (model.py)."""
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 from protocol.errors import ErrorCode
 
 from .context import Context, Shard
 from .group import ClassicGroup
+from .model import Group
 from .offsets import delete_group
 from .results import DescribedGroup, DescribedMember, GroupError, ListedGroup
-from .states import DEAD, EMPTY, STABLE
-
-#: Every group here is a classic group (ListGroups v5+ GroupType, KIP-848).
-CLASSIC = "classic"
+from .states import DEAD, STABLE
 
 
 def describe_group(shard: Shard, group_id: str) -> DescribedGroup:
+    """A classic group; a consumer group is not one (described as Dead, as unknown)."""
     g = shard.groups.get(group_id)
-    if g is None:
+    if not isinstance(g, ClassicGroup):
         # DescribeGroups v6+ turns this into GROUP_ID_NOT_FOUND at the API layer.
         return DescribedGroup(0, group_id, DEAD.value, "", "", [])
     stable = g.state is STABLE
@@ -49,15 +51,17 @@ def describe_group(shard: Shard, group_id: str) -> DescribedGroup:
 
 
 def list_groups(
-    groups: dict[str, ClassicGroup], states_filter: list[str], types_filter: list[str]
+    groups: Iterable[Group], states_filter: list[str], types_filter: list[str]
 ) -> list[ListedGroup]:
-    if types_filter and CLASSIC not in {t.strip().lower() for t in types_filter}:
-        return []
+    """ListGroups over groups of every kind; the filters are case-insensitive."""
+    types = {t.strip().lower() for t in types_filter}
     states = {s.strip().lower() for s in states_filter}
     return [
-        ListedGroup(g.group_id, g.protocol_type or "", g.state.value, CLASSIC)
-        for g in groups.values()
-        if not states or g.state.value.lower() in states
+        g.listed()
+        for g in groups
+        if (not types or g.group_type in types)
+        and (not states or g.state_name.lower() in states)
+        and g.state_name != DEAD.value
     ]
 
 
@@ -65,11 +69,8 @@ def delete_groups(ctx: Context, group_ids: list[str]) -> list[GroupError]:
     results: list[GroupError] = []
     for group_id in group_ids:
         g = ctx.groups.get(group_id)
-        if g is None or g.state is DEAD:
-            results.append(GroupError(group_id, ErrorCode.GROUP_ID_NOT_FOUND))
-        elif g.state is not EMPTY:
-            results.append(GroupError(group_id, ErrorCode.NON_EMPTY_GROUP))
-        else:
+        error = ErrorCode.GROUP_ID_NOT_FOUND if g is None else g.validate_delete_group()
+        if g is not None and not error:
             delete_group(ctx, g, "DeleteGroups")
-            results.append(GroupError(group_id, ErrorCode.NONE))
+        results.append(GroupError(group_id, error))
     return results

@@ -8,6 +8,7 @@ changes, state-change events and group snapshots, so those stay uniform.
 from __future__ import annotations
 
 import os
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,14 +17,18 @@ from protocol.errors import ErrorCode
 
 from . import events
 from .config import GroupConfig
-from .consumer.group import ConsumerGroup
+from .consumer.group import ConsumerGroup, StoredConsumerGroup
 from .deadlines import Armed, Deadlines, TimerKind, join_key, sync_key
 from .effects import Effects
 from .events import GroupEvent
 from .group import ClassicGroup
 from .member import Member
-from .records import GroupDeletedRecord, GroupMetadataRecord, MemberRecord
+from .offsets_manager import Committed, OffsetsManager
+from .records import GroupDeletedRecord, GroupMetadataRecord, MemberRecord, Record
 from .states import GroupState
+
+#: A group of either kind (model.py's Group interface).
+AnyGroup = ClassicGroup | ConsumerGroup
 
 
 def no_topics(name: str) -> int:
@@ -81,19 +86,24 @@ class Shard:
 
     config: GroupConfig
     new_member_id: Callable[[str], str] = default_member_id
-    groups: dict[str, ClassicGroup] = field(default_factory=dict)
+    #: Every group, of either kind (one namespace of ids, one group limit).
+    groups: dict[str, AnyGroup] = field(default_factory=dict)
+    #: Every group's committed offsets, whatever its kind.
+    offsets: OffsetsManager = field(default_factory=OffsetsManager)
     deadlines: Deadlines = field(default_factory=Deadlines)
     #: Members' last heartbeats as last persisted (snapshot or checkpoint).
     checkpointed: dict[tuple[str, str], int] = field(default_factory=dict)
-    # What is durable (durability.py): each group's last stored snapshot, its snapshots
-    # still in flight (oldest first), replies held until those are stored, and deleted
-    # groups whose tombstone is in flight (with their offsets, should it fail).
+    # What is durable (durability.py): each classic group's last stored snapshot, each
+    # consumer group's stored records, every group's records still in flight (oldest
+    # first), replies held until those are stored, and deleted groups whose tombstone is
+    # in flight (with their offsets, should it fail).
     durable: dict[str, GroupMetadataRecord] = field(default_factory=dict)
-    unstored: dict[str, list[GroupMetadataRecord]] = field(default_factory=dict)
-    held: dict[str, list[Any]] = field(default_factory=dict)
-    deleting: dict[str, tuple[GroupDeletedRecord, ClassicGroup]] = field(default_factory=dict)
-    #: KIP-848 consumer groups (consumer/), beside the classic ones: one namespace of ids.
-    consumer_groups: dict[str, ConsumerGroup] = field(default_factory=dict)
+    consumer_durable: dict[str, StoredConsumerGroup] = field(default_factory=dict)
+    unstored: dict[str, deque[Record]] = field(default_factory=dict)
+    held: dict[str, deque[Any]] = field(default_factory=dict)
+    deleting: dict[str, tuple[GroupDeletedRecord, Committed]] = field(default_factory=dict)
+    #: Groups' own configs (consumer/group_configs.py), by group id.
+    group_configs: dict[str, dict[str, int]] = field(default_factory=dict)
     #: A topic's partition count (0: no such topic), for consumer groups' assignments.
     topic_partitions: Callable[[str], int] = no_topics
     #: Every topic's name, for regex subscriptions; and how many there are (cheap).
@@ -115,15 +125,40 @@ class Context:
         #: first use: most calls, heartbeats above all, have none).
         self.after_call: list[tuple[str, object, Any]] | None = None
 
+    def classic(self, group_id: str) -> ClassicGroup | None:
+        """The classic group of that id, or None (none, or a consumer group)."""
+        g = self.groups.get(group_id)
+        return g if isinstance(g, ClassicGroup) else None
+
+    def consumer(self, group_id: str) -> ConsumerGroup | None:
+        g = self.groups.get(group_id)
+        return g if isinstance(g, ConsumerGroup) else None
+
+    def at_group_limit(self, group_id: str) -> bool:
+        """No room for another group (``group.max.groups``, every kind counted alike):
+        reported as a limit reached."""
+        limit = self.config.max_groups
+        if len(self.groups) < limit:
+            return False
+        self.limit_reached(group_id, "max_groups", limit, ErrorCode.COORDINATOR_NOT_AVAILABLE)
+        return True
+
     def reply(self, token: object, result: object) -> None:
         self.out.replies.append((token, result))
 
-    def reply_when_stored(self, g: ClassicGroup, token: object, result: Any) -> None:
-        """An answer showing the group's generation, leader or assignment: given once
-        every snapshot of the group so far (this call's too) is stored (durability.py)."""
+    def reply_when_stored(self, group_id: str, token: object, result: Any) -> None:
+        """An answer showing the group's generation, leader, epochs or assignment: given
+        once every record of the group so far (this call's too) is stored (durability.py)."""
         if self.after_call is None:
             self.after_call = []
-        self.after_call.append((g.group_id, token, result))
+        self.after_call.append((group_id, token, result))
+
+    def in_flight(self, record: Record) -> None:
+        """A record whose group's answers wait for it: held until it is stored."""
+        in_flight = self.shard.unstored.get(record.group_id)
+        if in_flight is None:
+            in_flight = self.shard.unstored[record.group_id] = deque()
+        in_flight.append(record)
 
     def event(self, event: GroupEvent) -> None:
         self.out.events.append(event)
@@ -190,4 +225,4 @@ class Context:
             ],
         )
         self.out.records.append(record)
-        self.shard.unstored.setdefault(g.group_id, []).append(record)
+        self.in_flight(record)

@@ -33,15 +33,19 @@ from protocol.errors import ErrorCode
 from . import admin, durability, join, lifecycle, membership, offsets, sync
 from .config import GroupConfig
 from .consumer import admin as consumer_admin
+from .consumer import classic as consumer_classic
+from .consumer import coalesce as consumer_coalesce
 from .consumer import durability as consumer_durability
+from .consumer import group_configs
 from .consumer import heartbeat as consumer_heartbeat
-from .consumer import offsets as consumer_offsets
-from .consumer.group import ConsumerGroup, ConsumerGroupState
+from .consumer import regex as consumer_regex
+from .consumer.group import ConsumerGroup
 from .consumer.requests import ConsumerHeartbeatInput
-from .context import Context, Shard, default_member_id, no_topics
+from .context import AnyGroup, Context, Shard, default_member_id, no_topics
 from .deadlines import TimerKind
 from .effects import Effects
 from .group import ClassicGroup
+from .offsets_manager import OffsetsManager
 from .rebalance import join_timer_fired, sync_timer_fired
 from .records import Record
 from .requests import (
@@ -54,7 +58,6 @@ from .requests import (
 from .results import (
     DeleteGroupsResult,
     DescribedGroup,
-    GroupError,
     GroupStats,
     JoinGroupResult,
     ListedGroup,
@@ -93,14 +96,22 @@ class GroupCoordinator(Generic[T]):
         return self._shard.config
 
     @property
-    def groups(self) -> Mapping[str, ClassicGroup]:
-        """The live groups, for inspection (tests, metrics). Do not mutate."""
+    def groups(self) -> Mapping[str, AnyGroup]:
+        """The live groups of every kind, for inspection (tests, metrics). Do not mutate."""
         return self._shard.groups
 
     @property
-    def consumer_groups(self) -> Mapping[str, ConsumerGroup]:
-        """The live KIP-848 consumer groups, for inspection. Do not mutate."""
-        return self._shard.consumer_groups
+    def offsets(self) -> OffsetsManager:
+        """Every group's offsets, for inspection. Do not mutate."""
+        return self._shard.offsets
+
+    def classic_group(self, group_id: str) -> ClassicGroup | None:
+        g = self._shard.groups.get(group_id)
+        return g if isinstance(g, ClassicGroup) else None
+
+    def consumer_group(self, group_id: str) -> ConsumerGroup | None:
+        g = self._shard.groups.get(group_id)
+        return g if isinstance(g, ConsumerGroup) else None
 
     def timer_deadline(self, key: str) -> int | None:
         """When ``key`` is armed to fire, or None."""
@@ -119,26 +130,29 @@ class GroupCoordinator(Generic[T]):
 
     def join_group(self, token: T, req: JoinGroupInput, now_ms: int) -> Effects[T]:
         ctx = self._context(now_ms)
-        consumer = self._shard.consumer_groups.get(req.group_id)
+        consumer = ctx.consumer(req.group_id)
         if consumer is not None and consumer.members:
-            # Kafka hands this to its classic-to-consumer migration, which is not served:
-            # the member's protocols are not supported by the group.
-            error = ErrorCode.INCONSISTENT_GROUP_PROTOCOL
-            ctx.reply(token, JoinGroupResult(error, member_id=req.member_id))
+            if ctx.config.consumer.migration_enabled:
+                # A classic member inside a consumer group (KIP-848's online migration).
+                consumer_classic.join(ctx, consumer, token, req)
+            else:
+                error = ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+                ctx.reply(token, JoinGroupResult(error, member_id=req.member_id))
             return self._done(ctx)
         if consumer is not None:
             # An empty consumer group becomes a classic group; its offsets stay.
-            del self._shard.consumer_groups[req.group_id]
+            del ctx.groups[req.group_id]
             consumer_durability.forget(ctx, req.group_id)
-            holder = self._shard.groups.get(req.group_id)
-            if holder is not None:
-                holder.subscribed_topics = None
         join.join_group(ctx, token, req)
         return self._done(ctx)
 
     def sync_group(self, token: T, req: SyncGroupInput, now_ms: int) -> Effects[T]:
         ctx = self._context(now_ms)
-        sync.sync_group(ctx, token, req)
+        consumer = ctx.consumer(req.group_id)
+        if consumer is not None and req.group_id:
+            consumer_classic.sync(ctx, consumer, token, req)
+        else:
+            sync.sync_group(ctx, token, req)
         return self._done(ctx)
 
     # -- requests answered at once ------------------------------------------------------------
@@ -165,16 +179,16 @@ class GroupCoordinator(Generic[T]):
 
     def leave_group(self, token: T, req: LeaveGroupInput, now_ms: int) -> Effects[T]:
         ctx = self._context(now_ms)
-        membership.leave_group(ctx, token, req)
+        consumer = ctx.consumer(req.group_id)
+        if consumer is not None and req.group_id:
+            consumer_classic.leave(ctx, consumer, token, req)
+        else:
+            membership.leave_group(ctx, token, req)
         return self._done(ctx)
 
     def commit_offsets(self, token: T, req: OffsetCommitInput, now_ms: int) -> Effects[T]:
         ctx = self._context(now_ms)
-        consumer = self._shard.consumer_groups.get(req.group_id)
-        if consumer is not None:
-            consumer_offsets.commit(ctx, consumer, token, req)
-        else:
-            offsets.commit_offsets(ctx, token, req)
+        offsets.commit_offsets(ctx, token, req)
         return self._done(ctx)
 
     def fetch_offsets(
@@ -188,51 +202,21 @@ class GroupCoordinator(Generic[T]):
     ) -> OffsetFetchResult:
         """Stored offsets only; ``require_stable``: partitions with a commit in flight are
         UNSTABLE_OFFSET_COMMIT. A consumer group checks the member (OffsetFetch v9+)."""
-        consumer = self._shard.consumer_groups.get(group_id)
-        if consumer is not None:
-            error = consumer_offsets.validate_fetch(consumer, member_id, member_epoch)
-            if error:
-                return consumer_offsets.refused_fetch(error)
-        return offsets.fetch_offsets(self._shard.groups, group_id, topics, require_stable)
+        return offsets.fetch_offsets(
+            self._shard, group_id, topics, require_stable, member_id, member_epoch
+        )
 
     def describe_groups(self, group_ids: list[str]) -> list[DescribedGroup]:
         """Classic groups; a consumer group is not one (described as Dead, as unknown)."""
-        consumer = self._shard.consumer_groups
-        return [
-            admin.describe_group(self._shard, group_id)
-            if group_id not in consumer
-            else DescribedGroup(0, group_id, "Dead", "", "", [])
-            for group_id in group_ids
-        ]
+        return [admin.describe_group(self._shard, group_id) for group_id in group_ids]
 
     def list_groups(self, states_filter: list[str], types_filter: list[str]) -> list[ListedGroup]:
-        consumer = self._shard.consumer_groups
-        # A consumer group's offsets sit on a classic group of its id: listed as consumer.
-        classic = {k: g for k, g in self._shard.groups.items() if k not in consumer}
-        return admin.list_groups(classic, states_filter, types_filter) + (
-            consumer_admin.list_groups(consumer, states_filter, types_filter)
-        )
+        return admin.list_groups(self._shard.groups.values(), states_filter, types_filter)
 
     def delete_groups(self, token: T, group_ids: list[str], now_ms: int) -> Effects[T]:
         """Answers ``token`` with a ``DeleteGroupsResult``."""
         ctx = self._context(now_ms)
-        consumer = self._shard.consumer_groups
-        answered: dict[str, GroupError] = {}
-        for group_id in group_ids:
-            g = consumer.get(group_id)
-            if g is None:
-                continue
-            refused = consumer_admin.deletable(g)
-            if refused is not None:
-                answered[group_id] = refused
-                continue
-            del consumer[group_id]
-            consumer_durability.forget(ctx, group_id)
-            if group_id not in self._shard.groups:  # no offsets were ever committed
-                answered[group_id] = GroupError(group_id, ErrorCode.NONE)
-        classic = admin.delete_groups(ctx, [g for g in group_ids if g not in answered])
-        by_id = {e.group_id: e for e in classic} | answered
-        ctx.reply(token, DeleteGroupsResult([by_id[g] for g in group_ids]))
+        ctx.reply(token, DeleteGroupsResult(admin.delete_groups(ctx, group_ids)))
         return self._done(ctx)
 
     # -- KIP-848 consumer groups -------------------------------------------------------------
@@ -240,13 +224,56 @@ class GroupCoordinator(Generic[T]):
     def consumer_group_describe(
         self, group_ids: list[str]
     ) -> list[consumer_admin.DescribedConsumerGroup]:
-        consumer, classic = self._shard.consumer_groups, self._shard.groups
-        return [consumer_admin.describe(consumer, g, g in classic) for g in group_ids]
+        groups = self._shard.groups
+        return [consumer_admin.describe(groups.get(g), g) for g in group_ids]
+
+    def describe_group_configs(
+        self, group_id: str, keys: list[str] | None
+    ) -> list[group_configs.ConfigEntry]:
+        """The group's own configs and the daemon's where it has none (DescribeConfigs)."""
+        return group_configs.describe(self._context(0), group_id, keys)
+
+    def alter_group_configs(
+        self,
+        token: T,
+        groups: list[tuple[str, list[tuple[str, int, str | None]]]],
+        validate_only: bool,
+        now_ms: int,
+    ) -> Effects[T]:
+        """Apply each group's (name, operation, value) changes (IncrementalAlterConfigs).
+        Answers ``token``, once the new configs are stored, with a list holding for each
+        group None or the ``ConfigError`` that refused its changes."""
+        ctx = self._context(now_ms)
+        results = [
+            group_configs.alter(ctx, group_id, changes, validate_only)
+            for group_id, changes in groups
+        ]
+        ctx.reply(token, results)
+        return self._done(ctx)
+
+    def regex_resolved(self, group_id: str, pattern: str) -> bool:
+        """Whether the group has resolved ``pattern`` (a member of it subscribes to it)."""
+        g = self._shard.groups.get(group_id)
+        return isinstance(g, ConsumerGroup) and pattern in g.resolved
+
+    def regexes_to_resolve(self, group_id: str, pattern: str | None, now_ms: int) -> frozenset[str]:
+        """The patterns to resolve (off the event loop) and hand in with a heartbeat of
+        ``group_id`` subscribing to ``pattern``: ``ConsumerHeartbeatInput.resolved``."""
+        shard = self._shard
+        g = shard.groups.get(group_id)
+        return consumer_regex.to_resolve(
+            g if isinstance(g, ConsumerGroup) else None,
+            pattern,
+            shard.topic_count(),
+            shard.config.consumer,
+            now_ms,
+        )
 
     def consumer_group_heartbeat(
         self, token: T, req: ConsumerHeartbeatInput, now_ms: int
     ) -> Effects[T]:
-        """Answers ``token`` with a ``ConsumerHeartbeatResult``, at once."""
+        """Answers ``token`` with a ``ConsumerHeartbeatResult``: at once, or when the
+        group's next target assignment is computed (its ``consumer-assign`` timer)."""
         ctx = self._context(now_ms)
         consumer_heartbeat.heartbeat(ctx, token, req)
         return self._done(ctx)
@@ -256,13 +283,7 @@ class GroupCoordinator(Generic[T]):
     ) -> Effects[T]:
         """Answers ``token`` with an ``OffsetDeleteResult``."""
         ctx = self._context(now_ms)
-        consumer = self._shard.consumer_groups.get(group_id)
-        if consumer is not None and group_id not in self._shard.groups:
-            # A consumer group that never committed: nothing to delete (Kafka: no error),
-            # but the topics it subscribes to are refused as for any group.
-            error, partitions = consumer_offsets.delete_nothing(consumer, topics)
-        else:
-            error, partitions = offsets.delete_offsets(ctx, group_id, topics)
+        error, partitions = offsets.delete_offsets(ctx, group_id, topics)
         ctx.reply(token, OffsetDeleteResult(error, partitions))
         return self._done(ctx)
 
@@ -273,10 +294,14 @@ class GroupCoordinator(Generic[T]):
         armed = self._shard.deadlines.take_due(ctx.out, key, now_ms)
         if armed is None:
             return ctx.out  # cancelled, rescheduled later, or not due yet
-        if armed.kind in (TimerKind.CONSUMER_SESSION, TimerKind.CONSUMER_REBALANCE):
+        if armed.kind in (
+            TimerKind.CONSUMER_SESSION,
+            TimerKind.CONSUMER_REBALANCE,
+            TimerKind.CONSUMER_ASSIGN,
+        ):
             consumer_heartbeat.timer_fired(ctx, armed)
             return self._done(ctx)
-        g = self._shard.groups.get(armed.group_id)
+        g = ctx.classic(armed.group_id)
         if g is None:
             return self._done(ctx)
         if armed.kind is TimerKind.HEARTBEAT:
@@ -290,15 +315,6 @@ class GroupCoordinator(Generic[T]):
     def expire_offsets(self, now_ms: int, retention_ms: int) -> Effects[T]:
         ctx = self._context(now_ms)
         offsets.expire_offsets(ctx, retention_ms)
-        # Empty consumer groups without offsets go too (Kafka's group metadata cleanup).
-        consumer = self._shard.consumer_groups
-        for group_id in [k for k, g in consumer.items() if not g.members]:
-            holder = self._shard.groups.get(group_id)
-            if holder is None or not (holder.offsets or holder.pending_offsets):
-                del consumer[group_id]
-                consumer_durability.forget(ctx, group_id)
-                if holder is not None:
-                    offsets.delete_group(ctx, holder, "empty, and no offsets left")
         return self._done(ctx)
 
     # -- the store -------------------------------------------------------------------------
@@ -326,11 +342,18 @@ class GroupCoordinator(Generic[T]):
         """Drop every group for which ``belongs(group_id)``: its coordinator partition moved
         to another node. Parked requests are answered NOT_COORDINATOR."""
         shard = self._shard
-        known = {*shard.groups, *shard.unstored, *shard.durable, *shard.held, *shard.deleting}
+        known = {
+            *shard.groups,
+            *shard.offsets.groups(),
+            *shard.unstored,
+            *shard.durable,
+            *shard.held,
+            *shard.deleting,
+        }
         ctx = self._context(now_ms)
         durability.unload(ctx, sorted(g for g in known if belongs(g)))
-        for group_id in [g for g in shard.consumer_groups if belongs(g)]:
-            consumer_heartbeat.drop(ctx, shard.consumer_groups.pop(group_id))
+        for group_id in [g for g in shard.group_configs if belongs(g)]:
+            del shard.group_configs[group_id]
         return self._done(ctx)
 
     def checkpoint(self, now_ms: int) -> Effects[T]:
@@ -341,22 +364,14 @@ class GroupCoordinator(Generic[T]):
         return self._done(ctx)
 
     def stats(self) -> GroupStats:
-        consumer = self._shard.consumer_groups
-        # A consumer group's offsets are kept by a classic group of its id: not counted twice.
-        classic = lifecycle.stats(
-            g for g in self._shard.groups.values() if g.group_id not in consumer
-        )
-        by_state = {s.value: 0 for s in ConsumerGroupState if s is not ConsumerGroupState.DEAD}
-        members = revoking = 0
-        for g in consumer.values():
-            by_state[g.state.value] += 1
-            members += len(g.members)
-            revoking += sum(1 for m in g.members.values() if m.pending_revocation)
-        return GroupStats(classic.groups_by_state, classic.members, by_state, members, revoking)
+        return lifecycle.stats(self._shard.groups.values())
 
     def shutdown(self) -> Effects[T]:
         # No clock reading is passed to shutdown; state timestamps of Dead groups are moot.
         ctx = self._context(0)
         durability.fail_all_held(ctx)
+        for g in self._shard.groups.values():
+            if isinstance(g, ConsumerGroup):
+                consumer_coalesce.release(ctx, g, ErrorCode.NOT_COORDINATOR)
         lifecycle.shutdown(ctx)
         return self._done(ctx)

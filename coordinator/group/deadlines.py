@@ -11,6 +11,8 @@ Keys (one timer per key; scheduling a key again replaces its deadline):
 * ``consumer-session/<group>/<member>`` - a KIP-848 member's session (consumer/).
 * ``consumer-rebalance/<group>/<member>`` - a KIP-848 member revoking partitions: armed
   for the member epoch it must leave (its rebalance timeout).
+* ``consumer-assign/<group>`` - a KIP-848 group's next target assignment, with the
+  heartbeats that wait for it (consumer/coalesce.py).
 
 Ids are escaped (``%`` -> ``%25``, ``/`` -> ``%2F``) so that different (group, member) pairs
 never share a key. Keys are never parsed back: every armed key maps to what it was armed
@@ -33,6 +35,7 @@ class TimerKind(Enum):
     SYNC = "sync"
     CONSUMER_SESSION = "consumer-session"
     CONSUMER_REBALANCE = "consumer-rebalance"
+    CONSUMER_ASSIGN = "consumer-assign"
 
 
 def _escape(part: str) -> str:
@@ -59,6 +62,10 @@ def consumer_session_key(group_id: str, member_id: str) -> str:
 
 def consumer_rebalance_key(group_id: str, member_id: str) -> str:
     return f"consumer-rebalance/{_escape(group_id)}/{_escape(member_id)}"
+
+
+def consumer_assign_key(group_id: str) -> str:
+    return f"consumer-assign/{_escape(group_id)}"
 
 
 @dataclass(slots=True)
@@ -104,14 +111,21 @@ class Deadlines:
             armed.deadline_ms = deadline_ms
         out.timers.append(Schedule(key, deadline_ms))
 
-    def move_heartbeat(self, key: str, group_id: str, member_id: str, deadline_ms: int) -> bool:
+    def move_heartbeat(
+        self,
+        key: str,
+        group_id: str,
+        member_id: str,
+        deadline_ms: int,
+        kind: TimerKind = TimerKind.HEARTBEAT,
+    ) -> bool:
         """A heartbeat moves its session deadline in place; True when the driver must be
         told (a new timer, or a deadline earlier than before: its timer would fire late).
         A later deadline needs nothing: the driver's timer fires at the old one and
         ``take_due`` re-arms it for the new one."""
         armed = self._armed.get(key)
         if armed is None:
-            self._armed[key] = Armed(TimerKind.HEARTBEAT, deadline_ms, group_id, member_id)
+            self._armed[key] = Armed(kind, deadline_ms, group_id, member_id)
             return True
         earlier = deadline_ms < armed.deadline_ms
         armed.deadline_ms = deadline_ms

@@ -4,29 +4,36 @@ The state machine changes a group at once, but what it tells clients must be sto
 The driver writes each call's records and reports back with ``written(records, ok)``, in
 write order. Here:
 
-- Each group's last *durable* snapshot is kept, and its snapshots still in flight.
-- Answers that show a generation, leader or assignment (JoinGroup, SyncGroup) are held
-  while the group has a snapshot in flight, and released when it is stored. A repeated
-  JoinGroup answered from memory therefore waits for the generation it names.
+- Each classic group's last *durable* snapshot is kept, each consumer group's stored
+  records, and every group's records still in flight. One rule for both kinds:
+- Answers that show a generation, leader, epoch or assignment (JoinGroup, SyncGroup,
+  ConsumerGroupHeartbeat) are held while the group has a record in flight, and released
+  when it is stored. A repeated JoinGroup answered from memory therefore waits for the
+  generation it names, and a heartbeat for the target assignment it was computed with.
 - A commit is *pending* until stored: OffsetFetch reads only stored offsets (a fetch with
   ``require_stable`` is told UNSTABLE_OFFSET_COMMIT for a partition with one pending).
-- A failed snapshot write rolls the group back to its last durable snapshot, as Kafka
+- A failed write rolls the group back to what is stored, as Kafka
   reverts a coordinator to its last committed offset when an append fails: parked and
   held requests are answered NOT_COORDINATOR (clients rediscover and rejoin), timers are
   re-armed from the restored members, and a group that was never stored is forgotten.
-- A snapshot that lands after its group was rolled back is what the store now holds; the
+- A record that lands after its group was rolled back is what the store now holds; the
   group's current state is written after it, so a restart loads what memory has.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import assert_never
 
 from protocol.errors import ErrorCode
 
 from . import events
+from .consumer import durability as consumer_durability
+from .consumer import heartbeat as consumer_heartbeat
+from .consumer.group import ConsumerGroup
+from .consumer.requests import ConsumerHeartbeatResult
 from .context import Context
 from .deadlines import heartbeat_key, join_key, sync_key
 from .group import ClassicGroup
@@ -36,6 +43,7 @@ from .records import (
     ConsumerGroupRecord,
     ConsumerMemberRecord,
     ConsumerMemberRemovedRecord,
+    GroupConfigRecord,
     GroupDeletedRecord,
     GroupMetadataRecord,
     HeartbeatRecord,
@@ -43,28 +51,35 @@ from .records import (
     OffsetDeleteRecord,
     Record,
 )
-from .results import JoinGroupResult, OffsetFetchResult, SyncGroupResult
+from .results import JoinGroupResult, LeaveGroupResult, OffsetFetchResult, SyncGroupResult
 
 #: What a request waiting for a failed write is told: Kafka maps a failed append
 #: (KAFKA_STORAGE_ERROR) to NOT_COORDINATOR, which clients retry after rediscovery.
 WRITE_FAILED = ErrorCode.NOT_COORDINATOR
 
-HeldResult = JoinGroupResult | SyncGroupResult | OffsetFetchResult
+HeldResult = (
+    JoinGroupResult
+    | SyncGroupResult
+    | OffsetFetchResult
+    | ConsumerHeartbeatResult
+    | LeaveGroupResult
+)
 
 
 @dataclass(slots=True, eq=False)
 class Held:
-    """The replies one call gave about one group, waiting for records (by identity) to be
-    stored: one per call and group, not per reply (a join phase completing answers every
-    member at once, and each written record is checked against every ``Held``)."""
+    """The replies one call gave about one group, waiting for the group's last record in
+    flight when they were given (by identity): writes complete in order, so once it is
+    stored every earlier one is, and a failed one rolls the group back, failing them
+    all. One per call and group, not per reply (a join phase answers every member)."""
 
     replies: list[tuple[object, HeldResult]]
-    waiting: set[int] = field(default_factory=set)
+    waiting: Record
 
 
 def settle_call(ctx: Context) -> None:
     """At the end of a call: hold the answers given with ``Context.reply_when_stored``
-    while their group has snapshots in flight, and give the others."""
+    while their group has records in flight, and give the others."""
     shard = ctx.shard
     batch: dict[str, Held] = {}
     for group_id, token, result in ctx.after_call or ():
@@ -74,8 +89,11 @@ def settle_call(ctx: Context) -> None:
             if not in_flight:
                 ctx.reply(token, result)
                 continue
-            held = batch[group_id] = Held([], {id(r) for r in in_flight})
-            shard.held.setdefault(group_id, []).append(held)
+            held = batch[group_id] = Held([], in_flight[-1])
+            queue = shard.held.get(group_id)
+            if queue is None:
+                queue = shard.held[group_id] = deque()
+            queue.append(held)
         held.replies.append((token, result))
     ctx.after_call = None
 
@@ -89,6 +107,10 @@ def failed(result: HeldResult) -> HeldResult:
             return SyncGroupResult(WRITE_FAILED)
         case OffsetFetchResult():
             return replace(result, error_code=WRITE_FAILED, topics=[])
+        case ConsumerHeartbeatResult():
+            return ConsumerHeartbeatResult(WRITE_FAILED)
+        case LeaveGroupResult():
+            return LeaveGroupResult(WRITE_FAILED)
         case _:
             assert_never(result)
 
@@ -97,71 +119,77 @@ def written(ctx: Context, records: Iterable[Record], ok: bool) -> None:
     """The driver stored ``records`` (``ok``) or failed to; called in write order."""
     committed: dict[str, int] = {}
     for record in records:
+        current = _landed(ctx, record)
         match record:
             case GroupMetadataRecord():
-                _snapshot_written(ctx, record, ok)
+                _snapshot_written(ctx, record, ok, current)
             case OffsetCommitRecord():
-                _commit_written(ctx, record, ok)
+                ctx.shard.offsets.stored(record, ok)
                 if ok:  # told only once stored: a failed write journals nothing
                     committed[record.group_id] = committed.get(record.group_id, 0) + 1
             case GroupDeletedRecord():
                 _deletion_written(ctx, record, ok)
             case OffsetDeleteRecord() | HeartbeatRecord():
                 pass  # nothing is shown from them before they are stored
+            case GroupConfigRecord():
+                pass  # its answer waits for the write (the runtime holds it)
             case (
                 ConsumerGroupRecord()
                 | ConsumerMemberRecord()
                 | ConsumerMemberRemovedRecord()
                 | ConsumerGroupDeletedRecord()
             ):
-                # The heartbeat answer waits for the write (the runtime holds the replies
-                # of a call until its records are stored); a failed write is answered
-                # NOT_COORDINATOR and the group is not rolled back: the member's next
-                # heartbeat, at whichever epoch it holds, is checked as any other.
-                pass
+                _consumer_written(ctx, record, ok, current)
             case _:
                 assert_never(record)
-        _release(ctx, record.group_id, record, ok)
+        if current:
+            _release(ctx, record, ok)
     for group_id, count in committed.items():
         ctx.event(events.OffsetsCommitted(group_id, count))
 
 
-def _snapshot_written(ctx: Context, record: GroupMetadataRecord, ok: bool) -> None:
+def _landed(ctx: Context, record: Record) -> bool:
+    """Whether ``record`` was its group's oldest record in flight (it leaves the queue);
+    False for one written after its group was rolled back or forgotten."""
+    in_flight = ctx.shard.unstored.get(record.group_id)
+    if not in_flight or in_flight[0] is not record:
+        return False
+    in_flight.popleft()
+    if not in_flight:
+        del ctx.shard.unstored[record.group_id]
+    return True
+
+
+def _snapshot_written(ctx: Context, record: GroupMetadataRecord, ok: bool, current: bool) -> None:
     shard = ctx.shard
     group_id = record.group_id
-    in_flight = shard.unstored.get(group_id, [])
-    current = bool(in_flight) and in_flight[0] is record
-    if current:
-        in_flight.pop(0)
-        if not in_flight:
-            del shard.unstored[group_id]
     if ok:
         if current:
             shard.durable[group_id] = record
-        elif group_id in ctx.groups:
+        elif (g := ctx.classic(group_id)) is not None:
             # It was written after the group was rolled back: what the store holds now...
             shard.durable[group_id] = record
             if group_id not in shard.unstored:
-                ctx.persist(ctx.groups[group_id])  # ...is replaced by what memory holds.
+                ctx.persist(g)  # ...is replaced by what memory holds.
         # Else the group was forgotten (rolled back to nothing, or unloaded: it is another
         # node's now); a stale snapshot of a group nobody was answered about stays stored.
-    elif current:
+    elif current and ctx.consumer(group_id) is None:  # (a consumer group now: moot)
         revert(ctx, group_id)
 
 
-def _commit_written(ctx: Context, record: OffsetCommitRecord, ok: bool) -> None:
-    g = ctx.groups.get(record.group_id)
-    if g is None:
-        return
-    key = (record.topic, record.partition)
-    pending = g.pending_offsets.get(key)
-    if pending is None or not any(r is record for r in pending):
-        return  # deleted (OffsetDelete, DeleteGroups) while it was in flight
-    pending.remove(record)
-    if not pending:
-        del g.pending_offsets[key]
-    if ok:
-        g.offsets.setdefault(record.topic, {})[record.partition] = record
+def _consumer_written(
+    ctx: Context, record: consumer_durability.ConsumerRecord, ok: bool, current: bool
+) -> None:
+    """A consumer group's record: what is stored is remembered, a failed write rolls the
+    group back to it, and a record that lands after a rollback is overwritten by what
+    memory holds (as a classic snapshot is)."""
+    group_id = record.group_id
+    if ok and current:
+        consumer_durability.stored(ctx.shard.consumer_durable, record)
+    elif ok:
+        consumer_durability.correct(ctx, record)
+    elif current and ctx.classic(group_id) is None:  # (a classic group now: its own path)
+        revert_consumer(ctx, group_id)
 
 
 def _deletion_written(ctx: Context, record: GroupDeletedRecord, ok: bool) -> None:
@@ -174,31 +202,21 @@ def _deletion_written(ctx: Context, record: GroupDeletedRecord, ok: bool) -> Non
     del shard.deleting[record.group_id]
     if ok:
         shard.durable.pop(record.group_id, None)
-    elif record.group_id not in ctx.groups:
-        ctx.groups[record.group_id] = entry[1]  # still stored: bring it back as stored
+        return
+    shard.offsets.restore(record.group_id, entry[1])  # still stored: back as stored
+    if record.group_id not in ctx.groups:
         revert(ctx, record.group_id)
 
 
-def _release(ctx: Context, group_id: str, record: Record, ok: bool) -> None:
+def _release(ctx: Context, record: Record, ok: bool) -> None:
+    """Give (or, the write failed, fail) the replies that waited for ``record``."""
+    group_id = record.group_id
     held = ctx.shard.held.get(group_id)
-    if not held:
-        return
-    key = id(record)
-    still: list[Held] = []
-    for h in held:
-        if key in h.waiting:
-            h.waiting.discard(key)
-            if not ok:
-                _fail(ctx, h)
-                continue
-        if h.waiting:
-            still.append(h)
-        else:
-            for token, result in h.replies:
-                ctx.reply(token, result)
-    if still:
-        ctx.shard.held[group_id] = still
-    else:
+    while held and held[0].waiting is record:
+        h = held.popleft()
+        for token, result in h.replies:
+            ctx.reply(token, result if ok else failed(result))
+    if held is not None and not held:
         del ctx.shard.held[group_id]
 
 
@@ -208,7 +226,7 @@ def _fail(ctx: Context, held: Held) -> None:
 
 
 def fail_held(ctx: Context, group_id: str) -> None:
-    for h in ctx.shard.held.pop(group_id, []):
+    for h in ctx.shard.held.pop(group_id, ()):
         _fail(ctx, h)
 
 
@@ -219,14 +237,35 @@ def fail_all_held(ctx: Context) -> None:
         fail_held(ctx, group_id)
 
 
+def revert_consumer(ctx: Context, group_id: str) -> None:
+    """Roll a consumer group back to its stored records (or, never stored, to what the
+    id held before: a classic group's snapshot, offsets, or nothing). Held answers are
+    told NOT_COORDINATOR; members get a whole session from now, as on a load."""
+    shard = ctx.shard
+    fail_held(ctx, group_id)
+    shard.unstored.pop(group_id, None)  # what is still in flight is stale now
+    current = ctx.consumer(group_id)
+    if current is not None:
+        consumer_heartbeat.drop(ctx, current)
+        del ctx.groups[group_id]
+    stored = shard.consumer_durable.get(group_id)
+    if stored is None:
+        revert(ctx, group_id)
+        return
+    g = consumer_durability.restore(ctx, stored.group, stored.members.values())
+    ctx.groups[group_id] = g
+    ctx.event(events.GroupReverted(group_id, g.group_epoch, g.state.value, len(g.members)))
+
+
 def revert(ctx: Context, group_id: str) -> None:
     """Roll the group back to its last durable snapshot (or forget it: never stored)."""
     shard = ctx.shard
     fail_held(ctx, group_id)
     shard.unstored.pop(group_id, None)  # what is still in flight is stale now
-    current = ctx.groups.pop(group_id, None)
+    current = ctx.classic(group_id)
     heartbeats: dict[tuple[str, str], int] = {}
     if current is not None:
+        del ctx.groups[group_id]
         _unpark(ctx, current)
         for m in current.members.values():
             heartbeats[(group_id, m.member_id)] = m.last_heartbeat_ms
@@ -241,13 +280,10 @@ def revert(ctx: Context, group_id: str) -> None:
             last = max(mr.last_heartbeat_ms, heartbeats.get(key, 0))
             if last + mr.session_timeout_ms <= ctx.now:
                 heartbeats[key] = ctx.now
-    offsets = current.offsets if current is not None else {}
-    pending = current.pending_offsets if current is not None else {}
-    if snapshot is None and not offsets and not pending:
+    if snapshot is None and not shard.offsets.has_any(group_id):
         ctx.event(events.GroupReverted(group_id, None, None, 0))
         return
     g = ClassicGroup(group_id, state_timestamp_ms=ctx.now)
-    g.offsets, g.pending_offsets = offsets, pending
     ctx.groups[group_id] = g
     if snapshot is not None:
         restore(ctx, g, snapshot, heartbeats)
@@ -263,9 +299,15 @@ def unload(ctx: Context, group_ids: Iterable[str]) -> None:
         fail_held(ctx, group_id)
         shard.unstored.pop(group_id, None)
         shard.durable.pop(group_id, None)
+        shard.consumer_durable.pop(group_id, None)
         shard.deleting.pop(group_id, None)
+        shard.offsets.take(group_id)
         g = ctx.groups.pop(group_id, None)
         if g is None:
+            continue
+        if isinstance(g, ConsumerGroup):
+            consumer_heartbeat.drop(ctx, g)
+            ctx.event(events.GroupUnloaded(group_id, g.group_epoch, len(g.members)))
             continue
         _unpark(ctx, g)
         for member_id in g.members:

@@ -108,6 +108,19 @@ class GroupLoaded:
 
 
 @frozen
+class GroupConverted:
+    """The group changed protocol (KIP-848's online migration): ``classic`` to
+    ``consumer`` when a consumer-protocol member joined it, back when the last one left."""
+
+    group_id: str
+    from_type: str
+    to_type: str
+    epoch: int  # the generation (classic) that became the group epoch, or back
+    members: int
+    reason: str
+
+
+@frozen
 class GroupReverted:
     """A write of the group failed: it is back as last stored (None: it never was)."""
 
@@ -188,6 +201,7 @@ GroupEvent = (
     | StateChanged
     | GroupLoaded
     | GroupReverted
+    | GroupConverted
     | GroupUnloaded
     | GroupDeleted
     | OffsetsCommitted

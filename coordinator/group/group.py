@@ -10,14 +10,24 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from protocol.consumer import CONSUMER_PROTOCOL_TYPE
 from protocol.errors import ErrorCode
 
 from .deadlines import heartbeat_key
 from .member import Member, Protocols
+from .model import CLASSIC, NEVER
 from .protocol_selection import candidate_protocols, select_protocol
-from .records import OffsetCommitRecord
-from .results import MemberMetadata
-from .states import EMPTY, GroupState, can_rebalance, check_transition
+from .requests import OffsetCommitInput
+from .results import ListedGroup, MemberMetadata
+from .states import (
+    COMPLETING_REBALANCE,
+    DEAD,
+    EMPTY,
+    STABLE,
+    GroupState,
+    can_rebalance,
+    check_transition,
+)
 
 
 @dataclass(slots=True, eq=False)
@@ -46,10 +56,73 @@ class ClassicGroup:
     # Topics the consumer members subscribe to, computed at each new generation; None when
     # unknown (not a consumer group, or unparsable metadata).
     subscribed_topics: frozenset[str] | None = None
-    #: The committed offsets, by topic and partition: the records as stored.
-    offsets: dict[str, dict[int, OffsetCommitRecord]] = field(default_factory=dict)
-    #: Commits accepted but not yet stored, oldest first (durability.py): not fetched.
-    pending_offsets: dict[tuple[str, int], list[OffsetCommitRecord]] = field(default_factory=dict)
+
+    # -- the Group interface (model.py) -----------------------------------------------------
+
+    group_type = CLASSIC
+
+    @property
+    def state_name(self) -> str:
+        return self.state.value
+
+    def is_empty(self) -> bool:
+        return self.state is EMPTY
+
+    def is_subscribed_to_topic(self, topic: str) -> bool:
+        """Unknown subscriptions count as "subscribed to everything" for consumer groups."""
+        if self.subscribed_topics is None:
+            return self.protocol_type == CONSUMER_PROTOCOL_TYPE
+        return topic in self.subscribed_topics
+
+    def validate_offset_commit(self, req: OffsetCommitInput) -> int:
+        """Spec 4.4's OffsetCommit checks of a live group."""
+        if self.state is DEAD:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        if req.generation_id < 0 and self.state is EMPTY:
+            return 0  # no member checks for commits into an Empty group
+        if req.generation_id >= 0 or req.member_id or req.group_instance_id is not None:
+            error = self.validate_member(req.member_id, req.group_instance_id)
+            if error:
+                return error
+            if req.generation_id != self.generation_id:
+                return ErrorCode.ILLEGAL_GENERATION
+        elif self.state is not EMPTY:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if self.state is COMPLETING_REBALANCE:
+            return ErrorCode.REBALANCE_IN_PROGRESS
+        return 0
+
+    def validate_offset_fetch(self, member_id: str | None, member_epoch: int) -> int:
+        return 0  # classic fetches name no member
+
+    def validate_offset_delete(self) -> int:
+        if self.state is DEAD:
+            return ErrorCode.GROUP_ID_NOT_FOUND
+        if self.state is not EMPTY and self.protocol_type != CONSUMER_PROTOCOL_TYPE:
+            return ErrorCode.NON_EMPTY_GROUP
+        return 0
+
+    def validate_delete_group(self) -> int:
+        if self.state is DEAD:
+            return ErrorCode.GROUP_ID_NOT_FOUND
+        return 0 if self.state is EMPTY else ErrorCode.NON_EMPTY_GROUP
+
+    def offset_expiry(self) -> tuple[bool, int | None]:
+        """Kafka's ClassicGroup.offsetExpirationCondition."""
+        if self.protocol_type is None:
+            return True, None  # simple group: each offset from its own commit
+        if self.state is EMPTY:
+            return True, self.state_timestamp_ms  # from when the group became Empty
+        if (
+            self.state is STABLE
+            and self.protocol_type == CONSUMER_PROTOCOL_TYPE
+            and self.subscribed_topics is not None
+        ):
+            return True, None  # only unsubscribed topics, from their commit
+        return NEVER
+
+    def listed(self) -> ListedGroup:
+        return ListedGroup(self.group_id, self.protocol_type or "", self.state.value, CLASSIC)
 
     # -- state ---------------------------------------------------------------------------
 

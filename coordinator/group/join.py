@@ -48,19 +48,13 @@ def join_group(ctx: Context, token: object, req: JoinGroupInput) -> None:
         )
         ctx.reply(token, JoinGroupResult(ErrorCode.INVALID_REQUEST, member_id=req.member_id))
         return
-    g = ctx.groups.get(req.group_id)
+    g = ctx.classic(req.group_id)
     if g is None:
         if req.member_id:
             ctx.reply(token, JoinGroupResult(ErrorCode.UNKNOWN_MEMBER_ID, member_id=req.member_id))
             return
-        if len(ctx.groups) >= config.max_groups:
+        if ctx.at_group_limit(req.group_id):
             # Retriable for clients: they back off and look the coordinator up again.
-            ctx.limit_reached(
-                req.group_id,
-                "max_groups",
-                ctx.config.max_groups,
-                ErrorCode.COORDINATOR_NOT_AVAILABLE,
-            )
             ctx.reply(token, JoinGroupResult(ErrorCode.COORDINATOR_NOT_AVAILABLE))
             return
         g = ctx.groups[req.group_id] = ClassicGroup(req.group_id, state_timestamp_ms=ctx.now)
@@ -167,7 +161,9 @@ def _join_existing_member(
     elif g.state is COMPLETING_REBALANCE:
         if member.matches(req.protocols):
             # It probably missed the JoinGroup response: repeat it for this generation.
-            ctx.reply_when_stored(g, token, _current_generation(g, member_id, with_members=True))
+            ctx.reply_when_stored(
+                g.group_id, token, _current_generation(g, member_id, with_members=True)
+            )
         else:
             _update_member_and_rebalance(ctx, g, member, token, req, reason)
     elif g.state is STABLE:
@@ -176,7 +172,9 @@ def _join_existing_member(
         if g.is_leader(member_id) or not member.matches(req.protocols):
             _update_member_and_rebalance(ctx, g, member, token, req, reason)
         else:
-            ctx.reply_when_stored(g, token, _current_generation(g, member_id, with_members=False))
+            ctx.reply_when_stored(
+                g.group_id, token, _current_generation(g, member_id, with_members=False)
+            )
     else:  # Empty: unreachable after validate_member (an Empty group has no members)
         ctx.reply(token, JoinGroupResult(ErrorCode.UNKNOWN_MEMBER_ID, member_id=member_id))
 
@@ -310,7 +308,7 @@ def _replace_static_member(
                 leader=leader_before or "",
                 member_id=new_id,
             )
-        ctx.reply_when_stored(g, parked, result)
+        ctx.reply_when_stored(g.group_id, parked, result)
     elif g.state is COMPLETING_REBALANCE:
         # The leader may already be assigning to the old id: start over.
         prepare_rebalance(ctx, g, reason, RebalanceTrigger.STATIC_MEMBER_REPLACED)

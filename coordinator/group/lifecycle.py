@@ -19,7 +19,9 @@ from protocol.errors import ErrorCode
 
 from . import events
 from .consumer import durability as consumer_durability
-from .context import Context
+from .consumer import group_configs
+from .consumer.group import ConsumerGroupState
+from .context import AnyGroup, Context
 from .events import RebalanceTrigger
 from .group import ClassicGroup
 from .rebalance import prepare_rebalance
@@ -28,6 +30,7 @@ from .records import (
     ConsumerGroupRecord,
     ConsumerMemberRecord,
     ConsumerMemberRemovedRecord,
+    GroupConfigRecord,
     GroupDeletedRecord,
     GroupMetadataRecord,
     HeartbeatRecord,
@@ -81,40 +84,45 @@ def load(ctx: Context, records: Iterable[Record], fresh_sessions: bool = False) 
             case ConsumerGroupDeletedRecord():
                 consumer_snapshots.pop(record.group_id, None)
                 consumer_members.pop(record.group_id, None)
+            case GroupConfigRecord():
+                group_configs.restore(ctx, record)
             case _:
                 assert_never(record)
-    ctx.shard.durable.update(snapshots)
     if fresh_sessions:
         heartbeats = {
             (s.group_id, m.member_id): ctx.now for s in snapshots.values() for m in s.members
         }
-    for group_id in {**snapshots, **offsets}:
+    manager = ctx.shard.offsets
+    for group_id, committed in offsets.items():
+        manager.restore(group_id, {t: parts for t, parts in committed.items() if parts})
+    for group_id in {**snapshots, **offsets, **consumer_snapshots}:
+        offset_count = manager.count(group_id)
+        consumer_record = consumer_snapshots.get(group_id)
+        if consumer_record is not None:
+            # A group converted from classic keeps its old classic snapshot in the store
+            # (its offsets are shared): the consumer group's records are the newer ones.
+            members = consumer_members.get(group_id, {}).values()
+            consumer = consumer_durability.restore(ctx, consumer_record, members)
+            ctx.groups[group_id] = consumer
+            ctx.event(
+                events.GroupLoaded(
+                    group_id, consumer.state.value, len(consumer.members), offset_count
+                )
+            )
+            continue
         g = ClassicGroup(group_id)
-        g.offsets = {t: parts for t, parts in offsets.get(group_id, {}).items() if parts}
         snapshot = snapshots.get(group_id)
         if snapshot is not None:
             _restore(ctx, g, snapshot, heartbeats)
         ctx.groups[group_id] = g
-        offset_count = sum(len(parts) for parts in g.offsets.values())
         ctx.event(events.GroupLoaded(group_id, g.state.value, len(g.members), offset_count))
         if snapshot is not None:
+            ctx.shard.durable[group_id] = snapshot
             _rebalance_if_needed(ctx, g, snapshot, "loaded", RebalanceTrigger.LOADED)
-    for record in consumer_snapshots.values():
-        members = consumer_members.get(record.group_id, {}).values()
-        consumer = consumer_durability.restore(ctx, record, members)
-        ctx.shard.consumer_groups[record.group_id] = consumer
-        holder = ctx.groups.get(record.group_id)
-        if holder is not None:  # the offsets' group: its subscribed topics do not expire
-            holder.subscribed_topics = consumer.subscribed_topics()
-        ctx.event(
-            events.GroupLoaded(record.group_id, consumer.state.value, len(consumer.members), 0)
+        # What was loaded is what is persisted: the first checkpoint writes only what moves.
+        ctx.shard.checkpointed.update(
+            ((group_id, m.member_id), m.last_heartbeat_ms) for m in g.members.values()
         )
-    # What was loaded is what is persisted: the first checkpoint writes only what moves.
-    ctx.shard.checkpointed.update(
-        ((group_id, m.member_id), m.last_heartbeat_ms)
-        for group_id in {**snapshots, **offsets}
-        for m in ctx.groups[group_id].members.values()
-    )
 
 
 def restore(
@@ -191,6 +199,8 @@ def checkpoint(ctx: Context) -> None:
     previous = ctx.shard.checkpointed
     seen: dict[tuple[str, str], int] = {}
     for g in ctx.groups.values():
+        if not isinstance(g, ClassicGroup):
+            continue  # a consumer member's session restarts whole on load, as in Kafka
         for m in g.members.values():
             key = (g.group_id, m.member_id)
             seen[key] = m.last_heartbeat_ms
@@ -201,17 +211,26 @@ def checkpoint(ctx: Context) -> None:
     ctx.shard.checkpointed = seen
 
 
-def stats(groups: Iterable[ClassicGroup]) -> GroupStats:
+def stats(groups: Iterable[AnyGroup]) -> GroupStats:
+    """Groups and members by kind (a consumer group's revoking members too)."""
     by_state = {s.value: 0 for s in GroupState}
-    members = 0
+    consumer_by_state = {s.value: 0 for s in ConsumerGroupState if s is not ConsumerGroupState.DEAD}
+    members = consumer_members = revoking = 0
     for g in groups:
-        by_state[g.state.value] += 1
-        members += len(g.members)
-    return GroupStats(by_state, members)
+        if isinstance(g, ClassicGroup):
+            by_state[g.state.value] += 1
+            members += len(g.members)
+        else:
+            consumer_by_state[g.state.value] += 1
+            consumer_members += len(g.members)
+            revoking += sum(1 for m in g.members.values() if m.pending_revocation)
+    return GroupStats(by_state, members, consumer_by_state, consumer_members, revoking)
 
 
 def shutdown(ctx: Context) -> None:
     for g in ctx.groups.values():
+        if not isinstance(g, ClassicGroup):
+            continue  # nothing of a consumer group's is parked
         for m in g.members.values():
             token = g.take_join(m)
             if token is not None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from protocol.errors import ErrorCode
 
+from .consumer import classic as consumer_classic
+from .consumer.group import ConsumerGroup
 from .context import Context, Shard
 from .deadlines import heartbeat_key
 from .effects import Schedule
@@ -46,6 +48,8 @@ def beat(
     if not group_id:
         return ErrorCode.INVALID_GROUP_ID, None, 0
     g = shard.groups.get(group_id)
+    if isinstance(g, ConsumerGroup):  # a classic member inside a consumer group
+        return consumer_classic.beat(shard, g, generation_id, member_id, group_instance_id, now)
     if g is None:
         return ErrorCode.UNKNOWN_MEMBER_ID, None, 0
     if g.state is DEAD:
@@ -71,7 +75,7 @@ def leave_group(ctx: Context, token: object, req: LeaveGroupInput) -> None:
     if not req.group_id:
         ctx.reply(token, LeaveGroupResult(ErrorCode.INVALID_GROUP_ID))
         return
-    g = ctx.groups.get(req.group_id)
+    g = ctx.classic(req.group_id)
     if g is None:
         unknown = ErrorCode.UNKNOWN_MEMBER_ID
         errors = [MemberError(m.member_id, m.group_instance_id, unknown) for m in req.members]

@@ -158,7 +158,7 @@ def complete_join(ctx: Context, g: ClassicGroup) -> None:
         if token is not None:
             is_leader = g.is_leader(m.member_id)
             ctx.reply_when_stored(
-                g,
+                g.group_id,
                 token,
                 JoinGroupResult(
                     error_code=0,
@@ -194,7 +194,7 @@ def propagate_assignment(ctx: Context, g: ClassicGroup, error: int) -> None:
             if error:
                 ctx.reply(token, result)
             else:
-                ctx.reply_when_stored(g, token, result)
+                ctx.reply_when_stored(g.group_id, token, result)
             # Its session expiry was ignored while it waited; give it a fresh session.
             ctx.restart_session(g, m)
 

@@ -110,6 +110,10 @@ class ConsumerMemberRecord:
     pending_revocation: dict[str, list[int]]
     target: dict[str, list[int]]  # its part of the target assignment
     subscribed_topic_regex: str | None = None
+    #: A member speaking the classic protocol inside a consumer group (migration): its
+    #: session timeout and JoinGroup protocols (name, base64 metadata); None otherwise.
+    classic_session_timeout_ms: int | None = None
+    classic_protocols: list[list[str]] | None = None
 
 
 @frozen
@@ -127,6 +131,15 @@ class ConsumerGroupDeletedRecord:
     group_id: str
 
 
+@frozen
+class GroupConfigRecord:
+    """A group's own configs (Kafka's dynamic group configs: consumer.session.timeout.ms,
+    consumer.heartbeat.interval.ms), all of them; empty: none left (deleted)."""
+
+    group_id: str
+    configs: dict[str, int]
+
+
 #: Everything the state machine persists: a closed union, so a consumer that matches on it
 #: (the store, ``load``) is told by the type checker when a variant is added.
 Record = (
@@ -139,4 +152,5 @@ Record = (
     | ConsumerMemberRecord
     | ConsumerMemberRemovedRecord
     | ConsumerGroupDeletedRecord
+    | GroupConfigRecord
 )

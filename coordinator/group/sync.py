@@ -28,7 +28,8 @@ def sync_group(ctx: Context, token: object, req: SyncGroupInput) -> None:
     if error:
         ctx.reply(token, SyncGroupResult(error))
         return
-    g = ctx.groups[req.group_id]
+    g = ctx.classic(req.group_id)
+    assert g is not None  # validated
     member = g.members[req.member_id]
     if g.state is PREPARING_REBALANCE:
         ctx.reply(token, SyncGroupResult(ErrorCode.REBALANCE_IN_PROGRESS))
@@ -43,7 +44,7 @@ def sync_group(ctx: Context, token: object, req: SyncGroupInput) -> None:
     else:  # Stable: the assignment is known
         _remove_pending_sync_member(ctx, g, req.member_id)
         result = SyncGroupResult(0, g.protocol_type, g.protocol_name, member.assignment)
-        ctx.reply_when_stored(g, token, result)
+        ctx.reply_when_stored(g.group_id, token, result)
 
 
 def _validate(ctx: Context, req: SyncGroupInput) -> int:
@@ -53,7 +54,7 @@ def _validate(ctx: Context, req: SyncGroupInput) -> int:
         return ErrorCode.INCONSISTENT_GROUP_PROTOCOL
     if not req.group_id:
         return ErrorCode.INVALID_GROUP_ID
-    g = ctx.groups.get(req.group_id)
+    g = ctx.classic(req.group_id)
     if g is None or g.state is EMPTY:
         return ErrorCode.UNKNOWN_MEMBER_ID
     if g.state is DEAD:

@@ -43,7 +43,7 @@ from protocol.apis.metadata import (
 )
 from protocol.errors import ErrorCode
 
-from ..catalog import NO_TOPIC_ID, Topic, topic_id_for, valid_topic_name
+from ..catalog import NO_TOPIC_ID, Topic, valid_topic_name
 from ..connection_context import ConnectionContext
 from ..node import Node
 from ..security.acls import Operation
@@ -352,7 +352,7 @@ def create_topics(
         results.append(
             CreateTopicsResponseCreatableTopicResult(
                 name=t.name,
-                topic_id=topic_id_for(t.name) if not error else NO_TOPIC_ID,
+                topic_id=node.catalog.id_for(t.name) if not error else NO_TOPIC_ID,
                 error_code=error,
                 error_message=message,
                 num_partitions=partitions if not error else -1,

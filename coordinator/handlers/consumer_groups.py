@@ -5,6 +5,10 @@ node does not know is dropped, as Kafka drops topics missing from its metadata i
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Callable
+from dataclasses import replace
+
 from protocol.apis.consumer_group_describe import (
     ConsumerGroupDescribeRequest,
     ConsumerGroupDescribeResponse,
@@ -29,17 +33,20 @@ from ..group.consumer.requests import ConsumerHeartbeatInput, ConsumerHeartbeatR
 from ..node import Node
 from ..security.acls import Operation
 from ..security.authz import group_operations, may_group, may_topic
+from ..topic_regex import Resolution
 from .groups import elsewhere
-from .outcome import Outcome, Pending, call
+from .outcome import Offloaded, Outcome, Pending, call
 
 
-def _render(r: ConsumerHeartbeatResult) -> ConsumerGroupHeartbeatResponse:
+def _render(
+    r: ConsumerHeartbeatResult, topic_id: Callable[[str], uuid.UUID]
+) -> ConsumerGroupHeartbeatResponse:
     assignment = None
     if r.assignment is not None:
         assignment = ConsumerGroupHeartbeatResponseAssignment(
             topic_partitions=[
                 ConsumerGroupHeartbeatResponseTopicPartitions(
-                    topic_id=topic_id_for(topic), partitions=sorted(parts)
+                    topic_id=topic_id(topic), partitions=sorted(parts)
                 )
                 for topic, parts in sorted(r.assignment.items())
             ]
@@ -56,7 +63,7 @@ def _render(r: ConsumerHeartbeatResult) -> ConsumerGroupHeartbeatResponse:
 
 
 def _refused(code: ErrorCode, message: str | None = None) -> ConsumerGroupHeartbeatResponse:
-    return _render(ConsumerHeartbeatResult(code, message))
+    return _render(ConsumerHeartbeatResult(code, message), topic_id_for)  # no assignment
 
 
 def consumer_group_heartbeat(
@@ -95,26 +102,112 @@ def consumer_group_heartbeat(
         client_host=conn.client_host,
         api_version=version,
     )
+    pattern = body.subscribed_topic_regex or None
+    wanted = node.groups.regexes_to_resolve(body.group_id, pattern, node.now_ms())
+    if not wanted:
+        return _heartbeat(node, inp)
+    return _resolving(node, conn, inp, wanted)
+
+
+def _heartbeat(node: Node, inp: ConsumerHeartbeatInput) -> Outcome[ConsumerGroupHeartbeatResponse]:
     token = Pending()
     return call(
         node.groups.consumer_group_heartbeat(token, inp, node.now_ms()),
         token,
-        _render,
+        lambda r: _render(r, node.catalog.id_for),
         _refused,
     )
 
 
+def _resolving(
+    node: Node, conn: ConnectionContext, inp: ConsumerHeartbeatInput, wanted: frozenset[str]
+) -> Outcome[ConsumerGroupHeartbeatResponse]:
+    """Resolve the patterns off the event loop (the regex worker), then heartbeat with
+    what they match among the topics the member may describe (Kafka: KAFKA-18813). A
+    member bringing a new pattern waits for it; a group's patterns resolved again for new
+    topics are resolved for one heartbeat at a time, the others go on with what the group
+    has."""
+    resolver = node.regex_resolver
+    count = len(node.catalog)
+    known = resolver.known(wanted, count)
+    if known is not None:
+        return _heartbeat(node, _with(node, conn, inp, known, count))
+    pattern = inp.subscribed_topic_regex
+    refresh = not pattern or node.groups.regex_resolved(inp.group_id, pattern)
+    if refresh and inp.group_id in resolver.refreshing:
+        return _heartbeat(node, inp)
+    topics = [t.name for t in node.catalog.all()]
+    if all((p, count) in resolver.inflight for p in wanted):
+        # Another heartbeat resolves them (members joining with one pattern at once).
+        return Outcome(
+            Offloaded(
+                lambda: resolver.resolve(wanted, topics, reserved=False),
+                lambda resolution: _heartbeat(node, _with(node, conn, inp, resolution, count)),
+                resolver.executor,
+            )
+        )
+    if not resolver.reserve():
+        if refresh:
+            return _heartbeat(node, inp)  # a later heartbeat resolves them
+        return Outcome(
+            _refused(
+                ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                "Too many regular expressions are being resolved; retry.",
+            )
+        )
+    group_id = inp.group_id
+    if refresh:
+        resolver.refreshing.add(group_id)
+    resolver.inflight.update((p, count) for p in wanted)
+
+    def work() -> Resolution:
+        try:
+            return resolver.resolve(wanted, topics)
+        finally:
+            resolver.refreshing.discard(group_id)
+
+    def then(resolution: Resolution) -> Outcome[ConsumerGroupHeartbeatResponse]:
+        return _heartbeat(node, _with(node, conn, inp, resolution, len(topics)))
+
+    return Outcome(Offloaded(work, then, resolver.executor))
+
+
+def _with(
+    node: Node,
+    conn: ConnectionContext,
+    inp: ConsumerHeartbeatInput,
+    resolution: Resolution,
+    topic_count: int,
+) -> ConsumerHeartbeatInput:
+    """The heartbeat with the resolution, each pattern's topics those the member may
+    describe."""
+    allowed: dict[str, bool] = {}
+
+    def describable(topic: str) -> bool:
+        if topic not in allowed:
+            allowed[topic] = may_topic(node.security, conn, Operation.DESCRIBE, topic)
+        return allowed[topic]
+
+    visible = {
+        p: m if isinstance(m, str) else frozenset(filter(describable, m))
+        for p, m in resolution.items()
+    }
+    return replace(inp, resolved=visible, resolved_topics=topic_count)
+
+
 #: ConsumerGroupDescribe v1+ says which protocol each member speaks (KIP-1099).
 MEMBER_TYPE_VERSION = 1
-CONSUMER_MEMBER = 1  # Kafka's MemberType: 0 classic, 1 consumer
+CLASSIC_MEMBER, CONSUMER_MEMBER = 0, 1  # Kafka's MemberType
 NO_OPERATIONS = -2147483648
 
 
-def _assignment(parts: dict[str, list[int]]) -> ConsumerGroupDescribeResponseAssignment:
+def _assignment(
+    parts: dict[str, list[int]], topic_id: Callable[[str], uuid.UUID]
+) -> ConsumerGroupDescribeResponseAssignment:
     return ConsumerGroupDescribeResponseAssignment(
         topic_partitions=[
             ConsumerGroupDescribeResponseTopicPartitions(
-                topic_id=topic_id_for(topic), topic_name=topic, partitions=ps
+                topic_id=topic_id(topic), topic_name=topic, partitions=ps
             )
             for topic, ps in parts.items()
         ]
@@ -162,9 +255,11 @@ def _described(
                 client_host=m.client_host,
                 subscribed_topic_names=m.subscribed_topic_names,
                 subscribed_topic_regex=m.subscribed_topic_regex,
-                assignment=_assignment(m.assignment),
-                target_assignment=_assignment(m.target_assignment),
-                member_type=CONSUMER_MEMBER if version >= MEMBER_TYPE_VERSION else -1,
+                assignment=_assignment(m.assignment, node.catalog.id_for),
+                target_assignment=_assignment(m.target_assignment, node.catalog.id_for),
+                member_type=(CLASSIC_MEMBER if m.classic else CONSUMER_MEMBER)
+                if version >= MEMBER_TYPE_VERSION
+                else -1,
             )
             for m in g.members
         ],

@@ -54,7 +54,6 @@ from protocol.apis.offset_fetch import (
 from protocol.apis.sync_group import SyncGroupRequest, SyncGroupResponse
 from protocol.errors import ErrorCode
 
-from ..catalog import topic_id_for
 from ..connection_context import ConnectionContext
 from ..group.requests import (
     HeartbeatInput,
@@ -484,7 +483,7 @@ def offset_fetch(
                     topics=[
                         OffsetFetchResponseTopics(
                             name=t.topic,
-                            topic_id=topic_id_for(t.topic),
+                            topic_id=node.catalog.id_for(t.topic),
                             partitions=[
                                 OffsetFetchResponsePartitions(
                                     partition_index=p.partition,

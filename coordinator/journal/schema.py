@@ -123,6 +123,16 @@ def _body(e: NodeEvent) -> dict[str, Any] | None:
                 "state": e.state,
                 "members": e.members,
             }
+        case events.GroupConverted():
+            return {
+                "type": "group_converted",
+                "group": e.group_id,
+                "from": e.from_type,
+                "to": e.to_type,
+                "epoch": e.epoch,
+                "members": e.members,
+                "reason": e.reason,
+            }
         case events.GroupUnloaded():
             return {
                 "type": "group_unloaded",

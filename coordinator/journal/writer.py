@@ -37,6 +37,7 @@ JOURNALED: frozenset[type] = frozenset(
         events.GroupDeleted,
         events.GroupLoaded,
         events.GroupReverted,
+        events.GroupConverted,
         events.GroupUnloaded,
         cluster.PartitionsAcquired,
         cluster.PartitionsReleased,

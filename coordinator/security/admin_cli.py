@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 import click
 
+from ..config import parse_database_url
 from ..store import SecurityRows, SqliteStore, Store, Write
 from .acls import (
     CLUSTER_NAME,
@@ -29,6 +30,11 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def _remember_url(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    if value is not None:
+        try:
+            parse_database_url(value)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc)) from None
     ctx.meta["database_url"] = value
 
 

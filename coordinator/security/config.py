@@ -7,6 +7,8 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..ports import parse_port
+
 
 class SecurityProtocol(enum.StrEnum):
     PLAINTEXT = "PLAINTEXT"
@@ -69,9 +71,9 @@ def parse_listener(value: str) -> tuple[SecurityProtocol, str, int]:
         known = ", ".join(p.value for p in SecurityProtocol)
         raise ValueError(f"unknown security protocol {scheme!r} (one of {known})") from None
     host, colon, port = address.rpartition(":")
-    if not colon or not port.isdigit():
+    if not colon:
         raise ValueError(f"expected PROTOCOL://HOST:PORT, got {value!r}")
-    return protocol, host.strip("[]"), int(port)
+    return protocol, host.strip("[]"), parse_port(port, value, "PROTOCOL://HOST:PORT")
 
 
 class ClientAuth(enum.StrEnum):

@@ -149,16 +149,16 @@ def _step(
     try:
         # SCRAM's second message proves the password: refuse it before checking when the
         # user named in the first is blocked (a refusal must not say whether it was right).
-        if session.claimed_username is not None and limiter.blocked(
-            _address(conn), session.claimed_username, node.now_ms()
+        if session.claimed_username is not None and (
+            why := limiter.blocked_by(_address(conn), session.claimed_username, node.now_ms())
         ):
-            raise _too_many()
+            raise _too_many(why)
         step = session.step(token)
         # PLAIN: the user is known once the token is parsed; the password is checked later.
-        if isinstance(step, PasswordCheck) and limiter.blocked(
-            _address(conn), step.username, node.now_ms()
+        if isinstance(step, PasswordCheck) and (
+            why := limiter.blocked_by(_address(conn), step.username, node.now_ms())
         ):
-            raise _too_many()
+            raise _too_many(why)
     except AuthenticationFailed as exc:
         _failed(node, conn, session, exc)
         raise
@@ -215,10 +215,14 @@ def _raw_answer(failure: AuthenticationFailed | None) -> Outcome[bytes | None]:
     return Outcome(None if failure is not None else b"")
 
 
-def _too_many() -> AuthenticationFailed:
-    return AuthenticationFailed(
-        "Authentication failed: too many failed attempts for this user from this address"
-    )
+def _too_many(why: str) -> AuthenticationFailed:
+    """``why``: "user" (this user's failures from this address) or "address" (failures of
+    any user names from it): the message must not blame a user for others' failures."""
+    if why == "user":
+        return AuthenticationFailed(
+            "Authentication failed: too many failed attempts for this user from this address"
+        )
+    return AuthenticationFailed("Authentication failed: too many failed attempts from this address")
 
 
 def _address(conn: ConnectionContext) -> str:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import structlog
 
+from ..outage import Outage
 from .acls import Authorizer, Operation, ResourceType
 from .config import SecuritySettings
 from .credentials import ScramCredential
@@ -30,6 +31,7 @@ class Security:
         self.authorizer = Authorizer((), settings.super_users)
         self._refreshing = False
         self._task: asyncio.Task[None] | None = None
+        self._reading = Outage(log, "reading users and ACLs")
 
     @property
     def acls_enabled(self) -> bool:
@@ -57,7 +59,9 @@ class Security:
         try:
             self.load(await store.read_security())
         except Exception as exc:
-            log.error("reading users and ACLs failed", error=repr(exc))
+            self._reading.failed(exc)
+        else:
+            self._reading.succeeded()
         finally:
             self._refreshing = False
 

@@ -205,10 +205,15 @@ class FailedLoginLimiter:
         return len(times)
 
     def blocked(self, address: str, user: str, now_ms: int) -> bool:
-        return any(
-            self._recent(key, now_ms) + self._checking.get(key, 0) >= limit
-            for key, limit in self._limits(address, user)
-        )
+        return self.blocked_by(address, user, now_ms) is not None
+
+    def blocked_by(self, address: str, user: str, now_ms: int) -> str | None:
+        """Why logins of ``user`` from ``address`` are refused unchecked now: "user" (its
+        own failures from there) or "address" (failures of any names from there)."""
+        for key, limit in self._limits(address, user):
+            if self._recent(key, now_ms) + self._checking.get(key, 0) >= limit:
+                return "user" if key[1] is not None else "address"
+        return None
 
     def record_failure(self, address: str, user: str, now_ms: int) -> None:
         for key, limit in self._limits(address, user):

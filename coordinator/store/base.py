@@ -49,6 +49,10 @@ class LoadedState:
     records: list[Record] = field(default_factory=list)
     topics: list[tuple[str, int]] = field(default_factory=list)
     security: SecurityRows = field(default_factory=lambda: SecurityRows())
+    #: The key topic ids are derived with (``Catalog.use_id_key``; None: UUIDv5 of the name)
+    #: and the topics stored before it existed, which keep their UUIDv5 ids.
+    topic_id_key: bytes | None = None
+    unkeyed_topics: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import secrets
 import time
 from collections.abc import Callable
 from itertools import groupby
@@ -41,6 +42,7 @@ from ..group.records import (
     ConsumerGroupRecord,
     ConsumerMemberRecord,
     ConsumerMemberRemovedRecord,
+    GroupConfigRecord,
     GroupDeletedRecord,
     GroupMetadataRecord,
     HeartbeatRecord,
@@ -154,11 +156,34 @@ MIGRATIONS: list[str] = [
     CREATE INDEX consumer_members_by_partition
         ON consumer_group_members (coordinator_partition);
     """,
-    # 4: placement with hysteresis (cluster/plan.py): since when a node whose lease had run
+    # 4: each node's console address, so every node's console links to the others'.
+    """
+    ALTER TABLE cluster_nodes ADD COLUMN console_url text;
+    """,
+    # 5: the key topic ids are derived with, one for the cluster (catalog.py); the topics
+    # stored until now keep the ids they had (UUIDv5 of the name).
+    """
+    CREATE TABLE topic_id_key (
+        one integer PRIMARY KEY CHECK (one = 1),
+        key bytea NOT NULL
+    );
+    ALTER TABLE topics ADD COLUMN unkeyed_id boolean NOT NULL DEFAULT false;
+    UPDATE topics SET unkeyed_id = true;
+    """,
+    # 6: placement with hysteresis (cluster/plan.py): since when a node whose lease had run
     # out is live again, and the owner a failure took each partition from.
     """
     ALTER TABLE cluster_nodes ADD COLUMN IF NOT EXISTS live_since timestamptz;
     ALTER TABLE coordinator_partitions ADD COLUMN IF NOT EXISTS previous_owner integer;
+    """,
+    # 7: groups' own configs (Kafka's dynamic group configs), JSON.
+    """
+    CREATE TABLE group_configs (
+        group_id text PRIMARY KEY,
+        data text NOT NULL,
+        coordinator_partition integer
+    );
+    CREATE INDEX group_configs_by_partition ON group_configs (coordinator_partition);
     """,
 ]
 
@@ -405,7 +430,15 @@ async def _load(conn: asyncpg.Connection, groups: bool) -> LoadedState:
     state = LoadedState()
     if groups:
         state.records = await _load_records(conn, None)
-    state.topics = [(r["name"], r["partitions"]) for r in await conn.fetch("SELECT * FROM topics")]
+    rows = await conn.fetch("SELECT name, partitions, unkeyed_id FROM topics")
+    state.topics = [(r["name"], r["partitions"]) for r in rows]
+    state.unkeyed_topics = frozenset(r["name"] for r in rows if r["unkeyed_id"])
+    # The first node to get here makes the key; every other node reads the same one.
+    await conn.execute(
+        "INSERT INTO topic_id_key (one, key) VALUES (1, $1) ON CONFLICT DO NOTHING",
+        secrets.token_bytes(32),
+    )
+    state.topic_id_key = await conn.fetchval("SELECT key FROM topic_id_key")
     state.security = await _read_security(conn)
     return state
 
@@ -417,6 +450,8 @@ async def _load_records(conn: asyncpg.Connection, partitions: list[int] | None) 
         ("", []) if partitions is None else (" WHERE coordinator_partition = ANY($1)", [partitions])
     )
     records: list[Record] = []
+    for row in await conn.fetch("SELECT group_id, data FROM group_configs" + where, *args):
+        records.append(GroupConfigRecord(row["group_id"], json.loads(row["data"])))
     for row in await conn.fetch("SELECT group_id, data FROM consumer_groups" + where, *args):
         records.append(consumer_group_from_json(row["group_id"], json.loads(row["data"])))
     for row in await conn.fetch(
@@ -604,6 +639,19 @@ async def _apply_run(
             forgotten = [(r.group_id,) for r in cast(list[ConsumerGroupDeletedRecord], records)]
             await conn.executemany("DELETE FROM consumer_groups WHERE group_id = $1", forgotten)
             await conn.executemany(_DELETE_CONSUMER_MEMBERS, forgotten)
+        case GroupConfigRecord():
+            for r in cast(list[GroupConfigRecord], records):
+                if r.configs:
+                    await conn.execute(
+                        "INSERT INTO group_configs (group_id, data, coordinator_partition)"
+                        " VALUES ($1, $2, $3) ON CONFLICT (group_id) DO UPDATE SET"
+                        " data = excluded.data",
+                        r.group_id,
+                        json.dumps(r.configs),
+                        partition_of(r.group_id),
+                    )
+                else:
+                    await conn.execute("DELETE FROM group_configs WHERE group_id = $1", r.group_id)
         case HeartbeatRecord():
             beats = cast(list[HeartbeatRecord], records)
             await conn.executemany(

@@ -11,6 +11,7 @@ import asyncio
 import fcntl
 import json
 import os
+import secrets
 import sqlite3
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -25,6 +26,7 @@ from ..group.records import (
     ConsumerGroupRecord,
     ConsumerMemberRecord,
     ConsumerMemberRemovedRecord,
+    GroupConfigRecord,
     GroupDeletedRecord,
     GroupMetadataRecord,
     HeartbeatRecord,
@@ -117,6 +119,23 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (group_id, member_id)
     ) WITHOUT ROWID;
     """,
+    # 5: the key topic ids are derived with (catalog.py); the topics stored until now keep
+    # the ids they had (UUIDv5 of the name).
+    """
+    CREATE TABLE topic_id_key (
+        one INTEGER PRIMARY KEY CHECK (one = 1),
+        key BLOB NOT NULL
+    );
+    ALTER TABLE topics ADD COLUMN unkeyed_id INTEGER NOT NULL DEFAULT 0;
+    UPDATE topics SET unkeyed_id = 1;
+    """,
+    # 6: groups' own configs (Kafka's dynamic group configs), JSON.
+    """
+    CREATE TABLE group_configs (
+        group_id TEXT PRIMARY KEY,
+        data TEXT NOT NULL
+    ) WITHOUT ROWID;
+    """,
 ]
 
 
@@ -199,6 +218,10 @@ class SqliteStore(Store):
         self._conn = conn
         state = LoadedState()
         state.records.extend(
+            GroupConfigRecord(group_id, json.loads(data))
+            for group_id, data in conn.execute("SELECT group_id, data FROM group_configs")
+        )
+        state.records.extend(
             consumer_group_from_json(group_id, json.loads(data))
             for group_id, data in conn.execute("SELECT group_id, data FROM consumer_groups")
         )
@@ -225,7 +248,14 @@ class SqliteStore(Store):
                 " commit_timestamp_ms, expire_timestamp_ms FROM offsets"
             )
         )
-        state.topics = [(n, p) for n, p in conn.execute("SELECT name, partitions FROM topics")]
+        rows = conn.execute("SELECT name, partitions, unkeyed_id FROM topics").fetchall()
+        state.topics = [(n, p) for n, p, _ in rows]
+        state.unkeyed_topics = frozenset(n for n, _, unkeyed in rows if unkeyed)
+        conn.execute(
+            "INSERT OR IGNORE INTO topic_id_key (one, key) VALUES (1, ?)",
+            (secrets.token_bytes(32),),
+        )
+        (state.topic_id_key,) = conn.execute("SELECT key FROM topic_id_key").fetchone()
         state.security = _read_security(conn)
         return state
 
@@ -443,6 +473,16 @@ def _apply_run(conn: sqlite3.Connection, records: list[Record]) -> None:
             forgotten = cast(list[ConsumerGroupDeletedRecord], records)
             conn.executemany(_DELETE_CONSUMER_GROUP, [(r.group_id,) for r in forgotten])
             conn.executemany(_DELETE_CONSUMER_MEMBERS, [(r.group_id,) for r in forgotten])
+        case GroupConfigRecord():
+            for r in cast(list[GroupConfigRecord], records):
+                if r.configs:
+                    conn.execute(
+                        "INSERT INTO group_configs (group_id, data) VALUES (?, ?)"
+                        " ON CONFLICT (group_id) DO UPDATE SET data = excluded.data",
+                        (r.group_id, json.dumps(r.configs)),
+                    )
+                else:
+                    conn.execute("DELETE FROM group_configs WHERE group_id = ?", (r.group_id,))
         case HeartbeatRecord():
             beats = cast(list[HeartbeatRecord], records)
             conn.executemany(

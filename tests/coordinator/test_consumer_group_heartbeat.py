@@ -35,12 +35,17 @@ from protocol.apis.offset_fetch import (
 )
 from protocol.errors import ErrorCode
 
+#: The memory store keeps no topic id key: ids are UUIDv5 of the name (catalog.py).
 ORDERS = topic_id_for("orders")
 
 
 @pytest.fixture
 async def server(tmp_path: Path) -> AsyncIterator[Server]:
-    srv = Server(Settings(listen=("127.0.0.1", 0), data_dir=tmp_path, topics=(("orders", 3),)))
+    srv = Server(
+        Settings(
+            listen=("127.0.0.1", 0), store="memory", data_dir=tmp_path, topics=(("orders", 3),)
+        )
+    )
     await srv.start()
     yield srv
     await srv.stop()

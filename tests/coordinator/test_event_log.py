@@ -12,7 +12,7 @@ import structlog
 from structlog.testing import capture_logs
 
 from coordinator.config import Settings
-from coordinator.group.events import LimitReached, MemberJoined, SyncCompleted
+from coordinator.group.events import LimitReached, MemberJoined, OffsetsCommitted, SyncCompleted
 from coordinator.runtime import Runtime
 from coordinator.store import MemoryStore
 
@@ -64,3 +64,24 @@ async def test_below_the_level_only_warnings_are_logged(warnings_only: None) -> 
         rt.emit(MemberJoined("g", "m-1", None, "client", "/10.0.0.1", ["range"]))
         rt.emit(LimitReached("g", "group_max_size", 5, "GROUP_MAX_SIZE_REACHED"))
     assert [(e["event"], e["log_level"]) for e in logs] == [("LimitReached", "warning")]
+
+
+@pytest.fixture
+def info_level() -> Iterator[None]:
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.INFO))
+    yield
+    structlog.reset_defaults()
+
+
+async def test_commits_are_logged_at_debug_not_at_the_default_info(info_level: None) -> None:
+    rt = await runtime()
+    with capture_logs() as logs:
+        rt.emit(OffsetsCommitted("g", 3))  # every consumer, every few seconds
+        rt.emit(MemberJoined("g", "m-1", None, "client", "/10.0.0.1", ["range"]))
+    assert [e["event"] for e in logs] == ["MemberJoined"]
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG))
+    with capture_logs() as logs:
+        rt.emit(OffsetsCommitted("g", 3))
+    assert logs == [
+        {"event": "OffsetsCommitted", "log_level": "debug", "group_id": "g", "count": 3}
+    ]

@@ -55,7 +55,10 @@ def serve(data_dir: Path) -> subprocess.CompletedProcess[str]:
 def assert_refused_in_one_line(run: subprocess.CompletedProcess[str], data_dir: Path) -> None:
     assert run.returncode == 2, run.stderr
     assert "Traceback" not in run.stderr
-    [line] = [line for line in run.stderr.splitlines() if line.strip()]
+    # The daemon's first line names the store it is opening; then the refusal, one line.
+    lines = [line for line in run.stderr.splitlines() if line.strip()]
+    assert "store=sqlite" in lines[0], lines
+    [line] = lines[1:]
     assert f"data directory {data_dir} is not writable" in line
 
 

@@ -153,7 +153,12 @@ def test_a_commit_a_member_leaving_and_the_rebalance_appear_live(
         overview.wait_for_function(
             "() => document.querySelector('#stat-members').innerText === '2'", timeout=SHOWN_MS
         )
-        assert "offsets_committed" in overview.locator("table.events").inner_text()
+        # Commits are counted, not listed (they would push the rebalances out of view).
+        overview.wait_for_function(
+            "() => document.querySelector('#stat-commits-total').innerText !== '0'",
+            timeout=SHOWN_MS,
+        )
+        assert "offsets_committed" not in overview.locator("table.events").inner_text()
         assert overview.locator("#stat-rebalances").inner_text() != "0"
         assert still_the_same_page(overview)
         assert overview.locator("figure.chart svg rect.bar").count() == 60
@@ -360,3 +365,38 @@ def test_with_acls_the_browser_logs_in_and_sees_and_does_only_what_the_user_may(
     page.goto(f"{base}/group?id=other-app")
     assert "404" in page.title() or "no group" in page.content()
     assert all(url.startswith(f"{base}/") for url in requests), requests
+
+
+#: What a hostile client puts in its client id: a CR-only blank line, then its own event.
+FORGED = "All groups healthy. Nothing to do here."
+FORGING_CLIENT_ID = f"x\r\revent: update\rdata: {FORGED}\r\r"
+
+
+def test_a_client_id_with_bare_crs_cannot_change_what_the_pages_show(
+    start_daemon: Callable[..., Daemon], browser: Any, tmp_path: Path
+) -> None:
+    daemon, base = console_daemon(start_daemon)
+    requests: list[str] = []
+    group_page = open_page(browser, f"{base}/group?id=forged-app", requests)
+    overview = open_page(browser, f"{base}/", requests)
+    # kafka-python sends the client id as given, as a hostile client would.
+    attacker = LIBRARIES["kafka-python"](
+        daemon.bootstrap, "forged-app", TOPIC, client_id=FORGING_CLIENT_ID
+    )
+    try:
+        assert wait_until(lambda: len(attacker.assigned) == 6, 30)
+        group_page.reload()  # the group exists now; its live page follows the member
+        group_page.locator("#members-table tr[data-member]").wait_for(timeout=SHOWN_MS)
+        attacker.commit({(TOPIC, 2): 7})  # more updates, each carrying the client id
+        group_page.locator('tr[data-offset="t6-2"]').wait_for(timeout=SHOWN_MS)
+        overview.wait_for_function(
+            "() => document.querySelector('#stat-members').innerText === '1'", timeout=SHOWN_MS
+        )
+        # Each update still shows the page (the id itself is shown, escaped, in its cell).
+        for page, part in ((group_page, "#members-table"), (overview, "#stat-members")):
+            assert page.locator("#live").inner_text().strip() != FORGED
+            assert page.locator(part).count() == 1
+        assert still_the_same_page(overview)
+        group_page.screenshot(path=str(tmp_path / "group-forging-client.png"), full_page=True)
+    finally:
+        attacker.close()

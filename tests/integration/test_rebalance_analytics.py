@@ -4,15 +4,15 @@ finds exactly the rebalances, triggers, churn, expiries and the storm that were 
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from coordinator import cli
 from coordinator.analytics.command import NO_JAVA, java_available, spark_session
 from coordinator.client.connection import connect
 from coordinator.client.member import GroupMember
@@ -113,13 +113,21 @@ def test_analysis_finds_exactly_the_scripted_rebalances(
 
     out = tmp_path / "out"
     args = ["analyze", str(journal), "--out", str(out), "--master", "local[2]"]
-    result = CliRunner().invoke(
-        cli.main, [*args, "--storm-threshold", "8", "--storm-window-s", "60"]
-    )
-    assert result.exit_code == 0, result.output
+    # Run as a user runs it: what reaches the terminal is the JVM's output too.
+    result = subprocess.run(
+        [sys.executable, "-m", "coordinator.cli", *args, "--storm-threshold", "8",
+         "--storm-window-s", "60"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    # One line saying what runs (and where Spark's own log goes), one with the result: no
+    # stage progress bars, no Spark log lines, no JVM warnings.
+    said = (result.stdout + result.stderr).strip().splitlines()
+    assert len(said) == 2 and said[0].startswith("analyzing "), said
+    assert (out / "spark.log").exists()
     # alpha, beta and storm as scripted, and kafka-python's etl.
     # kafka-python's etl: 3 rebalances a cycle (joined, rejoined, left), a storm too.
-    assert "4 groups, " in result.output and " 2 storms" in result.output
+    assert "4 groups, " in said[1] and " 2 storms" in said[1]
 
     spark = spark_session("local[2]")  # analyze stopped its own session
     tables = out / "tables"

@@ -1,40 +1,19 @@
-"""ListGroups, DeleteGroups and ConsumerGroupDescribe for consumer groups (DescribeGroups
-describes classic groups only: a consumer group is "not found" there, as in Kafka)."""
+"""ConsumerGroupDescribe (DescribeGroups describes classic groups only: a consumer group is
+"not found" there, as in Kafka; ListGroups and DeleteGroups serve every kind: ../admin.py)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from protocol.errors import ErrorCode
 
-from ..results import GroupError, ListedGroup
+from ..frozen import frozen
 from .config import DEFAULT_ASSIGNOR
-from .group import CONSUMER, ConsumerGroup
+from .group import ConsumerGroup
 from .member import Partitions
 
 
-def list_groups(
-    groups: dict[str, ConsumerGroup], states_filter: list[str], types_filter: list[str]
-) -> list[ListedGroup]:
-    if types_filter and CONSUMER not in {t.strip().lower() for t in types_filter}:
-        return []
-    states = {s.strip().lower() for s in states_filter}
-    listed = []
-    for g in groups.values():
-        state = g.state.value
-        if not states or state.lower() in states:
-            listed.append(ListedGroup(g.group_id, CONSUMER, state, CONSUMER))
-    return listed
-
-
-def deletable(g: ConsumerGroup) -> GroupError | None:
-    """None when the group may be deleted (it is empty); else the error to answer."""
-    if g.members:
-        return GroupError(g.group_id, ErrorCode.NON_EMPTY_GROUP)
-    return None
-
-
-@dataclass(frozen=True, slots=True)
+@frozen
 class DescribedMember:
     member_id: str
     instance_id: str | None
@@ -46,9 +25,11 @@ class DescribedMember:
     subscribed_topic_regex: str | None
     assignment: dict[str, list[int]]
     target_assignment: dict[str, list[int]]
+    #: It speaks the classic protocol (online migration).
+    classic: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class DescribedConsumerGroup:
     """ConsumerGroupDescribe's answer for one group (error_code: GROUP_ID_NOT_FOUND when
     it is not a consumer group)."""
@@ -67,17 +48,13 @@ def _lists(parts: Partitions) -> dict[str, list[int]]:
     return {topic: sorted(ps) for topic, ps in sorted(parts.items())}
 
 
-def describe(
-    groups: dict[str, ConsumerGroup], group_id: str, classic: bool
-) -> DescribedConsumerGroup:
-    """``classic``: a classic group holds the id (a consumer group's offsets also sit on
-    one, so only without a consumer group is that "not a consumer group")."""
-    g = groups.get(group_id)
-    if g is None:
+def describe(g: object, group_id: str) -> DescribedConsumerGroup:
+    """``g``: the group of that id, of whichever kind, or None."""
+    if not isinstance(g, ConsumerGroup):
         message = (
-            f"Group {group_id} is not a consumer group."
-            if classic
-            else f"Group {group_id} not found."
+            f"Group {group_id} not found."
+            if g is None
+            else f"Group {group_id} is not a consumer group."
         )
         return DescribedConsumerGroup(group_id, ErrorCode.GROUP_ID_NOT_FOUND, message)
     return DescribedConsumerGroup(
@@ -98,6 +75,7 @@ def describe(
                 subscribed_topic_regex=m.subscribed_topic_regex,
                 assignment=_lists(m.assigned),
                 target_assignment=_lists(g.target.get(m.member_id, {})),
+                classic=m.classic is not None,
             )
             for m in g.members.values()
         ],

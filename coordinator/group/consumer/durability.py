@@ -1,4 +1,6 @@
-"""Consumer groups to records and back. A call that changed a group writes what changed:
+"""Consumer groups to records and back (the rule the groups share, answers held until
+stored and rollback on a failed write, is ../durability.py's). A call that changed a group
+writes what changed:
 the group's own fields (epochs, subscription metadata), each member changed or added
 (with its part of the target assignment), each member removed; so a heartbeat moving one
 member writes one record, and a new target assignment writes the members whose target
@@ -11,7 +13,9 @@ rebalance timeout again.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterable
+from typing import assert_never
 
 from ..context import Context
 from ..records import (
@@ -21,8 +25,15 @@ from ..records import (
     ConsumerMemberRemovedRecord,
 )
 from . import regex
-from .group import ConsumerGroup
-from .member import ConsumerMember, MemberState, Partitions
+from .group import ConsumerGroup, StoredConsumerGroup
+from .member import ClassicMetadata, ConsumerMember, MemberState, Partitions
+
+ConsumerRecord = (
+    ConsumerGroupRecord
+    | ConsumerMemberRecord
+    | ConsumerMemberRemovedRecord
+    | ConsumerGroupDeletedRecord
+)
 
 
 def _lists(parts: Partitions) -> dict[str, list[int]]:
@@ -31,6 +42,13 @@ def _lists(parts: Partitions) -> dict[str, list[int]]:
 
 def _sets(parts: dict[str, list[int]]) -> Partitions:
     return {topic: frozenset(ps) for topic, ps in parts.items()}
+
+
+def _classic(mr: ConsumerMemberRecord) -> ClassicMetadata | None:
+    if mr.classic_protocols is None:
+        return None
+    protocols = tuple((name, base64.b64decode(meta)) for name, meta in mr.classic_protocols)
+    return ClassicMetadata(mr.classic_session_timeout_ms or 0, protocols)
 
 
 def group_record(g: ConsumerGroup) -> ConsumerGroupRecord:
@@ -57,26 +75,82 @@ def member_record(g: ConsumerGroup, m: ConsumerMember) -> ConsumerMemberRecord:
         assigned=_lists(m.assigned),
         pending_revocation=_lists(m.pending_revocation),
         target=_lists(g.target.get(m.member_id, {})),
+        classic_session_timeout_ms=None if m.classic is None else m.classic.session_timeout_ms,
+        classic_protocols=None
+        if m.classic is None
+        else [[name, base64.b64encode(meta).decode()] for name, meta in m.classic.protocols],
     )
 
 
 def persist(ctx: Context, g: ConsumerGroup) -> None:
-    """Write what the call changed, and start afresh."""
-    out = ctx.out.records
-    out.extend(ConsumerMemberRemovedRecord(g.group_id, m) for m in sorted(g.removed_members))
+    """Write what the call changed, and start afresh. The group's answers wait for these
+    records (../durability.py)."""
+    records: list[ConsumerRecord] = [
+        ConsumerMemberRemovedRecord(g.group_id, m) for m in sorted(g.removed_members)
+    ]
     if g.dirty:
-        out.append(group_record(g))
+        records.append(group_record(g))
     for member_id in sorted(g.dirty_members):
         m = g.members.get(member_id)
         if m is not None:
-            out.append(member_record(g, m))
+            records.append(member_record(g, m))
     g.dirty = False
     g.dirty_members.clear()
     g.removed_members.clear()
+    ctx.out.records.extend(records)
+    for record in records:
+        ctx.in_flight(record)
 
 
 def forget(ctx: Context, group_id: str) -> None:
-    ctx.out.records.append(ConsumerGroupDeletedRecord(group_id))
+    record = ConsumerGroupDeletedRecord(group_id)
+    ctx.out.records.append(record)
+    ctx.in_flight(record)
+
+
+def stored(durable: dict[str, StoredConsumerGroup], record: ConsumerRecord) -> None:
+    """``record`` is in the store now: what a failed write later rolls back to."""
+    group_id = record.group_id
+    match record:
+        case ConsumerGroupRecord():
+            entry = durable.get(group_id)
+            if entry is None:
+                durable[group_id] = StoredConsumerGroup(record)
+            else:
+                entry.group = record
+        case ConsumerMemberRecord():
+            if (entry := durable.get(group_id)) is not None:
+                entry.members[record.member_id] = record
+        case ConsumerMemberRemovedRecord():
+            if (entry := durable.get(group_id)) is not None:
+                entry.members.pop(record.member_id, None)
+        case ConsumerGroupDeletedRecord():
+            durable.pop(group_id, None)
+        case _:
+            assert_never(record)
+
+
+def correct(ctx: Context, record: ConsumerRecord) -> None:
+    """``record`` landed after its group was rolled back: the store has it, memory does
+    not. What memory holds of it is written after it (a restart loads what memory has)."""
+    stored(ctx.shard.consumer_durable, record)
+    g = ctx.consumer(record.group_id)
+    if g is None:
+        return  # forgotten, or another kind's now: a stale record of nobody's stays
+    match record:
+        case ConsumerMemberRecord() | ConsumerMemberRemovedRecord():
+            if record.member_id in g.members:
+                g.dirty_members.add(record.member_id)
+            else:
+                g.removed_members.add(record.member_id)
+        case ConsumerGroupDeletedRecord():
+            g.dirty = True
+            g.dirty_members.update(g.members)
+        case ConsumerGroupRecord():
+            g.dirty = True
+        case _:
+            assert_never(record)
+    persist(ctx, g)
 
 
 def restore(
@@ -92,11 +166,10 @@ def restore(
         subscription_metadata=dict(record.subscription_metadata),
     )
     members = list(members)
-    patterns = {mr.subscribed_topic_regex for mr in members} - {None}
+    patterns = {p for mr in members if (p := mr.subscribed_topic_regex) is not None}
     if patterns:
-        topics = ctx.shard.topic_names()
-        g.resolved = {p: regex.matching(p, topics) for p in patterns if p is not None}
-        g.resolved_with_topics = ctx.shard.topic_count()
+        limit = ctx.config.consumer.regex_max_bytes
+        regex.restore(g, patterns, ctx.shard.topic_names(), limit)
     for mr in members:
         m = ConsumerMember(
             mr.member_id,
@@ -113,6 +186,7 @@ def restore(
             previous_member_epoch=mr.previous_member_epoch,
             assigned=_sets(mr.assigned),
             pending_revocation=_sets(mr.pending_revocation),
+            classic=_classic(mr),
         )
         g.add(m)
         g.target[m.member_id] = _sets(mr.target)
@@ -121,4 +195,7 @@ def restore(
             arm_revocation_timer(ctx, g, m)
     g.dirty_members.clear()  # as stored
     g.reported_state = g.state
+    ctx.shard.consumer_durable[g.group_id] = StoredConsumerGroup(
+        record, {mr.member_id: mr for mr in members}
+    )
     return g

@@ -5,11 +5,21 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import TYPE_CHECKING
 
+from protocol.errors import ErrorCode
+
+from ..model import CONSUMER
+from ..records import ConsumerGroupRecord, ConsumerMemberRecord
+from ..requests import OffsetCommitInput
+from ..results import ListedGroup
 from .member import ConsumerMember, MemberState, Partitions
 
-#: ListGroups v5+ GroupType of these groups.
-CONSUMER = "consumer"
+#: Members of consumer groups commit with OffsetCommit v9+ (which carries the member epoch).
+MEMBER_COMMIT_VERSION = 9
+
+if TYPE_CHECKING:
+    from .coalesce import Held
 
 
 class ConsumerGroupState(Enum):
@@ -18,6 +28,15 @@ class ConsumerGroupState(Enum):
     RECONCILING = "Reconciling"  # some member has not reached the target assignment yet
     STABLE = "Stable"
     DEAD = "Dead"
+
+
+@dataclass(slots=True, eq=False)
+class StoredConsumerGroup:
+    """A consumer group as its stored records have it (durability.py): what a failed
+    write rolls the group back to."""
+
+    group: ConsumerGroupRecord
+    members: dict[str, ConsumerMemberRecord] = field(default_factory=dict)
 
 
 @dataclass(slots=True, eq=False)
@@ -47,9 +66,23 @@ class ConsumerGroup:
     #: were when they were resolved (topics are only ever added).
     resolved: dict[str, frozenset[str]] = field(default_factory=dict)
     resolved_with_topics: int = -1
+    resolved_at_ms: int = -1  # when they were last all resolved
     #: When the current target assignment was computed here (None: before a load), for
     #: the time members take to reconcile to it; not stored.
     target_computed_ms: int | None = None
+    #: How many members are reconciled to the target assignment (kept, so that the state
+    #: needs no scan of the members), and how many ask for each server assignor.
+    reconciled: int = 0
+    assignors: Counter[str] = field(default_factory=Counter)
+    #: Members added, removed or resubscribed since the last target assignment, and the
+    #: assignor's own state carried between computations (uniform_state.py; not stored).
+    target_changes: dict[str, None] = field(default_factory=dict)
+    target_state: object | None = None
+    #: Heartbeats waiting for the next target assignment, since when, and the group epoch
+    #: the assignment timer last saw (coalesce.py; not stored).
+    held: list[Held] = field(default_factory=list)
+    held_since_ms: int = 0
+    held_epoch: int = 0
 
     @property
     def state(self) -> ConsumerGroupState:
@@ -57,9 +90,8 @@ class ConsumerGroup:
             return ConsumerGroupState.EMPTY
         if self.group_epoch > self.assignment_epoch:
             return ConsumerGroupState.ASSIGNING
-        for m in self.members.values():
-            if not m.is_reconciled_to(self.assignment_epoch):
-                return ConsumerGroupState.RECONCILING
+        if self.reconciled < len(self.members):
+            return ConsumerGroupState.RECONCILING
         return ConsumerGroupState.STABLE
 
     def subscribed_topics(self) -> frozenset[str]:
@@ -80,6 +112,7 @@ class ConsumerGroup:
         m.subscribed_topic_names, m.subscribed_topic_regex = names, regex
         if known:
             self.topic_subscribers.update(self.member_topics(m))
+            self.target_changes[m.member_id] = None
         self.dirty_members.add(m.member_id)
 
     def regexes(self) -> set[str]:
@@ -90,6 +123,7 @@ class ConsumerGroup:
         self.topic_subscribers = Counter()
         for m in self.members.values():
             self.topic_subscribers.update(self.member_topics(m))
+        self.target_state = None  # whose subscriptions changed is not known: start afresh
 
     def touch(self, m: ConsumerMember) -> None:
         """The member changed: its record is written when the call ends."""
@@ -120,12 +154,20 @@ class ConsumerGroup:
         if m.instance_id is not None:
             self.static_members[m.instance_id] = m.member_id
         self.claim(m)
+        self.reconciled += m.is_reconciled_to(self.assignment_epoch)
+        if m.server_assignor:
+            self.assignors[m.server_assignor] += 1
+        self.target_changes[m.member_id] = None
 
     def remove(self, member_id: str) -> ConsumerMember | None:
         m = self.members.pop(member_id, None)
         if m is None:
             return None
         self.release(m)
+        self.reconciled -= m.is_reconciled_to(self.assignment_epoch)
+        if m.server_assignor:
+            self.assignors[m.server_assignor] -= 1
+        self.target_changes[member_id] = None
         self.topic_subscribers.subtract(self.member_topics(m))
         self.target.pop(member_id, None)
         self.dirty_members.discard(member_id)
@@ -138,16 +180,86 @@ class ConsumerGroup:
         member_id = self.static_members.get(instance_id)
         return None if member_id is None else self.members.get(member_id)
 
+    def set_assignor(self, m: ConsumerMember, name: str) -> None:
+        if m.member_id in self.members and m.server_assignor:
+            self.assignors[m.server_assignor] -= 1
+        m.server_assignor = name
+        if m.member_id in self.members and name:
+            self.assignors[name] += 1
+
     def preferred_assignor(self, default: str) -> str:
         """Kafka's computePreferredServerAssignor: the one most members ask for."""
-        counts = Counter(m.server_assignor for m in self.members.values() if m.server_assignor)
+        counts = {name: n for name, n in self.assignors.items() if n > 0}
         if not counts:
             return default
         return max(sorted(counts), key=lambda name: counts[name])
 
+    # -- the Group interface (model.py), as Kafka's ConsumerGroup -----------------------------
+
+    group_type = CONSUMER
+
+    @property
+    def state_name(self) -> str:
+        return self.state.value
+
+    def is_empty(self) -> bool:
+        return not self.members
+
+    def is_subscribed_to_topic(self, topic: str) -> bool:
+        return self.topic_subscribers.get(topic, 0) > 0
+
+    def validate_offset_commit(self, req: OffsetCommitInput) -> int:
+        # Epoch -1: an admin client or a consumer outside group management; fine when empty.
+        if req.generation_id < 0 and not self.members:
+            return 0
+        m = self.members.get(req.member_id)
+        if m is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if req.api_version < MEMBER_COMMIT_VERSION:
+            return ErrorCode.UNSUPPORTED_VERSION
+        if req.generation_id != m.member_epoch:
+            return ErrorCode.STALE_MEMBER_EPOCH
+        return 0
+
+    def validate_offset_fetch(self, member_id: str | None, member_epoch: int) -> int:
+        """OffsetFetch v9+ may name a member: it must be one, at its current epoch."""
+        if member_id is None and member_epoch < 0:
+            return 0
+        m = self.members.get(member_id or "")
+        if m is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if member_epoch != m.member_epoch:
+            return ErrorCode.STALE_MEMBER_EPOCH
+        return 0
+
+    def validate_offset_delete(self) -> int:
+        return 0  # subscribed topics are refused per partition
+
+    def validate_delete_group(self) -> int:
+        return ErrorCode.NON_EMPTY_GROUP if self.members else 0
+
+    def offset_expiry(self) -> tuple[bool, int | None]:
+        """Kafka's ConsumerGroup: each offset from its own commit (subscribed topics are
+        kept by ``is_subscribed_to_topic``)."""
+        return True, None
+
+    def listed(self) -> ListedGroup:
+        return ListedGroup(self.group_id, CONSUMER, self.state.value, CONSUMER)
+
+    def move(self, m: ConsumerMember, state: MemberState, epoch: int) -> None:
+        """Set a member's state and epoch, keeping the count of reconciled members."""
+        was = m.is_reconciled_to(self.assignment_epoch)
+        if epoch != m.member_epoch:
+            m.previous_member_epoch = m.member_epoch
+            m.member_epoch = epoch
+        m.state = state
+        self.reconciled += m.is_reconciled_to(self.assignment_epoch) - was
+
+    def new_target_epoch(self, epoch: int) -> None:
+        """A new target assignment: no member has reached its epoch yet."""
+        self.assignment_epoch = epoch
+        self.reconciled = 0
+        self.target_changes.clear()
+
     def unreconciled(self) -> int:
-        return sum(
-            1
-            for m in self.members.values()
-            if m.state is not MemberState.STABLE or m.member_epoch != self.assignment_epoch
-        )
+        return len(self.members) - self.reconciled

@@ -6,15 +6,16 @@ One heartbeat does, in order (Kafka's GroupMetadataManager.consumerGroupHeartbea
 2. apply what the member sent (subscription, assignor, rebalance timeout); a new member, a
    changed subscription, or a change in the subscribed topics' partitions bumps the
    group epoch;
-3. when the group epoch is ahead of the target assignment's, compute a new target with the
-   server-side assignor (the one most members ask for; uniform by default);
+3. restart its session timer; when the group epoch is ahead of the target assignment's,
+   hold the heartbeat until the group's next target is computed with the server-side
+   assignor (the one most members ask for; uniform by default): one computation for all
+   the changes of an event-loop turn or assignment interval (``coalesce.py``);
 4. move the member one step towards its target (``reconcile.py``), arming its rebalance
    timer while it must revoke partitions;
-5. restart its session timer and answer with its epoch, the heartbeat interval and, when
-   it changed or the request was a full one, its assignment.
+5. answer with its epoch, the heartbeat interval and, when it changed or the request was
+   a full one, its assignment.
 
-Nothing waits: every heartbeat is answered at once. Members of other groups only move
-on their own heartbeats.
+Members of other groups only move on their own heartbeats.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from __future__ import annotations
 import base64
 import uuid
 
+from coordinator.topic_regex import pattern_bytes
 from protocol.errors import ErrorCode
 
 from .. import events
@@ -30,13 +32,13 @@ from ..deadlines import Armed, TimerKind, consumer_rebalance_key, consumer_sessi
 from ..events import RebalanceTrigger, RemovalCause
 from ..group import ClassicGroup
 from ..states import EMPTY
-from . import durability, regex
+from . import coalesce, durability, group_configs, regex
 from .config import DEFAULT_ASSIGNOR
 from .group import ConsumerGroup
 from .member import LEAVE_EPOCH, LEAVE_STATIC_EPOCH, ConsumerMember, Partitions
 from .reconcile import next_step
 from .requests import CLIENT_MEMBER_ID_VERSION, ConsumerHeartbeatInput, ConsumerHeartbeatResult
-from .target import ASSIGNOR_NAMES, compute_target
+from .target import ASSIGNOR_NAMES, update_target
 
 
 class HeartbeatError(Exception):
@@ -54,22 +56,25 @@ def new_member_id() -> str:
 
 
 def heartbeat(ctx: Context, token: object, req: ConsumerHeartbeatInput) -> None:
+    result: ConsumerHeartbeatResult | None
     try:
         _validate(ctx, req)
         if req.member_epoch in (LEAVE_EPOCH, LEAVE_STATIC_EPOCH):
             result = _leave(ctx, req)
         else:
-            result = _heartbeat(ctx, req)
+            result = _heartbeat(ctx, token, req)
     except HeartbeatError as exc:
         result = ConsumerHeartbeatResult(exc.code, exc.message)
-    _persist_if_changed(ctx, req.group_id)
-    ctx.reply(token, result)
+    persist_if_changed(ctx, req.group_id)
+    if result is not None:  # None: held for the next target assignment (coalesce.py)
+        # It shows epochs and an assignment: given once the group's records are stored.
+        ctx.reply_when_stored(req.group_id, token, result)
 
 
-def _persist_if_changed(ctx: Context, group_id: str) -> None:
+def persist_if_changed(ctx: Context, group_id: str) -> None:
     """At the end of a call that changed the group: its snapshot, and its new state if
     that changed (only then is the state computed: it looks at every member)."""
-    g = ctx.shard.consumer_groups.get(group_id)
+    g = ctx.consumer(group_id)
     if g is None or not g.changed:
         return
     durability.persist(ctx, g)
@@ -86,17 +91,25 @@ def _invalid(message: str) -> HeartbeatError:
     return HeartbeatError(ErrorCode.INVALID_REQUEST, message)
 
 
+#: What Java's String.trim() strips: a string of only these is empty to Kafka.
+_JAVA_TRIMMED = "".join(map(chr, range(33)))
+
+
+def _blank(value: str) -> bool:
+    return not value.strip(_JAVA_TRIMMED)
+
+
 def _validate(ctx: Context, req: ConsumerHeartbeatInput) -> None:
     epoch = req.member_epoch
-    if not req.member_id and (
+    if _blank(req.member_id) and (
         req.api_version >= CLIENT_MEMBER_ID_VERSION or epoch > 0 or epoch < 0
     ):
         raise _invalid("MemberId can't be empty.")
-    if not req.group_id:
+    if _blank(req.group_id):
         raise _invalid("GroupId can't be empty.")
-    if req.instance_id == "":
+    if req.instance_id is not None and _blank(req.instance_id):
         raise _invalid("InstanceId can't be empty.")
-    if req.rack_id == "":
+    if req.rack_id is not None and _blank(req.rack_id):
         raise _invalid("RackId can't be empty.")
     if epoch == 0:
         if req.rebalance_timeout_ms == -1:
@@ -113,15 +126,14 @@ def _validate(ctx: Context, req: ConsumerHeartbeatInput) -> None:
             raise _invalid("InstanceId can't be null.")
     elif epoch < LEAVE_STATIC_EPOCH:
         raise _invalid("MemberEpoch is invalid.")
-    if req.subscribed_topic_regex:  # "" clears the member's regex
-        try:
-            regex.check(req.subscribed_topic_regex)
-        except regex.InvalidRegex as exc:
-            raise HeartbeatError(
-                ErrorCode.INVALID_REGULAR_EXPRESSION,
-                f"SubscribedTopicRegex `{req.subscribed_topic_regex}` is not a valid regular"
-                f" expression: {exc}.",
-            ) from None
+    pattern = req.subscribed_topic_regex
+    if pattern:  # "" clears the member's regex; the pattern is compiled off the loop
+        limit = ctx.config.consumer.regex_max_bytes
+        if pattern_bytes(pattern) > limit:
+            raise _bad_regex(pattern, f"it is longer than {limit} bytes")
+        group = ctx.consumer(req.group_id)
+        if (reason := regex.refused(group, pattern, req.resolved)) is not None:
+            raise _bad_regex(pattern, reason)
     if req.server_assignor is not None and req.server_assignor not in ASSIGNOR_NAMES:
         raise HeartbeatError(
             ErrorCode.UNSUPPORTED_ASSIGNOR,
@@ -131,38 +143,43 @@ def _validate(ctx: Context, req: ConsumerHeartbeatInput) -> None:
         )
 
 
+def _bad_regex(pattern: str, reason: str) -> HeartbeatError:
+    return HeartbeatError(
+        ErrorCode.INVALID_REGULAR_EXPRESSION,
+        f"SubscribedTopicRegex `{regex.quoted(pattern)}` is not a valid regular expression:"
+        f" {reason}.",
+    )
+
+
 # -- the group and the member -----------------------------------------------------------------
 
 
 def _group(ctx: Context, group_id: str, create: bool) -> ConsumerGroup:
-    groups = ctx.shard.consumer_groups
-    g = groups.get(group_id)
-    if g is not None:
-        return g
-    classic = ctx.groups.get(group_id)
-    if classic is not None and not _convertible(classic):
-        raise HeartbeatError(
-            ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group."
-        )
+    existing = ctx.groups.get(group_id)
+    if isinstance(existing, ConsumerGroup):
+        return existing
+    if existing is not None and not _convertible(existing):
+        from .. import migration  # it builds on this module
+
+        refusal = migration.upgrade_refusal(ctx, existing) if create else "not joining"
+        if refusal is not None:
+            raise HeartbeatError(
+                ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group."
+            )
+        return migration.to_consumer(ctx, existing)
     if not create:
         raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
-    if len(ctx.groups) + len(groups) >= ctx.config.max_groups and classic is None:
-        ctx.limit_reached(
-            group_id, "max_groups", ctx.config.max_groups, ErrorCode.COORDINATOR_NOT_AVAILABLE
-        )
+    if existing is None and ctx.at_group_limit(group_id):
         raise HeartbeatError(ErrorCode.COORDINATOR_NOT_AVAILABLE)
-    g = ConsumerGroup(group_id)
-    groups[group_id] = g
-    if classic is not None:
-        # An empty classic group becomes a consumer group (Kafka deletes the empty classic
-        # group); its offsets stay where they are stored, on that group.
-        classic.subscribed_topics = frozenset()
+    # An empty classic group becomes a consumer group (as Kafka replaces it); its offsets
+    # are the offsets manager's, and stay.
+    g = ctx.groups[group_id] = ConsumerGroup(group_id)
     return g
 
 
 def _convertible(classic: ClassicGroup) -> bool:
-    """An empty classic group may turn into a consumer group (and back): members of one
-    protocol never meet members of the other, as the migration paths are not served."""
+    """An empty classic group simply becomes a consumer group (and back); one with members
+    is converted with them (``../migration.py``)."""
     return classic.state is EMPTY and not classic.members and not classic.pending_join_members
 
 
@@ -174,7 +191,7 @@ def _member(ctx: Context, g: ConsumerGroup, req: ConsumerHeartbeatInput) -> Cons
         if m is None:
             if not joining:
                 raise _unknown(member_id, g.group_id)
-            _check_room(ctx, g)
+            check_room(ctx, g)
             return ConsumerMember(member_id)
         _check_epoch(m, req)
         return m
@@ -182,19 +199,20 @@ def _member(ctx: Context, g: ConsumerGroup, req: ConsumerHeartbeatInput) -> Cons
     if joining:
         if owner is None:
             m = g.members.get(member_id)
-            if m is not None:
+            if m is not None:  # a dynamic member rejoining as a static one
+                _record_instance(g, m, req.instance_id)
                 return m
-            _check_room(ctx, g)
+            check_room(ctx, g)
             return ConsumerMember(member_id, instance_id=req.instance_id)
-        if owner.member_id == member_id:
-            return owner
-        if owner.member_epoch != LEAVE_STATIC_EPOCH:
+        if owner.member_epoch != LEAVE_STATIC_EPOCH and owner.classic is None:
+            # Kafka: even under its own member id, the instance must be released first
+            # (a classic member's instance is taken over, as Kafka does).
             raise HeartbeatError(
                 ErrorCode.UNRELEASED_INSTANCE_ID,
-                f"Static member {owner.member_id} with instance id {req.instance_id} is not"
-                " released yet.",
+                f"Static member {member_id} with instance id {req.instance_id} cannot join"
+                f" the group because the instance id is owned by {owner.member_id} member.",
             )
-        return _replace_static(ctx, g, owner, member_id)
+        return replace_static(ctx, g, owner, member_id)
     if owner is None:
         raise HeartbeatError(
             ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {req.instance_id} is unknown."
@@ -209,13 +227,22 @@ def _member(ctx: Context, g: ConsumerGroup, req: ConsumerHeartbeatInput) -> Cons
     return owner
 
 
+def _record_instance(g: ConsumerGroup, m: ConsumerMember, instance_id: str) -> None:
+    """Kafka's maybeUpdateInstanceId: the member is static from now on."""
+    if m.instance_id is not None and g.static_members.get(m.instance_id) == m.member_id:
+        del g.static_members[m.instance_id]
+    m.instance_id = instance_id
+    g.static_members[instance_id] = m.member_id
+    g.touch(m)
+
+
 def _unknown(member_id: str, group_id: str) -> HeartbeatError:
     return HeartbeatError(
         ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}."
     )
 
 
-def _check_room(ctx: Context, g: ConsumerGroup) -> None:
+def check_room(ctx: Context, g: ConsumerGroup) -> None:
     limit = ctx.config.consumer.max_size
     if len(g.members) >= limit:
         ctx.limit_reached(
@@ -255,7 +282,7 @@ def _subset(owned: Partitions | None, assigned: Partitions) -> bool:
     return all(parts <= assigned.get(topic, frozenset()) for topic, parts in owned.items())
 
 
-def _replace_static(
+def replace_static(
     ctx: Context, g: ConsumerGroup, old: ConsumerMember, member_id: str
 ) -> ConsumerMember:
     """A static member back after leaving with epoch -2: a new member id takes over the
@@ -282,7 +309,9 @@ def _replace_static(
 # -- the heartbeat ----------------------------------------------------------------------------
 
 
-def _heartbeat(ctx: Context, req: ConsumerHeartbeatInput) -> ConsumerHeartbeatResult:
+def _heartbeat(
+    ctx: Context, token: object, req: ConsumerHeartbeatInput
+) -> ConsumerHeartbeatResult | None:
     g = _group(ctx, req.group_id, create=req.member_epoch == 0)
     m = _member(ctx, g, req)
     is_new = m.member_id not in g.members
@@ -301,75 +330,86 @@ def _heartbeat(ctx: Context, req: ConsumerHeartbeatInput) -> ConsumerHeartbeatRe
     if req.rebalance_timeout_ms != -1:
         m.rebalance_timeout_ms = req.rebalance_timeout_ms
     if req.server_assignor is not None:
-        m.server_assignor = req.server_assignor
-    _refresh_regexes(ctx, g)
+        g.set_assignor(m, req.server_assignor)
+    if req.resolved is not None:
+        regex.apply(g, req.resolved, req.resolved_topics, new_regex, ctx.now)
     if subscription_changed or is_new:
-        if new_regex is not None and new_regex not in g.resolved:
-            g.resolved[new_regex] = regex.matching(new_regex, ctx.shard.topic_names())
-            g.resolved_with_topics = ctx.shard.topic_count()  # all are current (refreshed)
         g.subscribe(m, new_names, new_regex)
+        if not is_new:
+            regex.prune(g)  # the pattern it left, if nobody else uses it
     m.client_id, m.client_host = req.client_id, req.client_host
     if described != _described(m):
         g.touch(m)
     if is_new:
-        g.add(m)
-        ctx.event(
-            events.MemberJoined(
-                g.group_id,
-                m.member_id,
-                m.instance_id,
-                m.client_id,
-                m.client_host,
-                [m.server_assignor] if m.server_assignor else [],
-            )
+        add_member(ctx, g, m, [m.server_assignor] if m.server_assignor else [])
+    update_epoch(ctx, g, is_new, subscription_changed)
+    schedule_session(ctx, g, m)
+    full = req.member_epoch == 0 or (  # Kafka's isFullRequest: names or a regex
+        req.rebalance_timeout_ms != -1
+        and (names is not None or pattern is not None)
+        and req.owned is not None
+    )
+    held = coalesce.Held(token, m.member_id, req.owned, full, before_assigned)
+    if coalesce.stale(g):
+        coalesce.hold(ctx, g, held)
+        return None
+    return _finish(ctx, g, m, held)
+
+
+def _finish(
+    ctx: Context, g: ConsumerGroup, m: ConsumerMember, h: coalesce.Held
+) -> ConsumerHeartbeatResult:
+    """The member's step towards the target, and its answer."""
+    reconcile(ctx, g, m, h.owned)
+    return ConsumerHeartbeatResult(
+        ErrorCode.NONE,
+        member_id=m.member_id,
+        member_epoch=m.member_epoch,
+        heartbeat_interval_ms=group_configs.heartbeat_interval_ms(ctx, g.group_id),
+        assignment=dict(m.assigned) if h.full or m.assigned != h.before else None,
+    )
+
+
+def add_member(ctx: Context, g: ConsumerGroup, m: ConsumerMember, protocols: list[str]) -> None:
+    """A new member is in: counted, its record written, and journaled with the assignor
+    (or the classic protocols) it asked for."""
+    g.add(m)
+    ctx.event(
+        events.MemberJoined(
+            g.group_id, m.member_id, m.instance_id, m.client_id, m.client_host, protocols
         )
+    )
+
+
+def update_epoch(ctx: Context, g: ConsumerGroup, is_new: bool, subscription_changed: bool) -> None:
+    """Bump the group epoch for a new member, a changed subscription or a change in the
+    subscribed topics' partitions (the target follows: coalesce.py, or ``assign_now``)."""
     reason = (
         "a new member joined"
         if is_new
         else ("a member changed its subscription" if subscription_changed else None)
     )
-    metadata = _subscription_metadata(ctx, g)
+    metadata = subscription_metadata(ctx, g)
     if metadata != g.subscription_metadata:
         g.subscription_metadata = metadata
         reason = reason or "the subscribed topics' partitions changed"
     if reason is not None:
         trigger = RebalanceTrigger.NEW_MEMBER if is_new else RebalanceTrigger.MEMBER_REJOINED
         _bump(ctx, g, reason, trigger)
-    if g.group_epoch > g.assignment_epoch:
+
+
+def assign_now(ctx: Context, g: ConsumerGroup) -> None:
+    """The target, computed now if the group epoch is ahead of it (a classic member's
+    JoinGroup is answered from it at once)."""
+    if coalesce.stale(g):
         _assign(ctx, g)
-    _reconcile(ctx, g, m, req.owned)
-    schedule_session(ctx, g, m)
-    full = req.member_epoch == 0 or (
-        req.rebalance_timeout_ms != -1 and names is not None and req.owned is not None
-    )
-    return ConsumerHeartbeatResult(
-        ErrorCode.NONE,
-        member_id=m.member_id,
-        member_epoch=m.member_epoch,
-        heartbeat_interval_ms=ctx.config.consumer.heartbeat_interval_ms,
-        assignment=dict(m.assigned) if full or m.assigned != before_assigned else None,
-    )
 
 
 def _described(m: ConsumerMember) -> tuple[object, ...]:
     return (m.rack_id, m.rebalance_timeout_ms, m.server_assignor, m.client_id, m.client_host)
 
 
-def _refresh_regexes(ctx: Context, g: ConsumerGroup) -> None:
-    """Match the group's regexes again when topics were created since they last were
-    (the new subscriptions show in the subscription metadata, which bumps the epoch)."""
-    if not g.resolved:
-        return
-    count = ctx.shard.topic_count()
-    if count == g.resolved_with_topics:
-        return
-    topics = ctx.shard.topic_names()
-    g.resolved = {r: regex.matching(r, topics) for r in g.regexes()}
-    g.resolved_with_topics = count
-    g.recount()
-
-
-def _subscription_metadata(ctx: Context, g: ConsumerGroup) -> dict[str, int]:
+def subscription_metadata(ctx: Context, g: ConsumerGroup) -> dict[str, int]:
     counts = {}
     for topic in sorted(g.subscribed_topics()):
         partitions = ctx.shard.topic_partitions(topic)
@@ -382,27 +422,22 @@ def _bump(ctx: Context, g: ConsumerGroup, reason: str, trigger: RebalanceTrigger
     ctx.event(events.RebalanceStarted(g.group_id, g.group_epoch, reason, trigger))
     g.group_epoch += 1
     g.dirty = True
-    _sync_offsets_holder(ctx, g)
 
 
 def _assign(ctx: Context, g: ConsumerGroup) -> None:
     assignor = g.preferred_assignor(DEFAULT_ASSIGNOR)
-    target = compute_target(g, assignor)
-    changed = 0
-    for member_id, parts in target.items():
-        if g.target.get(member_id) != parts:  # only what changed is written, as in Kafka
-            g.dirty_members.add(member_id)
-            changed += 1
-    g.target = target
-    g.assignment_epoch = g.group_epoch
+    changed = update_target(g, assignor)
+    g.new_target_epoch(g.group_epoch)
     g.target_computed_ms = ctx.now
     g.dirty = True
     ctx.event(
-        events.TargetAssignmentComputed(g.group_id, g.group_epoch, assignor, len(target), changed)
+        events.TargetAssignmentComputed(
+            g.group_id, g.group_epoch, assignor, len(g.members), changed
+        )
     )
 
 
-def _reconcile(ctx: Context, g: ConsumerGroup, m: ConsumerMember, owned: Partitions | None) -> None:
+def reconcile(ctx: Context, g: ConsumerGroup, m: ConsumerMember, owned: Partitions | None) -> None:
     if m.is_reconciled_to(g.assignment_epoch):
         return
     target = g.target.get(m.member_id, {})
@@ -411,10 +446,8 @@ def _reconcile(ctx: Context, g: ConsumerGroup, m: ConsumerMember, owned: Partiti
         return
     g.touch(m)
     g.release(m)
-    if step.member_epoch != m.member_epoch:
-        m.previous_member_epoch = m.member_epoch
-        m.member_epoch = step.member_epoch
-    m.state, m.assigned, m.pending_revocation = step.state, step.assigned, step.pending_revocation
+    g.move(m, step.state, step.member_epoch)
+    m.assigned, m.pending_revocation = step.assigned, step.pending_revocation
     g.claim(m)
     if step.pending_revocation:
         arm_revocation_timer(ctx, g, m)
@@ -439,12 +472,16 @@ def arm_revocation_timer(ctx: Context, g: ConsumerGroup, m: ConsumerMember) -> N
 
 
 def schedule_session(ctx: Context, g: ConsumerGroup, m: ConsumerMember) -> None:
+    """A consumer-protocol member's session is the group's; a classic member's its own."""
+    timeout = group_configs.session_timeout_ms(ctx, g.group_id)
+    if m.classic is not None:
+        timeout = m.classic.session_timeout_ms
     ctx.deadlines.schedule_heartbeat(
         ctx.out,
         consumer_session_key(g.group_id, m.member_id),
         g.group_id,
         m.member_id,
-        ctx.now + ctx.config.consumer.session_timeout_ms,
+        ctx.now + timeout,
         TimerKind.CONSUMER_SESSION,
     )
 
@@ -453,7 +490,7 @@ def schedule_session(ctx: Context, g: ConsumerGroup, m: ConsumerMember) -> None:
 
 
 def _leave(ctx: Context, req: ConsumerHeartbeatInput) -> ConsumerHeartbeatResult:
-    g = ctx.shard.consumer_groups.get(req.group_id)
+    g = ctx.consumer(req.group_id)
     if g is None:
         kind = "Group" if req.group_id in ctx.groups else "Consumer group"
         suffix = " is not a consumer group." if kind == "Group" else " not found."
@@ -480,7 +517,7 @@ def _leave(ctx: Context, req: ConsumerHeartbeatInput) -> ConsumerHeartbeatResult
             # within its session under a new member id.
             g.touch(m)
             g.release(m)
-            m.member_epoch = LEAVE_STATIC_EPOCH
+            g.move(m, m.state, LEAVE_STATIC_EPOCH)
             m.pending_revocation = {}
             g.claim(m)
             return ConsumerHeartbeatResult(
@@ -496,6 +533,7 @@ def fence(
     """Remove the member and bump the group epoch: the next heartbeat of any member
     computes a new target assignment without it."""
     g.remove(m.member_id)
+    regex.prune(g)
     _cancel_timers(ctx, g.group_id, m.member_id)
     ctx.event(events.MemberRemoved(g.group_id, m.member_id, m.instance_id, reason, cause))
     trigger = (
@@ -503,7 +541,14 @@ def fence(
         if cause is RemovalCause.LEFT
         else (RebalanceTrigger.MEMBER_EXPIRED)
     )
-    g.subscription_metadata = _subscription_metadata(ctx, g)
+    if m.classic is None:
+        from .. import migration  # it builds on this module
+
+        if migration.downgrade_allowed(ctx, g):
+            # At the epoch its classic members hold: they are told to rejoin, not fenced.
+            migration.to_classic(ctx, g, f"the last consumer-protocol member: {reason}")
+            return
+    g.subscription_metadata = subscription_metadata(ctx, g)
     _bump(ctx, g, f"member {m.member_id} removed: {reason}", trigger)
 
 
@@ -516,7 +561,11 @@ def _cancel_timers(ctx: Context, group_id: str, member_id: str) -> None:
 
 
 def timer_fired(ctx: Context, armed: Armed) -> None:
-    g = ctx.shard.consumer_groups.get(armed.group_id)
+    g = ctx.consumer(armed.group_id)
+    if g is not None and armed.kind is TimerKind.CONSUMER_ASSIGN:
+        coalesce.fired(ctx, g, _assign, _finish)
+        persist_if_changed(ctx, g.group_id)
+        return
     m = None if g is None else g.members.get(armed.member_id)
     if g is None or m is None:
         return
@@ -530,22 +579,15 @@ def timer_fired(ctx: Context, armed: Armed) -> None:
             f"it did not revoke its partitions within {m.rebalance_timeout_ms} ms",
             RemovalCause.REBALANCE_TIMEOUT,
         )
-    _persist_if_changed(ctx, g.group_id)
+    persist_if_changed(ctx, g.group_id)
 
 
-# -- shared with classic groups ---------------------------------------------------------------
-
-
-def _sync_offsets_holder(ctx: Context, g: ConsumerGroup) -> None:
-    """Offsets of a consumer group live on an empty classic group of the same id (made on
-    the first commit): it must know the subscribed topics, whose offsets never expire and
-    cannot be deleted while the group subscribes to them."""
-    holder = ctx.groups.get(g.group_id)
-    if holder is not None:
-        holder.subscribed_topics = g.subscribed_topics()
+# -- unloading ------------------------------------------------------------------------------
 
 
 def drop(ctx: Context, g: ConsumerGroup) -> None:
-    """The group is no longer this node's (unloaded): its timers stop."""
+    """The group is no longer this node's (unloaded): its timers stop, and heartbeats
+    waiting for its next target are told to find the coordinator again."""
+    coalesce.release(ctx, g, ErrorCode.NOT_COORDINATOR)
     for member_id in g.members:
         _cancel_timers(ctx, g.group_id, member_id)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
+from ..frozen import frozen
+
 #: Partitions by topic name.
 Partitions = dict[str, frozenset[int]]
 
@@ -19,6 +21,19 @@ class MemberState(Enum):
     STABLE = "stable"  # owns its current assignment; waits for a newer target
     UNREVOKED_PARTITIONS = "unrevoked_partitions"  # must revoke partitions before it moves on
     UNRELEASED_PARTITIONS = "unreleased_partitions"  # waits for others to release partitions
+
+
+@frozen
+class ClassicMetadata:
+    """What a member that speaks the classic protocol inside a consumer group sent with
+    its JoinGroup (Kafka's ClassicMemberMetadata)."""
+
+    session_timeout_ms: int
+    protocols: tuple[tuple[str, bytes], ...]
+
+    @property
+    def protocol_name(self) -> str:
+        return self.protocols[0][0] if self.protocols else ""
 
 
 @dataclass(slots=True, eq=False)
@@ -38,6 +53,8 @@ class ConsumerMember:
     #: What the member owns (as far as the coordinator lets it) and what it must give back.
     assigned: Partitions = field(default_factory=dict)
     pending_revocation: Partitions = field(default_factory=dict)
+    #: Set for a member using the classic protocol (JoinGroup, SyncGroup, Heartbeat).
+    classic: ClassicMetadata | None = None
 
     def is_reconciled_to(self, target_epoch: int) -> bool:
         return self.state is MemberState.STABLE and self.member_epoch == target_epoch

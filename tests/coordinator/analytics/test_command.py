@@ -6,7 +6,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from coordinator.analytics.command import analyze, local_path
+from coordinator.analytics.command import analysis_settings, analyze, input_bytes, local_path
 
 
 def test_a_remote_out_needs_a_local_report_directory(tmp_path: Path) -> None:
@@ -25,3 +25,29 @@ def test_a_file_uri_out_is_a_local_report_directory(tmp_path: Path) -> None:
     assert local_path((tmp_path / "a b").as_uri()) == tmp_path / "a b"
     assert local_path("relative/dir") == Path("relative/dir")
     assert local_path("hdfs://namenode/analytics") is None
+
+
+def test_a_small_local_journal_gets_settings_for_a_small_job(tmp_path: Path) -> None:
+    (tmp_path / "node0").mkdir()
+    (tmp_path / "node0" / "journal.jsonl").write_bytes(b"x" * 300_000)
+    size = input_bytes([str(tmp_path)])
+    assert size == 300_000
+    settings = analysis_settings(size, {}, None)
+    assert settings["spark.ui.enabled"] == "false"  # no web UI on 4040 unless asked
+    assert settings["spark.ui.showConsoleProgress"] == "false"  # no stage progress bars
+    assert settings["spark.sql.adaptive.enabled"] == "true"
+    assert settings["spark.sql.shuffle.partitions"] == "1"  # not 200 nearly empty tasks
+    assert "TieredStopAtLevel=1" in settings["spark.driver.extraJavaOptions"]
+    assert analysis_settings(size, {}, None, spark_ui=True)["spark.ui.enabled"] == "true"
+
+
+def test_a_large_or_remote_journal_keeps_what_suits_it_and_the_user_always_wins() -> None:
+    big = analysis_settings(2 * 2**30, {}, "local[*]")
+    assert big["spark.sql.shuffle.partitions"] == "32"
+    assert "spark.driver.extraJavaOptions" not in big  # a long job wants the full JIT
+    assert input_bytes(["hdfs:///journals", "."]) is None
+    remote = analysis_settings(None, {}, "spark://h:7077")
+    assert "spark.sql.shuffle.partitions" not in remote
+    assert "spark.driver.extraJavaOptions" not in analysis_settings(1000, {}, "yarn")
+    mine = {"spark.sql.shuffle.partitions": "8", "spark.ui.enabled": "true"}
+    assert analysis_settings(1000, mine, None).items() >= mine.items()

@@ -251,8 +251,9 @@ def test_top_groups_name_the_churniest_client_in_one_sentence(run: dict[str, Any
         "3 consumers of client `kafka-python-3.0.12` on host 127.0.0.1 joined and left in 10 s"
         " (median lifetime 10 s)"
     )
+    # kip848 never rebalanced (its members reconcile): no row in a ranking by rebalances.
     assert [r["group"] for r in sorted(run["tables"]["top_groups"], key=lambda r: r["rank"])] == [
-        "flappy", "cascade", "deployed", "kp-deploy", "moved", "legacy", "kip848",
+        "flappy", "cascade", "deployed", "kp-deploy", "moved", "legacy",
     ]  # fmt: skip
     # The summary other tools (the console's Analysis page) read: the same rows.
     summary_file = json.loads((run["out"] / "summary.json").read_text())
@@ -262,6 +263,9 @@ def test_top_groups_name_the_churniest_client_in_one_sentence(run: dict[str, Any
     assert summary_file["top_groups"][0]["story"] == stories["flappy"]
     page = run["page"]
     assert "client `etl-7` on host h3 joined and left 8 times in 19 s" in page
+    assert "<h2>Top 6 groups by rebalances</h2>" in page
+    # The expiry cascade's storm has no member rejoining: an empty cell, not "(0)".
+    assert "(0)</td>" not in page
 
 
 def test_storms_end_with_their_burst_and_say_what_they_are(run: dict[str, Any]) -> None:
@@ -336,3 +340,12 @@ def test_a_rerun_parses_only_new_or_changed_journal_files(spark: Any, run: dict[
     # Only the files given this time count.
     staged, parsed = ingest.ingest(spark, [str(newest)], out, incremental=True)
     assert (parsed, staged.count()) == (0, 12)
+
+
+def test_the_tables_and_the_report_are_private_like_the_journal(run: dict[str, Any]) -> None:
+    """0700 directories and 0600 files, whatever the umask: they name clients and hosts."""
+    out = run["out"]
+    modes = {p: p.stat().st_mode & 0o777 for p in [out, *out.rglob("*")]}
+    assert any(p.suffix == ".parquet" for p in modes) and (out / "report.html") in modes
+    wrong = {str(p): oct(m) for p, m in modes.items() if m != (0o700 if p.is_dir() else 0o600)}
+    assert wrong == {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -82,3 +83,23 @@ async def events(resp: aiohttp.ClientResponse) -> AsyncIterator[Any]:
         elif not line and data:
             yield json.loads("\n".join(data))
             data = []
+
+
+def browser_events(stream: str) -> list[tuple[str, str]]:
+    """(event name, data) of each event, read as the HTML standard's EventSource reads a
+    stream: a line ends at CRLF, CR or LF; a blank line dispatches."""
+    found: list[tuple[str, str]] = []
+    name, data = "message", []
+    for line in re.split(r"\r\n|\r|\n", stream):
+        if not line:
+            if data:
+                found.append((name, "\n".join(data)))
+            name, data = "message", []
+            continue
+        field, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        if field == "event":
+            name = value
+        elif field == "data":
+            data.append(value)
+    return found

@@ -3,14 +3,16 @@ it, and, with ACLs enabled, only after a login and within that user's ACLs."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
 
 from coordinator.accounts import AclBinding, Operation, PatternType, Permission, ResourceType
-from coordinator.security.config import SecuritySettings
+from coordinator.security.config import Listener, SecurityProtocol, SecuritySettings
 from coordinator.security.credentials import make_credential
 from coordinator.server import Server
 from coordinator.store import MemoryStore, Write
@@ -110,7 +112,13 @@ def allow(principal: str, kind: ResourceType, name: str, op: Operation) -> AclBi
     return AclBinding(principal, kind, name, pattern, op, Permission.ALLOW)
 
 
-async def acl_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Server:
+async def acl_server(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    sasl: bool = False,
+    failed_login_delay_ms: int = 100,
+    **console_options: Any,
+) -> Server:
     store = MemoryStore()
     store.write(
         Write(
@@ -129,8 +137,17 @@ async def acl_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Server:
         acls_enabled=True,
         super_users=frozenset({"User:root"}),
         sasl_enabled_mechanisms=("PLAIN", "SCRAM-SHA-256"),
+        failed_authentication_delay_ms=failed_login_delay_ms,
     )
-    return await started(settings(tmp_path, admin=True, security=security))
+    s = settings(tmp_path, admin=True, security=security)
+    console = dataclasses.replace(s.console, **console_options)
+    if sasl:  # a SASL_PLAINTEXT Kafka listener besides the plain one
+        plain, with_sasl = SecurityProtocol.PLAINTEXT, SecurityProtocol.SASL_PLAINTEXT
+        s = dataclasses.replace(
+            s,
+            listeners=(Listener(plain, "127.0.0.1", 0), Listener(with_sasl, "127.0.0.1", 0)),
+        )
+    return await started(dataclasses.replace(s, console=console))
 
 
 async def test_with_acls_the_console_asks_for_a_login_and_applies_the_acls(

@@ -4,11 +4,12 @@ no longer holds before it reports back."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from coordinator.group import GroupCoordinator
 from coordinator.group.consumer.member import Partitions
 from coordinator.group.consumer.requests import ConsumerHeartbeatInput, ConsumerHeartbeatResult
+from coordinator.topic_regex import CompiledCache, resolve
 
 from ..harness import GROUP, Harness
 
@@ -16,8 +17,15 @@ from ..harness import GROUP, Harness
 @dataclass
 class ConsumerHarness(Harness):
     topics: dict[str, int] = field(default_factory=lambda: {"orders": 6})
+    #: Unless set, targets are computed when the turn ends (the advance(0) after each
+    #: call: an assignment interval of 0), so that every heartbeat is answered before
+    #: ``send`` returns; test_coalesce.py sets it to test the interval.
+    keep_interval: bool = False
 
     def __post_init__(self) -> None:
+        if not self.keep_interval:
+            consumer = replace(self.config.consumer, assignment_interval_ms=0)
+            self.config = replace(self.config, consumer=consumer)
         super().__post_init__()
         self.co = GroupCoordinator(
             self.config,
@@ -26,11 +34,26 @@ class ConsumerHarness(Harness):
         )
 
     def send(self, req: ConsumerHeartbeatInput) -> ConsumerHeartbeatResult:
-        token = self._token()
-        self.apply(self.co.consumer_group_heartbeat(token, req, self.now))
+        token = self.send_held(req)
         result = self.replies[token]
         assert isinstance(result, ConsumerHeartbeatResult)
         return result
+
+    def send_held(self, req: ConsumerHeartbeatInput) -> int:
+        """Send a heartbeat whose answer may wait for the store; returns its token. The
+        patterns it needs are resolved first (as the handler does in the regex worker)."""
+        pattern = req.subscribed_topic_regex or None
+        wanted = self.co.regexes_to_resolve(req.group_id, pattern, self.now)
+        if wanted:
+            topics = list(self.topics)
+            resolved = resolve(CompiledCache(1 << 20), wanted, topics)
+            req = replace(req, resolved=resolved, resolved_topics=len(topics))
+        token = self._token()
+        self.apply(self.co.consumer_group_heartbeat(token, req, self.now))
+        # The end of the event-loop turn: a held heartbeat is answered once the group's
+        # next target assignment is computed (coalesce.py).
+        self.advance(0)
+        return token
 
     def member(self, member_id: str, **kwargs: object) -> Member:
         return Member(self, member_id, **kwargs)  # type: ignore[arg-type]
@@ -58,20 +81,26 @@ class Member:
 
     def beat(self, full: bool = False) -> ConsumerHeartbeatResult:
         """A heartbeat reporting what it owns; applies the answer as a client does."""
+        r = self.h.send(self.request(full))
+        return self.answered(r)
+
+    def request(self, full: bool = False) -> ConsumerHeartbeatInput:
+        """The heartbeat the member sends next."""
         joining = self.epoch == 0
-        r = self.h.send(
-            ConsumerHeartbeatInput(
-                group_id=self.group,
-                member_id=self.member_id,
-                member_epoch=self.epoch,
-                instance_id=self.instance_id,
-                rebalance_timeout_ms=self.rebalance_timeout_ms if full or joining else -1,
-                subscribed_topic_names=self.topics if full or joining else None,
-                subscribed_topic_regex=self.regex if full or joining else None,
-                server_assignor=self.assignor if full or joining else None,
-                owned={} if joining else dict(self.owned),
-            )
+        return ConsumerHeartbeatInput(
+            group_id=self.group,
+            member_id=self.member_id,
+            member_epoch=self.epoch,
+            instance_id=self.instance_id,
+            rebalance_timeout_ms=self.rebalance_timeout_ms if full or joining else -1,
+            subscribed_topic_names=self.topics if full or joining else None,
+            subscribed_topic_regex=self.regex if full or joining else None,
+            server_assignor=self.assignor if full or joining else None,
+            owned={} if joining else dict(self.owned),
         )
+
+    def answered(self, r: ConsumerHeartbeatResult) -> ConsumerHeartbeatResult:
+        """Apply an answer as a client does."""
         self.last = r
         if r.error_code == 0:
             self.epoch = r.member_epoch

@@ -9,6 +9,7 @@ from coordinator.group.records import (
     ConsumerGroupRecord,
     ConsumerMemberRecord,
     ConsumerMemberRemovedRecord,
+    GroupDeletedRecord,
 )
 from protocol.errors import ErrorCode
 
@@ -24,21 +25,32 @@ def test_what_changed_is_stored_and_a_plain_heartbeat_stores_nothing() -> None:
     h = ConsumerHarness()
     a = h.member("a")
     a.join()
-    group, member = consumer_records(h)
+    # The join (epoch 1, the new member), then the target computed for it (coalesce.py):
+    # the group's epochs, and the member with its target and what it was given.
+    written = consumer_records(h)
+    assert [type(r).__name__ for r in written] == [
+        "ConsumerGroupRecord",
+        "ConsumerMemberRecord",
+        "ConsumerGroupRecord",
+        "ConsumerMemberRecord",
+    ]
+    group, member = written[2:]
     assert isinstance(group, ConsumerGroupRecord) and isinstance(member, ConsumerMemberRecord)
     assert (group.group_epoch, group.assignment_epoch) == (1, 1)
     assert member.assigned == member.target == {"orders": [0, 1, 2, 3, 4, 5]}
     a.beat()
     a.beat()
-    assert len(consumer_records(h)) == 2  # nothing changed: nothing written
+    assert len(consumer_records(h)) == 4  # nothing changed: nothing written
     b = h.member("b")
     b.join()
     a.beat()  # a is told to revoke: only a's record
-    written = consumer_records(h)[2:]
+    written = consumer_records(h)[4:]
     assert [type(r).__name__ for r in written] == [
-        "ConsumerGroupRecord",  # epoch 2 and its target assignment
-        "ConsumerMemberRecord",  # a's new target
+        "ConsumerGroupRecord",  # epoch 2
         "ConsumerMemberRecord",  # b, new
+        "ConsumerGroupRecord",  # the target assignment of epoch 2
+        "ConsumerMemberRecord",  # a's new target
+        "ConsumerMemberRecord",  # b's target, and b at epoch 2
         "ConsumerMemberRecord",  # a, revoking
     ]
     b.leave()
@@ -55,7 +67,7 @@ def test_a_reloaded_group_carries_on_at_the_same_epochs() -> None:
 
     again = ConsumerHarness(topics=dict(h.topics))
     again.apply(again.co.load(h.records, again.now))
-    g = again.co.consumer_groups["group"]
+    g = again.co.consumer_group("group")
     assert (g.group_epoch, g.assignment_epoch) == (2, 2)
     assert g.members["a"].state is MemberState.UNREVOKED_PARTITIONS
     a.h = b.h = again
@@ -72,9 +84,9 @@ def test_reloaded_members_get_a_whole_session_from_the_load() -> None:
     again = ConsumerHarness(topics=dict(h.topics), now=30000)
     again.apply(again.co.load(h.records, again.now))
     again.advance(44999)
-    assert "a" in again.co.consumer_groups["group"].members
+    assert "a" in again.co.consumer_group("group").members
     again.advance(1)
-    assert "a" not in again.co.consumer_groups["group"].members
+    assert "a" not in again.co.consumer_group("group").members
     r = again.send(ConsumerHeartbeatInput("group", "a", 1, owned={}))
     assert r.error_code == ErrorCode.UNKNOWN_MEMBER_ID
 
@@ -85,10 +97,11 @@ def test_a_deleted_consumer_group_stays_deleted() -> None:
     a.join()
     a.leave()
     h.delete_groups("group")
-    assert isinstance(h.records[-1], ConsumerGroupDeletedRecord)
+    # The group's own records go, and (as any group's) its offsets with the tombstone.
+    assert [type(r) for r in h.records[-2:]] == [ConsumerGroupDeletedRecord, GroupDeletedRecord]
     again = ConsumerHarness()
     again.apply(again.co.load(h.records, again.now))
-    assert not again.co.consumer_groups
+    assert not again.co.groups
 
 
 def test_a_reloaded_regex_subscription_matches_topics_created_since() -> None:
@@ -110,7 +123,7 @@ def test_an_unloaded_group_stops_and_another_node_carries_it_on() -> None:
     a = h.member("a")
     a.join()
     h.apply(h.co.unload(lambda group_id: group_id == "group", h.now))
-    assert not h.co.consumer_groups and not h.timers
+    assert not h.co.groups and not h.timers
     other = ConsumerHarness(now=h.now)
     other.apply(other.co.load(h.records, other.now, fresh_sessions=True))
     a.h = other

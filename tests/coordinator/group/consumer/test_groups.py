@@ -3,6 +3,8 @@ ListGroups and DeleteGroups."""
 
 from __future__ import annotations
 
+from coordinator.group import GroupConfig
+from coordinator.group.consumer.config import ConsumerGroupConfig
 from coordinator.group.consumer.requests import ConsumerHeartbeatInput
 from coordinator.group.events import StateChanged
 from protocol.errors import ErrorCode
@@ -60,12 +62,14 @@ def test_a_classic_join_to_a_consumer_group_is_refused_until_it_is_empty() -> No
     token = h.join()
     h.advance(h.config.initial_rebalance_delay_ms)
     assert h.join_result(token).error_code == 0  # the empty group became a classic one
-    assert "group" not in h.co.consumer_groups
+    assert h.co.consumer_group("group") is None
     assert h.co.fetch_offsets("group", None, h.now).topics[0].partitions[0].offset == 42
 
 
 def test_a_consumer_heartbeat_to_a_classic_group_is_group_id_not_found() -> None:
-    h = ConsumerHarness()
+    """With migration disabled (test_migration.py: the policies)."""
+    disabled = ConsumerGroupConfig(migration_policy="disabled", assignment_interval_ms=0)
+    h = ConsumerHarness(config=GroupConfig(consumer=disabled))
     h.stable_group(2)
     r = h.member("a").join()
     assert r.error_code == ErrorCode.GROUP_ID_NOT_FOUND
@@ -109,7 +113,7 @@ def test_delete_groups_refuses_a_group_with_members_and_deletes_an_empty_one() -
     a.leave()
     errors, _ = h.delete_groups("group")
     assert errors[0].error_code == 0
-    assert "group" not in h.co.consumer_groups
+    assert h.co.consumer_group("group") is None
     assert h.co.fetch_offsets("group", None, h.now).topics == []
 
 
@@ -128,7 +132,7 @@ def test_a_timer_of_a_removed_member_changes_nothing() -> None:
     a.join()
     a.leave()
     h.advance(60000)
-    assert h.co.consumer_groups["group"].group_epoch == 2
+    assert h.co.consumer_group("group").group_epoch == 2
     assert not h.timers
     assert h.send(ConsumerHeartbeatInput("group", "a", 1, owned={})).error_code == (
         ErrorCode.UNKNOWN_MEMBER_ID
@@ -150,7 +154,7 @@ def test_offsets_of_subscribed_topics_do_not_expire_and_an_empty_group_goes() ->
     a.leave()
     h.advance(retention + 1)
     h.apply(h.co.expire_offsets(h.now, retention))
-    assert "group" not in h.co.consumer_groups and "group" not in h.co.groups
+    assert "group" not in h.co.groups
 
 
 def test_offset_delete_on_a_group_that_never_committed() -> None:
@@ -173,8 +177,10 @@ def test_state_changes_are_reported() -> None:
     b.leave()
     changes = [(e.old_state, e.new_state) for e in h.events if isinstance(e, StateChanged)]
     assert changes == [
-        ("Empty", "Stable"),
-        ("Stable", "Reconciling"),  # b waits for a's partitions
+        ("Empty", "Assigning"),  # a joined: its target is computed when the turn ends
+        ("Assigning", "Stable"),
+        ("Stable", "Assigning"),
+        ("Assigning", "Reconciling"),  # b waits for a's partitions
         ("Reconciling", "Stable"),
         ("Stable", "Assigning"),  # a left: a new target is due
         ("Assigning", "Empty"),
@@ -189,7 +195,7 @@ def test_classic_requests_to_a_consumer_group_are_unknown_members() -> None:
     assert h.sync_result(h.sync("a", 1)).error_code == ErrorCode.UNKNOWN_MEMBER_ID
     [left] = h.leave("a").members
     assert left.error_code == ErrorCode.UNKNOWN_MEMBER_ID
-    assert "a" in h.co.consumer_groups["group"].members
+    assert "a" in h.co.consumer_group("group").members
 
 
 def test_consumer_group_describe_shows_epochs_members_and_assignments() -> None:
@@ -225,3 +231,21 @@ def test_consumer_group_describe_of_other_groups() -> None:
         ErrorCode.GROUP_ID_NOT_FOUND,
         "Group nobody not found.",
     )
+
+
+def test_max_groups_counts_every_kind_of_group_alike() -> None:
+    """One consumer group with offsets is one group: a second group of either kind fits
+    under max_groups=2, a third of either kind does not."""
+    consumer = ConsumerGroupConfig(assignment_interval_ms=0)
+    h = ConsumerHarness(
+        config=GroupConfig(initial_rebalance_delay_ms=0, max_groups=2, consumer=consumer)
+    )
+    a = h.member("a")
+    a.join()
+    assert h.commit(OFFSET, member_id="a", generation=1, version=9) == {("orders", 0): 0}
+    assert h.member("b", group="second").join().error_code == ErrorCode.NONE
+    refused = h.member("c", group="third").join()
+    assert refused.error_code == ErrorCode.COORDINATOR_NOT_AVAILABLE
+    assert h.join_result(h.join(group="third")).error_code == ErrorCode.COORDINATOR_NOT_AVAILABLE
+    assert h.commit(OFFSET, group="third") == {("orders", 0): ErrorCode.COORDINATOR_NOT_AVAILABLE}
+    assert sorted(h.co.groups) == ["group", "second"]

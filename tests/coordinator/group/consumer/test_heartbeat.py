@@ -27,7 +27,7 @@ def test_the_first_member_gets_every_partition_at_epoch_one() -> None:
     assert r.member_id == "a" and r.member_epoch == 1
     assert r.assignment == {"orders": frozenset(range(6))}
     assert r.heartbeat_interval_ms == 5000
-    g = h.co.consumer_groups["group"]
+    g = h.co.consumer_group("group")
     assert (g.group_epoch, g.assignment_epoch, g.state.value) == (1, 1, "Stable")
 
 
@@ -38,7 +38,7 @@ def test_a_partition_moves_only_after_its_owner_revoked_it() -> None:
     r = b.join()
     # Group epoch 2: b's target is half of a's partitions, all still owned by a.
     assert r.member_epoch == 2 and r.assignment == {}
-    g = h.co.consumer_groups["group"]
+    g = h.co.consumer_group("group")
     assert g.members["b"].state is MemberState.UNRELEASED_PARTITIONS
     r = a.beat()  # a is asked to revoke three partitions, in its own epoch
     assert r.member_epoch == 1 and len(a.partitions()) == 3
@@ -84,7 +84,7 @@ def test_the_previous_epoch_is_accepted_with_a_subset_of_the_assignment() -> Non
     a.join()
     b.join()
     settle([a, b])
-    g = h.co.consumer_groups["group"]
+    g = h.co.consumer_group("group")
     m = g.members["a"]
     assert (m.previous_member_epoch, m.member_epoch) == (1, 2)
     lost = ConsumerHeartbeatInput("group", "a", 1, owned=dict(a.owned))
@@ -141,7 +141,7 @@ def test_invalid_requests() -> None:
     assert code(instance_id="") == ErrorCode.INVALID_REQUEST
     assert code(server_assignor="sticky") == ErrorCode.UNSUPPORTED_ASSIGNOR
     assert code(group_id="") == ErrorCode.INVALID_REQUEST
-    assert not h.co.consumer_groups
+    assert not h.co.groups
 
 
 def test_version_zero_gets_a_member_id_from_the_coordinator() -> None:
@@ -176,7 +176,7 @@ def test_a_member_whose_session_expires_is_removed_and_its_partitions_move() -> 
     for _ in range(9):  # b heartbeats every 5 s, a is silent
         h.advance(5000)
         b.beat()
-    assert "a" not in h.co.consumer_groups["group"].members
+    assert "a" not in h.co.consumer_group("group").members
     removed = [e for e in h.events if isinstance(e, MemberRemoved)]
     assert [(e.member_id, e.cause) for e in removed] == [("a", RemovalCause.SESSION_TIMEOUT)]
     assert b.partitions() == ALL and b.epoch == 3
@@ -191,7 +191,7 @@ def test_a_member_that_does_not_revoke_in_time_is_removed() -> None:
     r = h.send(ConsumerHeartbeatInput("group", "a", 1))  # told to revoke; never reports back
     assert r.error_code == 0
     h.advance(10000)
-    assert "a" not in h.co.consumer_groups["group"].members
+    assert "a" not in h.co.consumer_group("group").members
     removed = [e for e in h.events if isinstance(e, MemberRemoved)]
     assert removed[0].cause is RemovalCause.REBALANCE_TIMEOUT
     b.beat()
@@ -260,7 +260,7 @@ def test_members_never_share_a_partition_under_random_churn() -> None:
         {("payments", p) for p in range(3)} if subscribed_payments else set()
     )
     assert owned == expected
-    assert h.co.consumer_groups["group"].state.value == "Stable"
+    assert h.co.consumer_group("group").state.value == "Stable"
 
 
 def test_a_regex_subscription_follows_new_topics() -> None:

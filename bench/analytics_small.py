@@ -1,0 +1,139 @@
+"""``analyze`` of a small journal, as a user runs it: the whole command, wall time.
+
+    python -m bench.analytics_small [--events 1000] [--runs 3] [--no-write]
+
+A new user's first ``analyze`` reads a journal of a few hundred or thousand entries; it took
+minutes with Spark's defaults. This generates a journal of ``--events`` entries (the
+generator of ``bench.analytics``), then runs ``group-coordinator analyze`` on it, each run
+its own process with its own JVM (as the user's), taking turns between:
+
+- ``now``: the command as it is (its settings for a job of this size, ``analysis_settings``);
+- ``defaults``: the same command given Spark's defaults back with ``--conf`` (web UI and
+  progress bars on, 200 shuffle partitions, the JVM's default compilers and collector),
+  which is what the command ran with before, the baseline measured in the same run.
+
+Reports medians over ``--runs`` and their ratio, the terminal lines each printed, and the
+machine's load (it is shared). Writes ``bench/results/analytics_small.{json,md}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from .analytics import generate
+
+RESULTS = Path(__file__).parent / "results"
+#: Spark's own defaults, which ``analyze`` ran with before it sized its settings.
+SPARK_DEFAULTS = {
+    "spark.ui.enabled": "true",
+    "spark.ui.showConsoleProgress": "true",
+    "spark.sql.shuffle.partitions": "200",
+    "spark.driver.extraJavaOptions": "",
+}
+GOAL_S = 30.0
+
+
+def analyze_once(journals: Path, out: Path, confs: dict[str, str]) -> tuple[float, int]:
+    """Seconds of the whole command (JVM start included) and the terminal lines it printed."""
+    args = [sys.executable, "-m", "coordinator.cli", "analyze", str(journals), "--out", str(out)]
+    for key, value in confs.items():
+        args += ["--conf", f"{key}={value}"]
+    started = time.perf_counter()
+    done = subprocess.run(args, capture_output=True, text=True, timeout=1800)
+    took = time.perf_counter() - started
+    if done.returncode != 0:
+        raise RuntimeError(f"analyze failed: {done.stdout}{done.stderr}")
+    # A progress bar redraws itself with carriage returns: each redraw is a line seen.
+    printed = (done.stdout + done.stderr).replace("\r", "\n")
+    return took, len([line for line in printed.splitlines() if line.strip()])
+
+
+def run(events: int, runs: int, workdir: Path) -> dict[str, Any]:
+    journals = workdir / "journals"
+    journals.mkdir(parents=True)
+    truth = generate(journals, events, max(events // 30, 1), 1)
+    variants: dict[str, dict[str, str]] = {"now": {}, "defaults": SPARK_DEFAULTS}
+    seconds: dict[str, list[float]] = {name: [] for name in variants}
+    lines: dict[str, list[int]] = {name: [] for name in variants}
+    loads: list[float] = []
+    for i in range(runs):
+        order = list(variants) if i % 2 == 0 else list(reversed(variants))
+        for name in order:
+            loads.append(os.getloadavg()[0])
+            took, printed = analyze_once(journals, workdir / f"out-{name}-{i}", variants[name])
+            seconds[name].append(round(took, 1))
+            lines[name].append(printed)
+            print(f"{name}: {took:.1f} s, {printed} terminal lines", flush=True)
+    median = {name: statistics.median(values) for name, values in seconds.items()}
+    return {
+        "events": truth.entries,
+        "journal_kib": round(sum(p.stat().st_size for p in journals.iterdir()) / 1024),
+        "runs": runs,
+        "seconds": seconds,
+        "median_s": median,
+        "speedup": round(median["defaults"] / median["now"], 2),
+        "terminal_lines": lines,
+        "goal_s": GOAL_S,
+        "load_average_min": round(min(loads), 2),
+        "load_average_max": round(max(loads), 2),
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+    }
+
+
+def write_report(result: dict[str, Any]) -> None:
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "analytics_small.json").write_text(json.dumps(result, indent=2) + "\n")
+    now, before = result["median_s"]["now"], result["median_s"]["defaults"]
+    md = [
+        "# `analyze` of a small journal (the whole command, local[*])",
+        "",
+        f"Journal: {result['events']:,} entries ({result['journal_kib']} KiB), one node. "
+        f"Each run is `group-coordinator analyze JOURNAL --out DIR` in its own process (its "
+        f"JVM's start included), {result['runs']} runs each, taking turns. Machine: "
+        f"{result['cpus']} CPUs, 1-minute load average {result['load_average_min']}-"
+        f"{result['load_average_max']} during the runs (the machine is shared), Python "
+        f"{result['python']}.",
+        "",
+        "| settings | median s | runs s | terminal lines |",
+        "|---|---:|---|---|",
+        "| now (sized to the input: no web UI, no progress bars, 1 shuffle partition, "
+        "adaptive execution, a JVM with the client compiler and serial collector) "
+        f"| {now} | {result['seconds']['now']} | {result['terminal_lines']['now']} |",
+        f"| Spark's defaults (before; given back with `--conf`) | {before} | "
+        f"{result['seconds']['defaults']} | {result['terminal_lines']['defaults']} |",
+        "",
+        f"{result['speedup']}x faster than with Spark's defaults, measured in the same run. "
+        f"Goal: under {result['goal_s']:.0f} s on this machine "
+        f"({'met' if now < result['goal_s'] else 'not met'} at this load).",
+        "",
+    ]
+    (RESULTS / "analytics_small.md").write_text("\n".join(md))
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=1_000)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--no-write", action="store_true", help="do not write bench/results")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="analytics-small-") as tmp:
+        result = run(args.events, args.runs, Path(tmp))
+    if not args.no_write:
+        write_report(result)
+    print(json.dumps({k: result[k] for k in ("median_s", "speedup", "terminal_lines")}))
+    return result
+
+
+if __name__ == "__main__":
+    main()
