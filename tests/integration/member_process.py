@@ -1,6 +1,6 @@
 """A group member in its own process, so a test can SIGKILL it (no LeaveGroup is sent).
 
-    python -m tests.integration.member_process LIB BOOTSTRAP GROUP TOPIC CLIENT_ID
+    python -m tests.integration.member_process LIB BOOTSTRAP GROUP TOPIC CLIENT_ID [SESSION_MS]
 
 Prints "assigned N" whenever its assignment changes.
 """
@@ -15,7 +15,8 @@ from .clients import LIBRARIES
 
 def main() -> None:
     lib, bootstrap, group, topic, client_id = sys.argv[1:6]
-    member = LIBRARIES[lib](bootstrap, group, topic, client_id=client_id)
+    session = {"session_timeout_ms": int(sys.argv[6])} if len(sys.argv) > 6 else {}
+    member = LIBRARIES[lib](bootstrap, group, topic, client_id=client_id, **session)
     last: frozenset[tuple[str, int]] | None = None
     deadline = time.monotonic() + 120  # never outlives its test by much
     while time.monotonic() < deadline:

@@ -68,6 +68,7 @@ async def _write_until_killed(daemon: Daemon, partitions: int, rng: random.Rando
     SIGKILL the daemon at a random moment. Returns the last acknowledged offset per partition."""
     acked = [-1] * partitions
     c = await connect("127.0.0.1", daemon.port)
+    first_ack = asyncio.Event()
 
     async def writer(p: int) -> None:
         offset = 0
@@ -78,8 +79,13 @@ async def _write_until_killed(daemon: Daemon, partitions: int, rng: random.Rando
             except (ConnectionClosed, ConnectionError):
                 return
             acked[p] = offset
+            first_ack.set()
 
     writers = [asyncio.create_task(writer(p)) for p in range(partitions)]
+    # The kill falls at a random moment of the writing, not of the set-up: the delay counts
+    # from the first acknowledgement (under load the first commit of a restarted daemon
+    # could take longer than the whole delay, and the cycle then tested nothing).
+    await asyncio.wait_for(first_ack.wait(), 30)
     await asyncio.sleep(rng.uniform(0.05, 0.6))
     assert daemon.proc is not None
     daemon.proc.send_signal(signal.SIGKILL)
