@@ -40,18 +40,24 @@ def daemon_dispatcher(node: Node) -> Dispatcher:
     d.route(ListOffsetsRequest, cluster.list_offsets)
     d.route(FetchRequest, cluster.fetch)
     d.route(ProduceRequest, produce.produce)
-    d.route(JoinGroupRequest, groups.join_group)
-    d.route(SyncGroupRequest, groups.sync_group)
-    d.route(HeartbeatRequest, groups.heartbeat)
-    d.route(LeaveGroupRequest, groups.leave_group)
-    d.route(OffsetCommitRequest, groups.offset_commit)
-    d.route(OffsetFetchRequest, groups.offset_fetch)
-    d.route(DescribeGroupsRequest, groups.describe_groups)
+    # The group APIs, admitted by their row of the admission table: a one-group API gives
+    # its answer to a refusal, a batch one is told which of its groups were refused.
+    d.route(JoinGroupRequest, groups.join_group, groups.join_refused)
+    d.route(SyncGroupRequest, groups.sync_group, groups.sync_refused)
+    d.route(HeartbeatRequest, groups.heartbeat, groups.heartbeat_refused)
+    d.route(LeaveGroupRequest, groups.leave_group, groups.leave_refused)
+    d.route(OffsetCommitRequest, groups.offset_commit, groups.commit_refused)
+    d.route_each(OffsetFetchRequest, groups.offset_fetch)
+    d.route_each(DescribeGroupsRequest, groups.describe_groups)
     d.route(ListGroupsRequest, groups.list_groups)
-    d.route(DeleteGroupsRequest, groups.delete_groups)
-    d.route(OffsetDeleteRequest, groups.offset_delete)
-    d.route(ConsumerGroupHeartbeatRequest, consumer_groups.consumer_group_heartbeat)
-    d.route(ConsumerGroupDescribeRequest, consumer_groups.consumer_group_describe)
+    d.route_each(DeleteGroupsRequest, groups.delete_groups)
+    d.route(OffsetDeleteRequest, groups.offset_delete, groups.offset_delete_refused)
+    d.route(
+        ConsumerGroupHeartbeatRequest,
+        consumer_groups.consumer_group_heartbeat,
+        consumer_groups.heartbeat_refused,
+    )
+    d.route_each(ConsumerGroupDescribeRequest, consumer_groups.consumer_group_describe)
     d.route(SaslHandshakeRequest, sasl.sasl_handshake)
     d.route(SaslAuthenticateRequest, sasl.sasl_authenticate)
     return d
