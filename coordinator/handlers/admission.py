@@ -121,6 +121,16 @@ def _offset_fetch_groups(body: Any, version: int) -> Sequence[str]:
     return (body.group_id,)
 
 
+#: FindCoordinator's key type naming a group (its keys of other types are not groups).
+KEY_TYPE_GROUP = 0
+
+
+def _coordinator_keys(body: Any, version: int) -> Sequence[str]:
+    if body.key_type != KEY_TYPE_GROUP:  # v0 has no key type: always a group
+        return ()
+    return body.coordinator_keys if version >= V.FIND_COORDINATOR_BATCHED else (body.key,)
+
+
 def _subscribed_names(body: Any) -> Iterable[str]:
     return body.subscribed_topic_names or ()
 
@@ -156,8 +166,12 @@ CONSUMER_GROUP_DESCRIBE = Route(
     topics=DESCRIBE,  # a group using a topic one may not describe is not described
 )
 
+# Finding a group's coordinator needs DESCRIBE on it, from any node.
+FIND_COORDINATOR = Route("FindCoordinator", DESCRIBE, Answer.EACH, _coordinator_keys, routed=False)
+
 #: The group APIs by API key.
 BY_API_KEY: dict[int, Route] = {
+    10: FIND_COORDINATOR,
     11: JOIN_GROUP,
     14: SYNC_GROUP,
     12: HEARTBEAT,

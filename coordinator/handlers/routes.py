@@ -35,7 +35,7 @@ def daemon_dispatcher(node: Node) -> Dispatcher:
     d = Dispatcher(node)
     d.route(ApiVersionsRequest, cluster.api_versions)
     d.route(MetadataRequest, cluster.metadata)
-    d.route(FindCoordinatorRequest, cluster.find_coordinator)
+    d.route_each(FindCoordinatorRequest, cluster.find_coordinator)
     d.route(CreateTopicsRequest, cluster.create_topics)
     d.route(ListOffsetsRequest, cluster.list_offsets)
     d.route(FetchRequest, cluster.fetch)

@@ -22,6 +22,7 @@ from protocol.apis.consumer_group_describe import ConsumerGroupDescribeRequest
 from protocol.apis.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest
 from protocol.apis.delete_groups import DeleteGroupsRequest
 from protocol.apis.describe_groups import DescribeGroupsRequest
+from protocol.apis.find_coordinator import FindCoordinatorRequest
 from protocol.apis.heartbeat import HeartbeatRequest
 from protocol.apis.join_group import JoinGroupRequest, JoinGroupRequestProtocol
 from protocol.apis.leave_group import LeaveGroupRequest, LeaveGroupRequestMemberIdentity
@@ -65,8 +66,13 @@ def _offset_fetch(version: int) -> Struct:
     )
 
 
-#: A request naming GROUP, per group API (ListGroups names none: tested on its own).
+#: A request naming GROUP, per group API (ListGroups names none).
 REQUESTS: dict[int, Callable[[int], Struct]] = {
+    ApiKey.FIND_COORDINATOR: lambda v: (
+        FindCoordinatorRequest(key=GROUP)
+        if v < 4
+        else FindCoordinatorRequest(coordinator_keys=[GROUP])
+    ),
     ApiKey.JOIN_GROUP: lambda v: JoinGroupRequest(
         group_id=GROUP,
         session_timeout_ms=10_000,
@@ -131,9 +137,12 @@ def advertised(p: Pipeline) -> set[int]:
     return {v.api_key for v in p.node.api_versions}
 
 
-def answers(p: Pipeline) -> Iterator[tuple[str, set[int]]]:
-    """Each group API at each version, sent for GROUP: (which, the error codes answered)."""
+def answers(p: Pipeline, routed_only: bool = False) -> Iterator[tuple[str, set[int]]]:
+    """Each group API at each version, sent for GROUP: (which, the error codes answered);
+    ``routed_only``: those a node answers only for the groups it coordinates."""
     for key in sorted(REQUESTS):
+        if routed_only and not admission.BY_API_KEY[key].routed:
+            continue
         api = BY_KEY[key]
         for version in range(api.min_version, api.max_version + 1):
             got = p.send(p.connect(), REQUESTS[key](version), version)
@@ -144,9 +153,10 @@ def answers(p: Pipeline) -> Iterator[tuple[str, set[int]]]:
 def test_every_advertised_api_naming_groups_has_an_admission_row() -> None:
     p = Pipeline()
     naming = {k for k in advertised(p) if names_groups(BY_KEY[k].request)}
-    assert naming == set(REQUESTS)
-    # The table holds the group APIs the daemon serves, and ListGroups (it lists groups).
-    assert set(admission.BY_API_KEY) == naming | {ApiKey.LIST_GROUPS}
+    assert naming == set(REQUESTS) - {ApiKey.FIND_COORDINATOR}
+    # The table holds the group APIs the daemon serves, FindCoordinator (its keys may be
+    # groups) and ListGroups (it lists them).
+    assert set(admission.BY_API_KEY) == naming | {ApiKey.FIND_COORDINATOR, ApiKey.LIST_GROUPS}
     assert set(admission.BY_API_KEY) <= advertised(p)
 
 
@@ -186,6 +196,6 @@ def test_every_group_api_refuses_a_group_this_node_does_not_coordinate(
     p.node.routing = ClusterRouting(
         node_id=1, partitions=6, mine=mine, lease_valid_until_ms=p.clock.now_ms() + 60_000
     )
-    for which, codes in answers(p):
+    for which, codes in answers(p, routed_only=True):
         assert codes == {code}, which
     assert p.records == [] and GROUP not in p.node.groups.groups
