@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-run
 
-.PHONY: install install-run run test test-fast bench lint fmt clean
+.PHONY: install install-run run test test-fast bench chaos lint fmt clean
 
 install: $(STAMP)
 
@@ -48,6 +48,10 @@ test-fast: install
 
 bench: install
 	$(PY) -m bench
+
+# A bounded fault campaign against a 3-node cluster (a few minutes; tests/chaos/campaign.py).
+chaos: install
+	$(PY) -m tests.chaos.campaign --out bench/results/chaos.json
 
 lint: install
 	$(VENV)/bin/ruff check .

@@ -242,11 +242,13 @@ def _leave(m: Member) -> ConsumerGroupHeartbeatRequest:
     return ConsumerGroupHeartbeatRequest(group_id=m.group, member_id=m.member_id, member_epoch=-1)
 
 
-def _run(sizes: list[int], runs: int, src: Path | None, limit_s: float) -> dict[str, Any]:
+def _run(
+    sizes: list[int], runs: int, src: Path | None, limit_s: float, extra: list[str]
+) -> dict[str, Any]:
     # One daemon, one topic of 2N partitions per size N.
     topics = [arg for n in sizes for arg in ("--topic", f"{TOPIC}-{n}:{2 * n}")]
     out: dict[str, Any] = {"sizes": {}}
-    with start_daemon(src=src, args=(*DAEMON_ARGS, *topics)) as daemon:
+    with start_daemon(src=src, args=(*DAEMON_ARGS, *topics, *extra)) as daemon:
         for n in sizes:
             samples = []
             for run in range(runs):
@@ -344,7 +346,8 @@ def _write(result: dict[str, Any], write: bool) -> list[str]:
         ]
     lines += [
         "",
-        f"Source: {result['source']}. Machine: {platform.machine()},"
+        f"Source: {' '.join([result['source'], *result.get('daemon_args', [])])}. Machine:"
+        f" {platform.machine()},"
         f" {platform.python_implementation()} {platform.python_version()}; 2 shared cores.",
     ]
     if write:
@@ -361,11 +364,21 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--quick", action="store_true", help="20 and 40 members, 1 run")
     parser.add_argument("--src", type=Path, help="run the daemon from this source tree")
     parser.add_argument("--limit", type=float, default=LIMIT_S, help="give up after (s)")
+    parser.add_argument(
+        "--assignment-interval-ms", type=int, help="the daemon's, if not its default"
+    )
     parser.add_argument("--no-write", action="store_true", help="print, keep bench/results")
     opts = parser.parse_args(argv)
     sizes = [20, 40] if opts.quick else [int(x) for x in opts.members.split(",")]
-    result = _run(sizes, 1 if opts.quick else opts.runs, opts.src, opts.limit)
-    result |= {"runs": 1 if opts.quick else opts.runs, "source": str(opts.src or "this tree")}
+    extra = []
+    if opts.assignment_interval_ms is not None:
+        extra = ["--group-consumer-assignment-interval-ms", str(opts.assignment_interval_ms)]
+    result = _run(sizes, 1 if opts.quick else opts.runs, opts.src, opts.limit, extra)
+    result |= {
+        "runs": 1 if opts.quick else opts.runs,
+        "source": str(opts.src or "this tree"),
+        "daemon_args": extra,
+    }
     print("\n".join(_write(result, write=not opts.no_write)))
     return result
 

@@ -31,6 +31,7 @@ from . import (
     durable,
     heartbeat,
     rebalance,
+    regex_attack,
     report,
     scale,
     servers,
@@ -196,7 +197,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument(
         "--only",
         default=(
-            "heartbeat,rebalance,scale,codec,durable,time_to_stable,slow_clients,cluster,console,"
+            "heartbeat,rebalance,scale,codec,durable,time_to_stable,slow_clients,regex_attack,"
+            "cluster,console,"
             "console_slow_http,console_live,analytics,analytics_small"
         ),
         help="comma-separated parts to run",
@@ -250,6 +252,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         result["time_to_stable"] = time_to_stable.main(quick)
     if "slow_clients" in parts:
         result["slow_clients"] = slow_clients.main(quick)
+    if "regex_attack" in parts:
+        result["regex_attack"] = regex_attack.main(quick)
     if "cluster" in parts:
         result["cluster"] = cluster.main(quick + (["--no-write"] if args.quick else []))
     if "console" in parts:

@@ -32,6 +32,8 @@ class Operation(enum.IntEnum):
     DELETE = 6
     ALTER = 7
     DESCRIBE = 8
+    DESCRIBE_CONFIGS = 10  # a group's configs (DescribeConfigs)
+    ALTER_CONFIGS = 11  # a group's configs (IncrementalAlterConfigs)
 
 
 class Permission(enum.IntEnum):

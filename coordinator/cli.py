@@ -304,6 +304,13 @@ def main(ctx: click.Context) -> None:
     help="how often a node renews its lease and rebalances coordinator partitions",
 )
 @option(
+    "--node-settle-ms",
+    default=None,
+    type=click.IntRange(min=0),
+    help="a node back after its lease ran out gets partitions from others only after being"
+    " live this long (default: twice --lease-timeout-ms)",
+)
+@option(
     "--heartbeat-checkpoint-interval-ms",
     default=_SETTINGS.heartbeat_checkpoint_interval_ms,
     type=click.IntRange(min=0),
@@ -500,6 +507,7 @@ def settings_from_options(options: dict[str, Any]) -> Settings:
         offsets_topic_num_partitions=options["offsets_topic_num_partitions"],
         lease_timeout_ms=options["lease_timeout_ms"],
         lease_renew_interval_ms=options["lease_renew_interval_ms"],
+        node_settle_ms=options["node_settle_ms"],
         heartbeat_checkpoint_interval_ms=options["heartbeat_checkpoint_interval_ms"],
         socket_request_max_bytes=options["socket_request_max_bytes"],
         sasl_server_max_receive_size=options["sasl_server_max_receive_size"],

@@ -25,10 +25,6 @@ class LoopClock:
     def now_ms(self) -> int:
         return int(self._loop.time() * 1000 + self.offset_ms)
 
-    def loop_time(self, at_ms: int) -> float:
-        """The loop's clock reading (seconds) when this clock reads ``at_ms``."""
-        return (at_ms - self.offset_ms) / 1000
-
 
 class ManualClock:
     """A clock that moves only when told to."""

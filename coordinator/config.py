@@ -93,6 +93,9 @@ class Settings:
     offsets_topic_num_partitions: int = 50
     lease_timeout_ms: int = 6000
     lease_renew_interval_ms: int = 1000
+    #: A node back after its lease ran out is given others' partitions only after this
+    #: long (cluster/plan.py: hysteresis); None: twice the lease timeout.
+    node_settle_ms: int | None = None
     heartbeat_checkpoint_interval_ms: int = 1000  # 0: only snapshots carry heartbeats
     socket_request_max_bytes: int = DEFAULT_MAX_FRAME_BYTES
     #: sasl.server.max.receive.size: the frame cap before SASL authentication succeeds.

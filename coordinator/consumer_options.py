@@ -49,9 +49,40 @@ _OPTIONS = [
     (
         "--group-consumer-assignment-interval-ms",
         "assignment_interval_ms",
-        "group.consumer.assignment.interval.ms (KIP-1263): the longest a heartbeat waits for"
-        " its group's next target assignment while the group keeps changing; 0: the changes"
-        " of one event-loop turn share one target",
+        "group.consumer.assignment.interval.ms (KIP-1263): the longest an assigned member's"
+        " heartbeat waits for its group's next target assignment while the group keeps"
+        " changing (joiners wait up to the heartbeat interval); 0: the changes of one"
+        " event-loop turn share one target",
+    ),
+    (
+        "--group-consumer-regex-max-bytes",
+        "regex_max_bytes",
+        "group.consumer.regex.max.bytes: the longest SubscribedTopicRegex accepted (UTF-8"
+        " bytes; a longer one is INVALID_REGULAR_EXPRESSION)",
+    ),
+    (
+        "--group-consumer-regex-cache-bytes",
+        "regex_cache_bytes",
+        "group.consumer.regex.cache.bytes: memory for compiled regex patterns (an estimate,"
+        " least recently used out)",
+    ),
+    (
+        "--group-consumer-regex-resolve-timeout-ms",
+        "regex_resolve_timeout_ms",
+        "group.consumer.regex.resolve.timeout.ms: the longest a pattern may take to compile"
+        " and match (then it is refused and the regex worker restarted)",
+    ),
+    (
+        "--group-consumer-regex-refresh-interval-ms",
+        "regex_refresh_interval_ms",
+        "group.consumer.regex.refresh.interval.ms: how long a group's regex resolutions stand"
+        " (then resolved again, with the ACLs of the member heartbeating; at least 10000)",
+    ),
+    (
+        "--group-consumer-regex-max-pending",
+        "regex_max_pending",
+        "group.consumer.regex.max.pending: regex resolutions waiting at once (more are told"
+        " to retry, COORDINATOR_NOT_AVAILABLE)",
     ),
 ]
 

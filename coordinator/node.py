@@ -6,6 +6,7 @@ must be written (``Outcome.topics``, state-machine records) and the runtime writ
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import structlog
@@ -21,6 +22,7 @@ from .connection_context import ConnectionContext
 from .group.coordinator import GroupCoordinator
 from .group.events import LimitReached
 from .handlers.outcome import Outcome, Pending
+from .regex_worker import RegexResolver
 from .security.runtime import Security
 
 log = structlog.get_logger("coordinator")
@@ -30,18 +32,33 @@ log = structlog.get_logger("coordinator")
 MAX_WARNED_TOPICS = 10_000
 
 
+#: Makes the node's state machine from its arguments: ``GroupCoordinator``, or (a seam for
+#: the conformance suite's deliberate faults) a subclass that overrides its public calls.
+Coordinator = Callable[..., GroupCoordinator[Pending]]
+
+
 class Node:
-    def __init__(self, settings: Settings, clock: Clock) -> None:
+    def __init__(
+        self, settings: Settings, clock: Clock, coordinator: Coordinator = GroupCoordinator
+    ) -> None:
         self.settings = settings
         self.clock = clock
         self.catalog = Catalog()
-        self.groups: GroupCoordinator[Pending] = GroupCoordinator(
+        self.groups: GroupCoordinator[Pending] = coordinator(
             settings.group,
             topic_partitions=self._partitions_of,
             topic_names=lambda: [t.name for t in self.catalog.all()],
             topic_count=lambda: len(self.catalog),
         )
         self.security = Security(settings.security)
+        consumer = settings.group.consumer
+        #: Compiles and matches clients' regex subscriptions in a child process, started
+        #: on the first pattern (handlers call it from an Offloaded outcome's work).
+        self.regex_resolver = RegexResolver(
+            consumer.regex_cache_bytes,
+            consumer.regex_resolve_timeout_ms,
+            consumer.regex_max_pending,
+        )
         #: Set by the runtime once shutdown starts: long polls are answered at once.
         self.closing = False
         #: What ApiVersions advertises: set by the dispatcher from its routes.

@@ -27,17 +27,18 @@ from .clock import LoopClock
 from .cluster.events import LeaseRenewed, PartitionsFenced
 from .config import Settings
 from .connection_context import ConnectionContext
+from .driver import Batch, EffectsDriver
 from .errors import StartupError
 from .events import NodeEvent
 from .group.coordinator import GroupCoordinator
-from .group.effects import Cancel, Effects, Schedule
+from .group.effects import Effects
 from .group.events import LimitReached, OffsetsCommitted
-from .group.records import OffsetCommitRecord, Record
+from .group.records import OffsetCommitRecord
 from .handlers.dispatcher import Dispatcher
 from .handlers.heartbeat_lane import HEARTBEAT_KEY, HeartbeatLane
 from .handlers.outcome import Awaiting, Delayed, Offloaded, Outcome, Pending
 from .handlers.routes import daemon_dispatcher
-from .node import Node
+from .node import Coordinator, Node
 from .security import handlers as sasl
 from .security.runtime import Security
 from .store import MemoryStore, Store, Write
@@ -62,16 +63,26 @@ class Runtime:
         loop: asyncio.AbstractEventLoop,
         store: Store | None = None,
         clock: LoopClock | None = None,
+        coordinator: Coordinator = GroupCoordinator,
     ) -> None:
         self.loop = loop
         self.clock = clock if clock is not None else LoopClock(loop)
-        self.node = Node(settings, self.clock)
+        self.node = Node(settings, self.clock, coordinator)
         self.dispatcher: Dispatcher = daemon_dispatcher(self.node)
         self.heartbeat_lane = (
             HeartbeatLane(self.node) if self.dispatcher.supports(HEARTBEAT_KEY) else None
         )
         self.store: Store = store if store is not None else MemoryStore()
         self.timers = KeyedTimers(loop, self._on_timer, self.clock.offset_ms)
+        self.driver: EffectsDriver[Pending, asyncio.Future[None]] = EffectsDriver(
+            self.node.groups,
+            timers=self.timers,
+            write=self._write,
+            emit=self.emit,
+            answer=Pending.resolve,
+            fail=Pending.fail,
+            now_ms=self.clock.now_ms,
+        )
         # Where group events go besides the log (the journal, metrics): see observability.py.
         self.event_sinks: list[Callable[[NodeEvent], None]] = []
         self.metrics: Metrics | None = None
@@ -248,7 +259,7 @@ class Runtime:
 
     def _offloaded(self, wait: Offloaded[R, Any]) -> asyncio.Future[Any]:
         answer: asyncio.Future[Any] = self.loop.create_future()
-        work = self.loop.run_in_executor(None, wait.work)
+        work = self.loop.run_in_executor(wait.executor, wait.work)
 
         def done(fut: asyncio.Future[Any]) -> None:
             if answer.done():
@@ -275,31 +286,19 @@ class Runtime:
     def apply(
         self, effects: Effects[Pending] | None, topics: Iterable[tuple[str, int]] = ()
     ) -> asyncio.Future[None] | None:
-        """Carry out ``effects`` and persist ``topics``. With records, the replies wait
-        until the records are durable; the returned future says when (None: nothing to
-        persist)."""
-        records: list[Record] = []
-        replies: list[tuple[Pending, object]] = []
-        if effects is not None:
-            for change in effects.timers:
-                if isinstance(change, Schedule):
-                    self.timers.schedule(change.key, change.deadline_ms)
-                elif isinstance(change, Cancel):
-                    self.timers.cancel(change.key)
-            for event in effects.events:
-                self.emit(event)
-            records, replies = effects.records, effects.replies
-        topics = list(topics)
-        if not records and not topics:
-            _resolve_all(replies)
-            return None
-        write = Write(records if self.store.persistent else [], topics)
+        """Carry out ``effects`` and persist ``topics`` (``driver.py``). With records, the
+        replies wait until the records are durable; the returned future says when (None:
+        nothing to persist)."""
+        return self.driver.apply(effects, topics)
+
+    def _write(self, batch: Batch[Pending]) -> asyncio.Future[None]:
+        write = Write(batch.records if self.store.persistent else [], batch.topics)
         durable = self.store.write(write)
-        durable.add_done_callback(lambda fut: self._after_write(fut, records, replies))
+        durable.add_done_callback(lambda fut: self._after_write(fut, batch))
         return durable
 
     def _on_timer(self, key: str) -> None:
-        self.apply(self.groups.fire_timer(key, self.now_ms()))
+        self.driver.fire_timer(key)
 
     def emit(self, event: NodeEvent) -> None:
         """Log ``event`` and hand it to the journal and metrics, if they are on."""
@@ -361,37 +360,30 @@ class Runtime:
             if not future.done():
                 future.set_result(value)
         self.timers.cancel_all()
+        self.node.regex_resolver.close()
 
     async def close_store(self) -> None:
         await self.store.close()
 
-    def _after_write(
-        self,
-        fut: asyncio.Future[None],
-        records: list[Record],
-        replies: list[tuple[Pending, object]],
-    ) -> None:
-        exc = None if fut.cancelled() else fut.exception()
-        if records:
-            # The state machine learns what is stored: it releases answers that waited for
-            # it, or rolls the groups back (group/durability.py).
-            stored = exc is None and not fut.cancelled()
-            self.apply(self.groups.written(records, stored, self.now_ms()))
+    def _after_write(self, fut: asyncio.Future[None], batch: Batch[Pending]) -> None:
+        if fut.cancelled():  # never stored: its replies fail, as after a failed write
+            self.driver.written(batch, asyncio.CancelledError())
+            return
+        exc = fut.exception()
         if exc is None:
             if self._store_failing:
                 self._store_failing = False
                 log.warning("store writes succeed again")
-            _resolve_all(replies)
-            return
-        # Nothing is reported done that is not durable: each waiting request is answered
-        # with its error (or its connection closes when its API has no way to say it).
-        if not self._store_failing:
-            self._store_failing = True
-            log.error("store write failed", error=str(exc) or repr(exc))
-        if self.metrics is not None:
-            self.metrics.store_write_failures.inc()
-        for token, _result in replies:
-            token.fail(exc)
+        else:
+            # Nothing is reported done that is not durable: each waiting request is
+            # answered with its error (or its connection closes when its API has no way to
+            # say it).
+            if not self._store_failing:
+                self._store_failing = True
+                log.error("store write failed", error=str(exc) or repr(exc))
+            if self.metrics is not None:
+                self.metrics.store_write_failures.inc()
+        self.driver.written(batch, exc)
 
 
 class _Answered:
@@ -443,11 +435,6 @@ def _settle(
         answer.set_exception(exc)
     else:
         answer.set_result(value(source.result()))
-
-
-def _resolve_all(replies: list[tuple[Pending, object]]) -> None:
-    for token, result in replies:
-        token.resolve(result)
 
 
 #: Events logged as warnings; the others at info.

@@ -29,9 +29,11 @@ from .config import Settings, safe_url
 from .connection import ConnectionProtocol, RawSaslToken, SendNow, response_frame
 from .connection_context import ConnectionContext
 from .errors import StartupError
+from .group.coordinator import GroupCoordinator
 from .handlers.heartbeat_lane import HEARTBEAT_KEY
 from .handlers.outcome import CloseConnection
 from .limits import ConnectionGuard
+from .node import Coordinator
 from .observability import Observability
 from .runtime import Runtime
 from .security.config import Listener
@@ -369,9 +371,15 @@ class KafkaConnection(asyncio.Protocol):
 class Server:
     """Owns the listening sockets, the runtime and every connection."""
 
-    def __init__(self, settings: Settings, clock: LoopClock | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        clock: LoopClock | None = None,
+        coordinator: Coordinator = GroupCoordinator,
+    ) -> None:
         self.settings = settings
         self._clock = clock
+        self._coordinator = coordinator
         self.connections: set[KafkaConnection] = set()
         self.guard = ConnectionGuard(settings.limits)
         self._sweeper: asyncio.TimerHandle | None = None
@@ -387,7 +395,9 @@ class Server:
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
-        self.runtime = Runtime(self.settings, loop, open_store(self.settings), self._clock)
+        self.runtime = Runtime(
+            self.settings, loop, open_store(self.settings), self._clock, self._coordinator
+        )
         self.observability = Observability(
             self.settings.observability,
             self.settings.node_id,
@@ -568,7 +578,10 @@ def open_store(settings: Settings) -> Store:
         if not settings.database_url:
             raise StartupError("--store postgres needs --database-url postgresql://...")
         return PostgresStore(
-            settings.database_url, settings.offsets_topic_num_partitions, clustered=True
+            settings.database_url,
+            settings.offsets_topic_num_partitions,
+            clustered=True,
+            lease_timeout_ms=settings.lease_timeout_ms,
         )
     return SqliteStore(settings.data_dir)
 

@@ -100,14 +100,6 @@ class Request:
         return self.header.request_api_version
 
 
-def peek_api(frame: bytes) -> tuple[int, int]:
-    """(api key, api version) of a request frame without decoding it."""
-    if len(frame) < 4:
-        raise DecodeError("request frame shorter than its header")
-    key, version = _KEY_VERSION.unpack_from(frame)
-    return int(key), int(version)
-
-
 # Per (api key, version): the API and its compiled header and body decoders, so a request
 # costs one dict lookup before its bytes are read (the hot path: one per request served).
 _REQUEST_PLANS: dict[tuple[int, int], tuple[Api, Decoder, Decoder]] = {}

@@ -67,6 +67,17 @@ _TREE = pytest.StashKey[set[str] | None]()
 _CHANGED = pytest.StashKey[list[str]]()
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that needs PostgreSQL starts its server (a process, on first use): it is an
+    integration test wherever it is (``make test-fast`` leaves those out)."""
+    integration = pytest.mark.integration
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        params = callspec.params.values() if callspec is not None else ()
+        if "postgres" in getattr(item, "fixturenames", ()) or "postgres" in params:
+            item.add_marker(integration)
+
+
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[PostgresServer]:
     """One real PostgreSQL server for the session, started on first use (tests that need a

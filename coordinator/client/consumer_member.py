@@ -196,7 +196,10 @@ class ConsumerGroupMember:
                 try:
                     resp = await self._send(self._request())
                 except (KafkaClientError, OSError, TimeoutError) as exc:
-                    failures += 1
+                    # No coordinator right now (moving, or the cluster's database away):
+                    # retried for as long as it lasts, as Kafka's clients do.
+                    lookup = isinstance(exc, KafkaClientError) and exc.code in _COORDINATOR_ERRORS
+                    failures += 0 if lookup else 1
                     if failures >= MAX_CONSECUTIVE_FAILURES:
                         raise FatalGroupError(f"ConsumerGroupHeartbeat failed: {exc}") from exc
                     self.pool.forget_coordinator(self.group_id)

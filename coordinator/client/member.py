@@ -235,15 +235,17 @@ class GroupMember:
     async def commit(self, offsets: Mapping[TopicPartition, int | OffsetAndMetadata]) -> None:
         """Commit offsets as this member (generation and member id are checked by the
         coordinator); errors that mean the member left the group trigger a rejoin."""
-        conn = await self._coordinator_connection()
         who = GroupIdentity(
             self.group_id, self.generation_id, self.member_id, self.group_instance_id
         )
         try:
+            conn = await self._coordinator_connection()
             await commit_offsets(conn, who, offsets, timeout=self.request_timeout_s)
         except KafkaClientError as exc:
             if exc.code is not None:
                 self._react(exc.code, self.generation_id)
+            else:  # the coordinator is unreachable (gone): look it up again next time
+                self.pool.forget_coordinator(self.group_id)
             raise
 
     async def fetch_offsets(
@@ -474,6 +476,9 @@ class GroupMember:
                 resp = await conn.call(body, version, timeout=self.request_timeout_s)
             except (KafkaClientError, OSError, TimeoutError) as exc:
                 log.debug("heartbeat failed: %s", exc)
+                # Kafka marks the coordinator dead on a failed request: the next heartbeat
+                # looks it up again (it may have moved to another node).
+                self.pool.forget_coordinator(self.group_id)
                 continue
             assert isinstance(resp, HeartbeatResponse)
             code = ErrorCode(resp.error_code)

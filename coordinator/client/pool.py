@@ -147,6 +147,7 @@ class ConnectionPool:
         self._lease_slots = asyncio.Semaphore(max_exclusive)
         self._coordinators: dict[str, Address] = {}
         self._coordinator_ids: dict[str, int] = {}
+        self._lookups = 0  # rotates the bootstrap node FindCoordinator asks first
         self._coordinator_locks: dict[str, asyncio.Lock] = {}
         self._closed = False
 
@@ -235,13 +236,35 @@ class ConnectionPool:
             cached = self._coordinators.get(group_id)
             if cached is not None:
                 return cached
-            conn = await self.bootstrap(bootstrap)
-            version = conn.versions.pick(FindCoordinatorRequest)
-            if version >= 4:
-                body = FindCoordinatorRequest(key_type=KEY_TYPE_GROUP, coordinator_keys=[group_id])
-            else:
-                body = FindCoordinatorRequest(key=group_id, key_type=KEY_TYPE_GROUP)
-            resp = await conn.call(body, version, timeout=self.request_timeout_s)
+            host, port = await self._ask_for_coordinator(group_id, bootstrap)
+            self._coordinators[group_id] = (host, port)
+            return host, port
+
+    async def _ask_for_coordinator(
+        self, group_id: str, bootstrap: Sequence[Address]
+    ) -> tuple[str, int]:
+        """Ask the bootstrap nodes in turn (from a different one each time) until one names
+        the coordinator: a node that is paused, or cut off from the cluster and saying so,
+        does not keep the member from finding the group elsewhere."""
+        self._lookups += 1
+        start = self._lookups % len(bootstrap)
+        order = [*bootstrap[start:], *bootstrap[:start]]
+        timeout = self.request_timeout_s if len(order) == 1 else min(self.request_timeout_s, 3)
+        last: Exception = KafkaClientError("no bootstrap server reachable")
+        for address in order:
+            try:
+                conn = await self.shared(address)
+                version = conn.versions.pick(FindCoordinatorRequest)
+                if version >= 4:
+                    body = FindCoordinatorRequest(
+                        key_type=KEY_TYPE_GROUP, coordinator_keys=[group_id]
+                    )
+                else:
+                    body = FindCoordinatorRequest(key=group_id, key_type=KEY_TYPE_GROUP)
+                resp = await conn.call(body, version, timeout=timeout)
+            except (KafkaClientError, OSError, TimeoutError) as exc:
+                last = exc
+                continue
             assert isinstance(resp, FindCoordinatorResponse)
             if version >= 4:
                 if len(resp.coordinators) != 1:
@@ -252,11 +275,11 @@ class ConnectionPool:
             else:
                 code, host, port = resp.error_code, resp.host, resp.port
                 node_id = resp.node_id
-            if code != ErrorCode.NONE:
-                raise KafkaClientError.of(code, f"FindCoordinator({group_id})")
-            self._coordinators[group_id] = (host, port)
-            self._coordinator_ids[group_id] = node_id
-            return host, port
+            if code == ErrorCode.NONE:
+                self._coordinator_ids[group_id] = node_id
+                return host, port
+            last = KafkaClientError.of(code, f"FindCoordinator({group_id})")
+        raise last
 
     def coordinator_id(self, group_id: str) -> int | None:
         """The node id FindCoordinator last named for the group."""

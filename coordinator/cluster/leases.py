@@ -1,12 +1,24 @@
 """The cluster's state in PostgreSQL: node leases and coordinator partition ownership.
 
-One *tick* is one transaction under a cluster-wide advisory lock, so nodes take turns and
-each sees the others' last decisions: it renews this node's lease, reads the live nodes and
-the owners, computes the plan (``plan.py``), names what this node should no longer own
-(given back by ``release``, once it has stopped serving them: a graceful hand-over), and takes
-what it should own and nobody live holds, bumping each taken partition's
-epoch (the fencing token its writes will be checked against). Times are the database's
-``now()``: the nodes' clocks never have to agree.
+Renewing a lease and moving partitions are separate transactions, so that nothing one node
+does can keep another from renewing:
+
+- ``renew`` extends this node's lease and reads the cluster (live nodes, owners, epochs):
+  it locks only this node's own row and never waits for the placement lock.
+- ``place`` runs only when this node has something to take or give back, under a
+  cluster-wide advisory lock so that nodes take turns and each sees the others' last
+  decisions. It waits for that lock only briefly (another node's stalled placement is cut
+  off by the server within that node's lease; until then this node simply tries again on
+  its next tick), and takes only partitions no transaction holds a lock on (``SKIP
+  LOCKED``: a stalled node's write keeps its share lock until the server ends it; the
+  partition is taken on a later tick).
+
+``place`` computes the plan (``plan.py``), names what this node should no longer own (given
+back by ``release``, once it has stopped serving them: a graceful hand-over), and takes what
+it should own and nobody live holds, bumping each taken partition's epoch (the fencing
+token its writes are checked against) and remembering the owner a failure took it from
+(``previous_owner``: where it goes back to). Times are the database's ``now()``: the nodes'
+clocks never have to agree. Every transaction is bounded (``store/bounded.py``).
 """
 
 from __future__ import annotations
@@ -16,6 +28,7 @@ from dataclasses import dataclass, field
 
 import asyncpg
 
+from ..store import bounded
 from .plan import plan
 from .routing import NodeAddress
 
@@ -23,12 +36,53 @@ from .routing import NodeAddress
 PLACEMENT_LOCK = 0x6763_706C_6163_65
 #: NOTIFY channel: a node released partitions or joined; the others tick now.
 CHANNEL = "group_coordinator_placement"
+#: How long a placement waits for another node's, at most (then it tries next tick).
+LOCK_WAIT_MS = 500
+
+
+@dataclass
+class View:
+    """The cluster as one transaction saw it."""
+
+    live: dict[int, NodeAddress]
+    settled: set[int]  # live nodes that may be given others' partitions (plan.py)
+    owners: dict[int, int]  # partition -> owner (live or not)
+    epochs: dict[int, int]
+    previous: dict[int, int]  # partition -> the owner a failure took it from
+
+    def lost(self, node_id: int, held: dict[int, int]) -> list[int]:
+        """Of the partitions ``node_id`` believes it holds (at an epoch), those the
+        database gives to another owner or epoch: it was fenced."""
+        return sorted(
+            p for p, e in held.items() if self.owners.get(p) != node_id or self.epochs.get(p) != e
+        )
+
+    def target(self, partitions: int) -> dict[int, int]:
+        return plan(partitions, self.live, self.owners, self.settled, self.previous)
+
+    def to_take(self, node_id: int, target: dict[int, int], held: dict[int, int]) -> list[int]:
+        """Free ones, a dead node's, and this node's own from a previous run (restarted
+        within its lease: a new epoch fences whatever that run still had in flight)."""
+        return sorted(
+            p
+            for p, n in target.items()
+            if n == node_id
+            and (
+                self.owners.get(p) not in self.live
+                or (self.owners.get(p) == node_id and p not in held)
+            )
+        )
+
+    def to_release(self, node_id: int, target: dict[int, int]) -> list[int]:
+        return sorted(
+            p for p, o in self.owners.items() if o == node_id and target.get(p) != node_id
+        )
 
 
 @dataclass
 class TickResult:
     live: dict[int, NodeAddress]
-    owners: dict[int, int]  # partition -> owner, after this tick
+    owners: dict[int, int]  # partition -> live owner, after this tick
     acquired: dict[int, int] = field(default_factory=dict)  # partition -> new epoch
     released: list[int] = field(default_factory=list)  # to give back (``release``)
     #: Partitions this node believed it held (at an epoch) that the database gives to
@@ -36,71 +90,112 @@ class TickResult:
     lost: list[int] = field(default_factory=list)
 
 
-async def tick(
+_RENEW = (
+    "INSERT INTO cluster_nodes (node_id, listeners, lease_expires_at, console_url)"
+    " VALUES ($1, $2, now() + $3 * interval '1 millisecond', $4)"
+    " ON CONFLICT (node_id) DO UPDATE SET listeners = excluded.listeners,"
+    " lease_expires_at = excluded.lease_expires_at,"
+    " console_url = excluded.console_url,"
+    # This run's first renewal restarts the node's uptime (a node killed and started
+    # again keeps its row).
+    " started_at = CASE WHEN $5 THEN now() ELSE cluster_nodes.started_at END,"
+    # A lease renewed after it ran out starts the settle time (plan.py); a row written
+    # anew (a first start, or a start after a graceful stop) is settled at once.
+    " live_since = CASE WHEN cluster_nodes.lease_expires_at <= now() THEN now()"
+    " ELSE cluster_nodes.live_since END"
+)
+
+
+async def _renew(
     conn: asyncpg.Connection,
+    node_id: int,
+    listeners: dict[str, tuple[str, int]],
+    lease_timeout_ms: int,
+    console_url: str | None,
+    starting: bool = False,
+) -> None:
+    encoded = json.dumps({k: list(v) for k, v in listeners.items()})
+    await conn.execute(_RENEW, node_id, encoded, lease_timeout_ms, console_url, starting)
+
+
+async def _view(conn: asyncpg.Connection, settle_ms: int) -> View:
+    nodes = await conn.fetch(
+        "SELECT node_id, listeners, console_url,"
+        " (live_since IS NULL OR live_since <= now() - $1 * interval '1 millisecond')"
+        " AS settled FROM cluster_nodes WHERE lease_expires_at > now()",
+        settle_ms,
+    )
+    rows = await conn.fetch(
+        "SELECT partition, owner, epoch, previous_owner FROM coordinator_partitions"
+    )
+    return View(
+        live={
+            r["node_id"]: _address(r["node_id"], r["listeners"], r["console_url"]) for r in nodes
+        },
+        settled={r["node_id"] for r in nodes if r["settled"]},
+        owners={r["partition"]: r["owner"] for r in rows if r["owner"] is not None},
+        epochs={r["partition"]: r["epoch"] for r in rows},
+        previous={
+            r["partition"]: r["previous_owner"] for r in rows if r["previous_owner"] is not None
+        },
+    )
+
+
+async def renew(
+    pool: asyncpg.Pool,
+    budget_ms: int,
+    node_id: int,
+    listeners: dict[str, tuple[str, int]],
+    lease_timeout_ms: int,
+    settle_ms: int,
+    *,
+    console_url: str | None = None,
+    starting: bool = False,
+) -> View:
+    """Extend this node's lease (from the transaction's start: a renewal that took long
+    grants that much less) and read the cluster. ``console_url``: where this node's console
+    is, for the others' to link to; ``starting``: this run's first renewal."""
+    async with bounded.transaction(pool, budget_ms, "renew") as conn:
+        await _renew(conn, node_id, listeners, lease_timeout_ms, console_url, starting)
+        return await _view(conn, settle_ms)
+
+
+async def place(
+    pool: asyncpg.Pool,
+    budget_ms: int,
     node_id: int,
     listeners: dict[str, tuple[str, int]],
     lease_timeout_ms: int,
     partitions: int,
     held: dict[int, int],
+    settle_ms: int,
     draining: bool = False,
     *,
     console_url: str | None = None,
-    starting: bool = False,
-) -> TickResult:
-    """One placement round for ``node_id``, which believes it ``held`` partition -> epoch.
-    ``draining``: the node is stopping, so it releases everything and takes nothing.
-    ``starting``: this run's first tick, which restarts the node's uptime (a node killed and
-    started again keeps its row)."""
-    async with conn.transaction():
-        await conn.execute("SELECT pg_advisory_xact_lock($1)", PLACEMENT_LOCK)
-        await conn.execute(
-            "INSERT INTO cluster_nodes (node_id, listeners, lease_expires_at, console_url)"
-            " VALUES ($1, $2, now() + $3 * interval '1 millisecond', $4)"
-            " ON CONFLICT (node_id) DO UPDATE SET listeners = excluded.listeners,"
-            " lease_expires_at = excluded.lease_expires_at,"
-            " console_url = excluded.console_url,"
-            " started_at = CASE WHEN $5 THEN now() ELSE cluster_nodes.started_at END",
-            node_id,
-            json.dumps({k: list(v) for k, v in listeners.items()}),
-            lease_timeout_ms,
-            console_url,
-            starting,
-        )
-        live = {
-            row["node_id"]: _address(row["node_id"], row["listeners"], row["console_url"])
-            for row in await conn.fetch(
-                "SELECT node_id, listeners, console_url FROM cluster_nodes"
-                " WHERE lease_expires_at > now()"
-            )
-        }
+) -> TickResult | None:
+    """One placement round for ``node_id``, which believes it ``held`` partition -> epoch
+    (None: another node is placing; try again later). ``draining``: the node is stopping,
+    so it releases everything and takes nothing."""
+    async with bounded.transaction(pool, budget_ms, "place") as conn:
+        await conn.execute(f"SET LOCAL lock_timeout = {min(LOCK_WAIT_MS, budget_ms)}")
+        try:
+            await conn.execute("SELECT pg_advisory_xact_lock($1)", PLACEMENT_LOCK)
+        except asyncpg.LockNotAvailableError:
+            return None
+        await conn.execute(f"SET LOCAL lock_timeout = {budget_ms}")
+        await _renew(conn, node_id, listeners, lease_timeout_ms, console_url)
+        view = await _view(conn, settle_ms)
         if draining:
-            live.pop(node_id, None)
-        rows = await conn.fetch("SELECT partition, owner, epoch FROM coordinator_partitions")
-        owners = {r["partition"]: r["owner"] for r in rows if r["owner"] is not None}
-        epochs = {r["partition"]: r["epoch"] for r in rows}
-        result = TickResult(live, {})
-        result.lost = [p for p, e in held.items() if owners.get(p) != node_id or epochs[p] != e]
-        target = plan(partitions, live, {p: o for p, o in owners.items() if o in live})
+            view.live.pop(node_id, None)
+            view.settled.discard(node_id)
+        result = TickResult(view.live, {}, lost=view.lost(node_id, held))
+        target = view.target(partitions)
         # Given back by ``release`` once this node has stopped serving them.
-        result.released = sorted(
-            p for p, o in owners.items() if o == node_id and target.get(p) != node_id
-        )
-        # Free ones, a dead node's, and this node's own from a previous run (restarted
-        # within its lease: a new epoch fences whatever that run still had in flight).
-        wanted = [
-            p
-            for p, n in target.items()
-            if n == node_id
-            and (owners.get(p) not in live or (owners.get(p) == node_id and p not in held))
-        ]
+        result.released = view.to_release(node_id, target)
+        owners = view.owners
+        wanted = [] if draining else view.to_take(node_id, target, held)
         if wanted:
-            for row in await conn.fetch(
-                "UPDATE coordinator_partitions SET owner = $2, epoch = epoch + 1,"
-                " changed_at = now() WHERE partition = ANY($1) RETURNING partition, epoch",
-                wanted,
-                node_id,
-            ):
+            for row in await conn.fetch(_TAKE, wanted, node_id):
                 result.acquired[row["partition"]] = row["epoch"]
         for p in result.acquired:
             owners[p] = node_id
@@ -108,10 +203,23 @@ async def tick(
     return result
 
 
-async def release(conn: asyncpg.Connection, node_id: int, partitions: list[int]) -> None:
+#: Take partitions $1 for node $2, skipping any a transaction holds a lock on (a stalled
+#: node's write); the owner a failure takes a partition from is remembered.
+_TAKE = """
+    UPDATE coordinator_partitions p SET owner = $2, epoch = p.epoch + 1, changed_at = now(),
+        previous_owner = CASE WHEN p.owner IS NOT NULL AND p.owner <> $2 THEN p.owner
+                              ELSE p.previous_owner END
+    WHERE p.partition IN (
+        SELECT partition FROM coordinator_partitions WHERE partition = ANY($1)
+        FOR UPDATE SKIP LOCKED)
+    RETURNING p.partition, p.epoch
+"""
+
+
+async def release(pool: asyncpg.Pool, budget_ms: int, node_id: int, partitions: list[int]) -> None:
     """Give partitions back (the node has stopped serving them); the others take them on
     the notification."""
-    async with conn.transaction():
+    async with bounded.transaction(pool, budget_ms, "release") as conn:
         await conn.execute(
             "UPDATE coordinator_partitions SET owner = NULL, changed_at = now()"
             " WHERE partition = ANY($1) AND owner = $2",
@@ -121,11 +229,10 @@ async def release(conn: asyncpg.Connection, node_id: int, partitions: list[int])
         await conn.execute(f"NOTIFY {CHANNEL}")
 
 
-async def leave(conn: asyncpg.Connection, node_id: int) -> None:
+async def leave(pool: asyncpg.Pool, budget_ms: int, node_id: int) -> None:
     """The node is gone: its lease ends now (its partitions were released by a draining
     tick, or are free to take as a dead node's)."""
-    async with conn.transaction():
-        await conn.execute("SELECT pg_advisory_xact_lock($1)", PLACEMENT_LOCK)
+    async with bounded.transaction(pool, budget_ms, "leave") as conn:
         await conn.execute(
             "UPDATE coordinator_partitions SET owner = NULL, changed_at = now() WHERE owner = $1",
             node_id,

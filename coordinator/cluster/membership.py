@@ -2,7 +2,9 @@
 coordinator partitions, loads and unloads their groups, and keeps the routing current.
 
 A tick runs every ``--lease-renew-interval-ms``, and at once when another node announces a
-change (PostgreSQL LISTEN/NOTIFY) or a write of this node was fenced. A partition taken
+change (PostgreSQL LISTEN/NOTIFY) or a write of this node was fenced. It renews the lease
+(a transaction that waits for no other node) and asks for the placement lock only when
+the plan has something for this node to take or give back (``leases.py``). A partition taken
 over is loaded with fresh sessions, so the members of a Stable group go on heartbeating at
 the same generation (failover without rebalance, as Kafka's coordinator). A partition to
 give back is first unloaded (its requests answered NOT_COORDINATOR), then released. On
@@ -21,6 +23,7 @@ import asyncpg
 import structlog
 
 from ..outage import Outage
+from ..store import bounded
 from . import leases
 from .events import LeaseRenewed, PartitionsAcquired, PartitionsFenced, PartitionsReleased
 from .routing import ClusterRouting, PartitionState
@@ -40,6 +43,11 @@ class ClusterMembership:
         self.node_id = settings.node_id
         self.partitions = settings.offsets_topic_num_partitions
         self.lease_timeout_ms = settings.lease_timeout_ms
+        self.settle_ms = (
+            2 * settings.lease_timeout_ms
+            if settings.node_settle_ms is None
+            else settings.node_settle_ms
+        )
         self.renew_interval_s = settings.lease_renew_interval_ms / 1000
         self.listeners = {
             listener.protocol.value: listener.advertised_address
@@ -52,6 +60,7 @@ class ClusterMembership:
         self.held: dict[int, int] = store.epochs
         store.node_id = self.node_id
         store.on_fenced = self._fenced
+        store.lease_left_ms = self.lease_left_ms
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._listener: asyncpg.Connection | None = None
@@ -73,7 +82,12 @@ class ClusterMembership:
         it hand-overs wait for the next timed tick."""
         if self._listener is not None and not self._listener.is_closed():
             return
-        self._listener = await asyncpg.connect(self.store.database_url)
+        self._listener = await asyncpg.connect(
+            self.store.database_url,
+            timeout=self.lease_timeout_ms / 1000,
+            server_settings=bounded.keepalive_settings(self.lease_timeout_ms),
+        )
+        bounded.enable_keepalives(self._listener, self.lease_timeout_ms)
         await self._listener.add_listener(leases.CHANNEL, self._notified)
 
     def _notified(self, *_args: Any) -> None:
@@ -102,35 +116,67 @@ class ClusterMembership:
         async with self._tick_lock:
             await self._tick(draining)
 
+    def lease_left_ms(self) -> int:
+        """What is left of this node's lease by its own clock (conservative: counted from
+        before the renewal's transaction began)."""
+        return self.routing.lease_valid_until_ms - self.runtime.now_ms()
+
     async def _tick(self, draining: bool) -> None:
         started_ms = self.runtime.now_ms()
-        async with self.store.pool.acquire() as conn:
-            result = await leases.tick(
-                conn,
-                self.node_id,
-                self.listeners,
-                self.lease_timeout_ms,
-                self.partitions,
-                dict(self.held),
-                draining,
-                console_url=self.console_url,
-                starting=not self._started,
-            )
-        self._started = True
+        pool = self.store.pool
         routing = self.routing
-        # The lease was renewed at the database no earlier than this tick started.
+        emit = self.runtime.emit
+        view = await leases.renew(
+            pool,
+            self.lease_timeout_ms // 2,
+            self.node_id,
+            self.listeners,
+            self.lease_timeout_ms,
+            self.settle_ms,
+            console_url=self.console_url,
+            starting=not self._started,
+        )
+        self._started = True
+        routing.lease_valid_until_ms = started_ms + self.lease_timeout_ms
+        routing.live = view.live
+        routing.owners = view.owners
+        emit(LeaseRenewed(self.node_id, len(view.live)))
+        lost = view.lost(self.node_id, self.held)
+        if lost:
+            self._unload(lost)
+            emit(PartitionsFenced(self.node_id, lost, len(self.held)))
+        if not draining:
+            target = view.target(self.partitions)
+            held = self.held
+            if not view.to_take(self.node_id, target, held) and not view.to_release(
+                self.node_id, target
+            ):
+                return  # nothing to move: the placement lock is not even asked for
+        result = await leases.place(
+            pool,
+            self.lease_left_ms(),
+            self.node_id,
+            self.listeners,
+            self.lease_timeout_ms,
+            self.partitions,
+            dict(self.held),
+            self.settle_ms,
+            draining,
+            console_url=self.console_url,
+        )
+        if result is None:
+            return  # another node is placing: next tick
         routing.lease_valid_until_ms = started_ms + self.lease_timeout_ms
         routing.live = result.live
         routing.owners = result.owners
-        emit = self.runtime.emit
-        emit(LeaseRenewed(self.node_id, len(result.live)))
         if result.lost:
             self._unload(result.lost)
             emit(PartitionsFenced(self.node_id, result.lost, len(self.held)))
         if result.released:
             self._unload(result.released)  # stop serving them first...
-            async with self.store.pool.acquire() as conn:
-                await leases.release(conn, self.node_id, result.released)  # ...then hand over
+            await leases.release(  # ...then hand over
+                pool, self.lease_left_ms(), self.node_id, result.released
+            )
             for p in result.released:
                 routing.owners.pop(p, None)  # nobody's until the next owner takes it
             reason = "stopping" if draining else "another node's share"
@@ -176,8 +222,7 @@ class ClusterMembership:
                 await self._task
         try:
             await self.tick(draining=True)
-            async with self.store.pool.acquire() as conn:
-                await leases.leave(conn, self.node_id)
+            await leases.leave(self.store.pool, self.lease_left_ms(), self.node_id)
         except Exception as exc:
             log.warning("could not hand over on stop", error=str(exc) or repr(exc))
         if self._listener is not None:

@@ -50,6 +50,9 @@ class SingleNode:
     def coordinator(self, group_id: str) -> int | None:
         return None  # this node
 
+    def stale(self, now_ms: int) -> bool:
+        return False
+
     def nodes(self) -> list[NodeAddress]:
         return []  # just this node
 
@@ -82,6 +85,11 @@ class ClusterRouting:
         if state is PartitionState.LOADING:
             return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
         return None
+
+    def stale(self, now_ms: int) -> bool:
+        """This node's lease may have run out: what it knows of the owners may be old (it
+        is paused or cut off from the database) and others may have moved on."""
+        return now_ms >= self.lease_valid_until_ms
 
     def coordinator(self, group_id: str) -> int | None:
         """The owner's node id (None: no live owner right now)."""

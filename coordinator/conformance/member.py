@@ -125,12 +125,6 @@ class Member:
         resp: JoinGroupResponse = await self.probe.within(fut, seconds, "JoinGroup")
         return self.absorb_join(resp)
 
-    def start_join(
-        self, version: int | None = None, wait: float | None = None, **overrides: Any
-    ) -> asyncio.Task[JoinGroupResponse]:
-        """Join (with the MEMBER_ID_REQUIRED second step) in the background."""
-        return asyncio.ensure_future(self.join(version, wait, **overrides))
-
     async def join(
         self, version: int | None = None, wait: float | None = None, **overrides: Any
     ) -> JoinGroupResponse:

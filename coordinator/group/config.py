@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from .consumer.config import ConsumerGroupConfig
+from .frozen import frozen
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class GroupConfig:
     min_session_timeout_ms: int = 6000  # group.min.session.timeout.ms
     max_session_timeout_ms: int = 1800000  # group.max.session.timeout.ms

@@ -102,6 +102,8 @@ class Shard:
     unstored: dict[str, deque[Record]] = field(default_factory=dict)
     held: dict[str, deque[Any]] = field(default_factory=dict)
     deleting: dict[str, tuple[GroupDeletedRecord, Committed]] = field(default_factory=dict)
+    #: Groups' own configs (consumer/group_configs.py), by group id.
+    group_configs: dict[str, dict[str, int]] = field(default_factory=dict)
     #: A topic's partition count (0: no such topic), for consumer groups' assignments.
     topic_partitions: Callable[[str], int] = no_topics
     #: Every topic's name, for regex subscriptions; and how many there are (cheap).

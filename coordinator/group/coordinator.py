@@ -36,7 +36,9 @@ from .consumer import admin as consumer_admin
 from .consumer import classic as consumer_classic
 from .consumer import coalesce as consumer_coalesce
 from .consumer import durability as consumer_durability
+from .consumer import group_configs
 from .consumer import heartbeat as consumer_heartbeat
+from .consumer import regex as consumer_regex
 from .consumer.group import ConsumerGroup
 from .consumer.requests import ConsumerHeartbeatInput
 from .context import AnyGroup, Context, Shard, default_member_id, no_topics
@@ -225,6 +227,48 @@ class GroupCoordinator(Generic[T]):
         groups = self._shard.groups
         return [consumer_admin.describe(groups.get(g), g) for g in group_ids]
 
+    def describe_group_configs(
+        self, group_id: str, keys: list[str] | None
+    ) -> list[group_configs.ConfigEntry]:
+        """The group's own configs and the daemon's where it has none (DescribeConfigs)."""
+        return group_configs.describe(self._context(0), group_id, keys)
+
+    def alter_group_configs(
+        self,
+        token: T,
+        groups: list[tuple[str, list[tuple[str, int, str | None]]]],
+        validate_only: bool,
+        now_ms: int,
+    ) -> Effects[T]:
+        """Apply each group's (name, operation, value) changes (IncrementalAlterConfigs).
+        Answers ``token``, once the new configs are stored, with a list holding for each
+        group None or the ``ConfigError`` that refused its changes."""
+        ctx = self._context(now_ms)
+        results = [
+            group_configs.alter(ctx, group_id, changes, validate_only)
+            for group_id, changes in groups
+        ]
+        ctx.reply(token, results)
+        return self._done(ctx)
+
+    def regex_resolved(self, group_id: str, pattern: str) -> bool:
+        """Whether the group has resolved ``pattern`` (a member of it subscribes to it)."""
+        g = self._shard.groups.get(group_id)
+        return isinstance(g, ConsumerGroup) and pattern in g.resolved
+
+    def regexes_to_resolve(self, group_id: str, pattern: str | None, now_ms: int) -> frozenset[str]:
+        """The patterns to resolve (off the event loop) and hand in with a heartbeat of
+        ``group_id`` subscribing to ``pattern``: ``ConsumerHeartbeatInput.resolved``."""
+        shard = self._shard
+        g = shard.groups.get(group_id)
+        return consumer_regex.to_resolve(
+            g if isinstance(g, ConsumerGroup) else None,
+            pattern,
+            shard.topic_count(),
+            shard.config.consumer,
+            now_ms,
+        )
+
     def consumer_group_heartbeat(
         self, token: T, req: ConsumerHeartbeatInput, now_ms: int
     ) -> Effects[T]:
@@ -308,6 +352,8 @@ class GroupCoordinator(Generic[T]):
         }
         ctx = self._context(now_ms)
         durability.unload(ctx, sorted(g for g in known if belongs(g)))
+        for group_id in [g for g in shard.group_configs if belongs(g)]:
+            del shard.group_configs[group_id]
         return self._done(ctx)
 
     def checkpoint(self, now_ms: int) -> Effects[T]:

@@ -43,6 +43,7 @@ from .records import (
     ConsumerGroupRecord,
     ConsumerMemberRecord,
     ConsumerMemberRemovedRecord,
+    GroupConfigRecord,
     GroupDeletedRecord,
     GroupMetadataRecord,
     HeartbeatRecord,
@@ -116,6 +117,7 @@ def failed(result: HeldResult) -> HeldResult:
 
 def written(ctx: Context, records: Iterable[Record], ok: bool) -> None:
     """The driver stored ``records`` (``ok``) or failed to; called in write order."""
+    committed: dict[str, int] = {}
     for record in records:
         current = _landed(ctx, record)
         match record:
@@ -123,10 +125,14 @@ def written(ctx: Context, records: Iterable[Record], ok: bool) -> None:
                 _snapshot_written(ctx, record, ok, current)
             case OffsetCommitRecord():
                 ctx.shard.offsets.stored(record, ok)
+                if ok:  # told only once stored: a failed write journals nothing
+                    committed[record.group_id] = committed.get(record.group_id, 0) + 1
             case GroupDeletedRecord():
                 _deletion_written(ctx, record, ok)
             case OffsetDeleteRecord() | HeartbeatRecord():
                 pass  # nothing is shown from them before they are stored
+            case GroupConfigRecord():
+                pass  # its answer waits for the write (the runtime holds it)
             case (
                 ConsumerGroupRecord()
                 | ConsumerMemberRecord()
@@ -138,6 +144,8 @@ def written(ctx: Context, records: Iterable[Record], ok: bool) -> None:
                 assert_never(record)
         if current:
             _release(ctx, record, ok)
+    for group_id, count in committed.items():
+        ctx.event(events.OffsetsCommitted(group_id, count))
 
 
 def _landed(ctx: Context, record: Record) -> bool:
@@ -262,6 +270,16 @@ def revert(ctx: Context, group_id: str) -> None:
         for m in current.members.values():
             heartbeats[(group_id, m.member_id)] = m.last_heartbeat_ms
     snapshot = shard.durable.get(group_id)
+    if snapshot is not None:
+        # A session that ran out (what the failed write was about) is not re-armed in the
+        # past: that would expire the member again at once and, while the store is down,
+        # spin expire -> write fails -> revert. The member gets a whole session, as on a
+        # load; its expiry is retried once that runs out.
+        for mr in snapshot.members:
+            key = (group_id, mr.member_id)
+            last = max(mr.last_heartbeat_ms, heartbeats.get(key, 0))
+            if last + mr.session_timeout_ms <= ctx.now:
+                heartbeats[key] = ctx.now
     if snapshot is None and not shard.offsets.has_any(group_id):
         ctx.event(events.GroupReverted(group_id, None, None, 0))
         return

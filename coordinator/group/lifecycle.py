@@ -19,6 +19,7 @@ from protocol.errors import ErrorCode
 
 from . import events
 from .consumer import durability as consumer_durability
+from .consumer import group_configs
 from .consumer.group import ConsumerGroupState
 from .context import AnyGroup, Context
 from .events import RebalanceTrigger
@@ -29,6 +30,7 @@ from .records import (
     ConsumerGroupRecord,
     ConsumerMemberRecord,
     ConsumerMemberRemovedRecord,
+    GroupConfigRecord,
     GroupDeletedRecord,
     GroupMetadataRecord,
     HeartbeatRecord,
@@ -82,6 +84,8 @@ def load(ctx: Context, records: Iterable[Record], fresh_sessions: bool = False) 
             case ConsumerGroupDeletedRecord():
                 consumer_snapshots.pop(record.group_id, None)
                 consumer_members.pop(record.group_id, None)
+            case GroupConfigRecord():
+                group_configs.restore(ctx, record)
             case _:
                 assert_never(record)
     if fresh_sessions:

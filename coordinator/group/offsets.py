@@ -56,7 +56,6 @@ def _store_commits(ctx: Context, token: object, req: OffsetCommitInput) -> None:
     limit = ctx.config.offset_metadata_max_bytes
     manager = ctx.shard.offsets
     results: list[TopicErrors] = []
-    stored = 0
     for t in req.topics:
         answers: list[PartitionError] = []
         for p in t.partitions:
@@ -69,11 +68,9 @@ def _store_commits(ctx: Context, token: object, req: OffsetCommitInput) -> None:
             )
             manager.accept(record)
             ctx.out.records.append(record)
-            stored += 1
             answers.append(PartitionError(p.partition, ErrorCode.NONE))
         results.append(TopicErrors(t.topic, answers))
-    if stored:
-        ctx.event(events.OffsetsCommitted(req.group_id, stored))
+    # ``OffsetsCommitted`` is told once the records are stored (durability.written).
     ctx.reply(token, OffsetCommitResult(results))
 
 

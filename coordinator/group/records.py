@@ -131,6 +131,15 @@ class ConsumerGroupDeletedRecord:
     group_id: str
 
 
+@frozen
+class GroupConfigRecord:
+    """A group's own configs (Kafka's dynamic group configs: consumer.session.timeout.ms,
+    consumer.heartbeat.interval.ms), all of them; empty: none left (deleted)."""
+
+    group_id: str
+    configs: dict[str, int]
+
+
 #: Everything the state machine persists: a closed union, so a consumer that matches on it
 #: (the store, ``load``) is told by the type checker when a variant is added.
 Record = (
@@ -143,4 +152,5 @@ Record = (
     | ConsumerMemberRecord
     | ConsumerMemberRemovedRecord
     | ConsumerGroupDeletedRecord
+    | GroupConfigRecord
 )

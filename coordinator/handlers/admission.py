@@ -131,6 +131,14 @@ def _coordinator_keys(body: Any, version: int) -> Sequence[str]:
     return body.coordinator_keys if version >= V.FIND_COORDINATOR_BATCHED else (body.key,)
 
 
+#: Kafka's ConfigResource.Type GROUP (DescribeConfigs, IncrementalAlterConfigs).
+GROUP_RESOURCE = 32
+
+
+def _config_groups(body: Any, version: int) -> Sequence[str]:
+    return [r.resource_name for r in body.resources if r.resource_type == GROUP_RESOURCE]
+
+
 def _subscribed_names(body: Any) -> Iterable[str]:
     return body.subscribed_topic_names or ()
 
@@ -169,6 +177,12 @@ CONSUMER_GROUP_DESCRIBE = Route(
 # Finding a group's coordinator needs DESCRIBE on it, from any node.
 FIND_COORDINATOR = Route("FindCoordinator", DESCRIBE, Answer.EACH, _coordinator_keys, routed=False)
 
+# A group's configs (KIP-848's per-group settings); ALTER_CONFIGS implies DESCRIBE_CONFIGS.
+DESCRIBE_CONFIGS = Route("DescribeConfigs", Operation.DESCRIBE_CONFIGS, Answer.EACH, _config_groups)
+INCREMENTAL_ALTER_CONFIGS = Route(
+    "IncrementalAlterConfigs", Operation.ALTER_CONFIGS, Answer.EACH, _config_groups
+)
+
 #: The group APIs by API key.
 BY_API_KEY: dict[int, Route] = {
     10: FIND_COORDINATOR,
@@ -184,6 +198,8 @@ BY_API_KEY: dict[int, Route] = {
     47: OFFSET_DELETE,
     68: CONSUMER_GROUP_HEARTBEAT,
     69: CONSUMER_GROUP_DESCRIBE,
+    32: DESCRIBE_CONFIGS,
+    44: INCREMENTAL_ALTER_CONFIGS,
 }
 
 # The console's actions (``--http-admin``) need what the Kafka API each one is needs.

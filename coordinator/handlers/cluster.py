@@ -258,6 +258,10 @@ def _owner_address(node: Node, conn: ConnectionContext, group_id: str) -> Locate
     """This node, or (in a cluster) the owner of the group's coordinator partition, at the
     address of the caller's listener protocol."""
     routing = node.routing
+    if routing.stale(node.now_ms()):
+        # Cut off from the database (or just woken from a pause): naming the owner it last
+        # knew would send clients back here, or to a node that no longer owns the group.
+        return NotFound(ErrorCode.COORDINATOR_NOT_AVAILABLE, "This node's lease has run out")
     owner = routing.coordinator(group_id)
     if owner is None and routing.clustered:
         return NotFound(ErrorCode.COORDINATOR_NOT_AVAILABLE, "The group's coordinator is moving")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 
 from protocol.apis.consumer_group_describe import (
     ConsumerGroupDescribeRequest,
@@ -32,7 +33,8 @@ from ..group.consumer.requests import ConsumerHeartbeatInput, ConsumerHeartbeatR
 from ..node import Node
 from ..security.acls import Operation
 from ..security.authz import group_operations, may_topic
-from .outcome import Outcome, Pending, call
+from ..topic_regex import Resolution
+from .outcome import Offloaded, Outcome, Pending, call
 
 
 def _render(
@@ -99,6 +101,14 @@ def consumer_group_heartbeat(
         client_host=conn.client_host,
         api_version=version,
     )
+    pattern = body.subscribed_topic_regex or None
+    wanted = node.groups.regexes_to_resolve(body.group_id, pattern, node.now_ms())
+    if not wanted:
+        return _heartbeat(node, inp)
+    return _resolving(node, conn, inp, wanted)
+
+
+def _heartbeat(node: Node, inp: ConsumerHeartbeatInput) -> Outcome[ConsumerGroupHeartbeatResponse]:
     token = Pending()
     return call(
         node.groups.consumer_group_heartbeat(token, inp, node.now_ms()),
@@ -106,6 +116,82 @@ def consumer_group_heartbeat(
         lambda r: _render(r, node.catalog.id_for),
         _refused,
     )
+
+
+def _resolving(
+    node: Node, conn: ConnectionContext, inp: ConsumerHeartbeatInput, wanted: frozenset[str]
+) -> Outcome[ConsumerGroupHeartbeatResponse]:
+    """Resolve the patterns off the event loop (the regex worker), then heartbeat with
+    what they match among the topics the member may describe (Kafka: KAFKA-18813). A
+    member bringing a new pattern waits for it; a group's patterns resolved again for new
+    topics are resolved for one heartbeat at a time, the others go on with what the group
+    has."""
+    resolver = node.regex_resolver
+    count = len(node.catalog)
+    known = resolver.known(wanted, count)
+    if known is not None:
+        return _heartbeat(node, _with(node, conn, inp, known, count))
+    pattern = inp.subscribed_topic_regex
+    refresh = not pattern or node.groups.regex_resolved(inp.group_id, pattern)
+    if refresh and inp.group_id in resolver.refreshing:
+        return _heartbeat(node, inp)
+    topics = [t.name for t in node.catalog.all()]
+    if all((p, count) in resolver.inflight for p in wanted):
+        # Another heartbeat resolves them (members joining with one pattern at once).
+        return Outcome(
+            Offloaded(
+                lambda: resolver.resolve(wanted, topics, reserved=False),
+                lambda resolution: _heartbeat(node, _with(node, conn, inp, resolution, count)),
+                resolver.executor,
+            )
+        )
+    if not resolver.reserve():
+        if refresh:
+            return _heartbeat(node, inp)  # a later heartbeat resolves them
+        return Outcome(
+            _refused(
+                ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                "Too many regular expressions are being resolved; retry.",
+            )
+        )
+    group_id = inp.group_id
+    if refresh:
+        resolver.refreshing.add(group_id)
+    resolver.inflight.update((p, count) for p in wanted)
+
+    def work() -> Resolution:
+        try:
+            return resolver.resolve(wanted, topics)
+        finally:
+            resolver.refreshing.discard(group_id)
+
+    def then(resolution: Resolution) -> Outcome[ConsumerGroupHeartbeatResponse]:
+        return _heartbeat(node, _with(node, conn, inp, resolution, len(topics)))
+
+    return Outcome(Offloaded(work, then, resolver.executor))
+
+
+def _with(
+    node: Node,
+    conn: ConnectionContext,
+    inp: ConsumerHeartbeatInput,
+    resolution: Resolution,
+    topic_count: int,
+) -> ConsumerHeartbeatInput:
+    """The heartbeat with the resolution, each pattern's topics those the member may
+    describe."""
+    allowed: dict[str, bool] = {}
+
+    def describable(topic: str) -> bool:
+        if topic not in allowed:
+            allowed[topic] = may_topic(node.security, conn, Operation.DESCRIBE, topic)
+        return allowed[topic]
+
+    visible = {
+        p: m if isinstance(m, str) else frozenset(filter(describable, m))
+        for p, m in resolution.items()
+    }
+    return replace(inp, resolved=visible, resolved_topics=topic_count)
 
 
 #: ConsumerGroupDescribe v1+ says which protocol each member speaks (KIP-1099).

@@ -123,8 +123,8 @@ class Dispatcher:
         return self._routes[request.api.key](self.node, request.body, request.version, conn)
 
 
-#: Request fields that name groups.
-GROUP_FIELDS = frozenset({"group_id", "groups", "group_ids", "groups_names"})
+#: Request fields that name groups ("resources": typed resources, a group among them).
+GROUP_FIELDS = frozenset({"group_id", "groups", "group_ids", "groups_names", "resources"})
 
 
 def names_groups(request_type: type[Struct]) -> bool:

@@ -101,6 +101,8 @@ class HeartbeatLane:
         api = BY_KEY[HEARTBEAT_KEY]
         self._versions = {v: _Version(v) for v in range(api.min_version, api.max_version + 1)}
         self.memo: dict[bytes, Heard] = {}
+        #: Frames decoded (not answered from the memo): what the memo saves is seen here.
+        self.decoded = 0
         self._hits = 0  # since the memo was last cleared
         self._bypass = 0  # misses left to decode without remembering
 
@@ -141,6 +143,7 @@ class HeartbeatLane:
         plan = self._versions.get(version)
         if plan is None:
             return None
+        self.decoded += 1
         try:
             heard = plan.read(frame)
         except (DecodeError, *codec.DECODE_FAULTS):

@@ -12,6 +12,7 @@ need in an ``Outcome`` and the runtime (``coordinator/runtime.py``) carries it o
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -89,6 +90,8 @@ class Offloaded(Generic[R, T]):
 
     work: Callable[[], T]
     then: Callable[[T], Outcome[R]]
+    #: Where to run it (None: the loop's default executor, shared with password checks).
+    executor: Executor | None = None
 
 
 Wait = Awaiting[R] | Delayed[R] | Offloaded[R, Any]

@@ -8,10 +8,12 @@ from protocol.apis.consumer_group_describe import ConsumerGroupDescribeRequest
 from protocol.apis.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest
 from protocol.apis.create_topics import CreateTopicsRequest
 from protocol.apis.delete_groups import DeleteGroupsRequest
+from protocol.apis.describe_configs import DescribeConfigsRequest
 from protocol.apis.describe_groups import DescribeGroupsRequest
 from protocol.apis.fetch import FetchRequest
 from protocol.apis.find_coordinator import FindCoordinatorRequest
 from protocol.apis.heartbeat import HeartbeatRequest
+from protocol.apis.incremental_alter_configs import IncrementalAlterConfigsRequest
 from protocol.apis.join_group import JoinGroupRequest
 from protocol.apis.leave_group import LeaveGroupRequest
 from protocol.apis.list_groups import ListGroupsRequest
@@ -27,7 +29,7 @@ from protocol.apis.sync_group import SyncGroupRequest
 
 from ..node import Node
 from ..security import handlers as sasl
-from . import cluster, consumer_groups, groups, produce
+from . import cluster, configs, consumer_groups, groups, produce
 from .dispatcher import Dispatcher
 
 
@@ -58,6 +60,8 @@ def daemon_dispatcher(node: Node) -> Dispatcher:
         consumer_groups.heartbeat_refused,
     )
     d.route_each(ConsumerGroupDescribeRequest, consumer_groups.consumer_group_describe)
+    d.route_each(DescribeConfigsRequest, configs.describe_configs)
+    d.route_each(IncrementalAlterConfigsRequest, configs.incremental_alter_configs)
     d.route(SaslHandshakeRequest, sasl.sasl_handshake)
     d.route(SaslAuthenticateRequest, sasl.sasl_authenticate)
     return d

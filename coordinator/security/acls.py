@@ -61,8 +61,13 @@ class Authorizer:
             if b.permission == Permission.DENY:
                 if b.operation in (operation, Operation.ALL):
                     return False  # DENY wins, whatever else matches
-            elif b.operation in (operation, Operation.ALL) or (
-                operation == Operation.DESCRIBE and b.operation in _IMPLIES_DESCRIBE
+            elif (
+                b.operation in (operation, Operation.ALL)
+                or (operation == Operation.DESCRIBE and b.operation in _IMPLIES_DESCRIBE)
+                or (
+                    operation == Operation.DESCRIBE_CONFIGS
+                    and b.operation == Operation.ALTER_CONFIGS
+                )
             ):
                 allowed = True
         return allowed

@@ -13,6 +13,13 @@ the partitions it acquires, and every write is *fenced*: in the same transaction
 holding a share lock on the partition rows, that this node still owns each partition it
 writes to with the epoch it acquired it at, and that its lease has not run out. A node that
 lost a partition (paused past its lease, cut off) can never overwrite the new owner's state.
+Each transaction is also bounded by what is left of the lease (``bounded.py``): a stalled
+node's locks are freed by the server before its lease runs out, and a write that completes
+after the lease ran out is not reported done (its answer would come from a node that may
+no longer be the coordinator).
+
+While the database is unreachable, writes fail at once for a growing interval (0.1 s
+doubling up to 2 s) rather than each trying to connect again.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
+import time
 from collections.abc import Callable
 from itertools import groupby
 from typing import Any, assert_never, cast
@@ -34,6 +42,7 @@ from ..group.records import (
     ConsumerGroupRecord,
     ConsumerMemberRecord,
     ConsumerMemberRemovedRecord,
+    GroupConfigRecord,
     GroupDeletedRecord,
     GroupMetadataRecord,
     HeartbeatRecord,
@@ -41,6 +50,7 @@ from ..group.records import (
     OffsetDeleteRecord,
     Record,
 )
+from . import bounded
 from .base import LoadedState, SecurityRows, Store, Write
 from .snapshots import (
     consumer_group_from_json,
@@ -160,6 +170,21 @@ MIGRATIONS: list[str] = [
     ALTER TABLE topics ADD COLUMN unkeyed_id boolean NOT NULL DEFAULT false;
     UPDATE topics SET unkeyed_id = true;
     """,
+    # 6: placement with hysteresis (cluster/plan.py): since when a node whose lease had run
+    # out is live again, and the owner a failure took each partition from.
+    """
+    ALTER TABLE cluster_nodes ADD COLUMN IF NOT EXISTS live_since timestamptz;
+    ALTER TABLE coordinator_partitions ADD COLUMN IF NOT EXISTS previous_owner integer;
+    """,
+    # 7: groups' own configs (Kafka's dynamic group configs), JSON.
+    """
+    CREATE TABLE group_configs (
+        group_id text PRIMARY KEY,
+        data text NOT NULL,
+        coordinator_partition integer
+    );
+    CREATE INDEX group_configs_by_partition ON group_configs (coordinator_partition);
+    """,
 ]
 
 #: pg_advisory_xact_lock key for migrations: one node migrates, the others wait and see.
@@ -191,6 +216,20 @@ class Fenced(Exception):
         self.partitions = partitions
 
 
+class LeaseRanOut(Fenced):
+    """The write completed, or would start, after this node's lease may have run out: it
+    is not reported done (the store may hold it; the next owner loads it)."""
+
+
+class StoreUnavailable(Exception):
+    """The database failed the last write; the next attempt waits for the backoff."""
+
+
+#: Backoff after a failed write: first and longest interval, in seconds.
+BACKOFF_FIRST_S = 0.1
+BACKOFF_MAX_S = 2.0
+
+
 class PostgresStore(Store):
     def __init__(
         self,
@@ -198,14 +237,20 @@ class PostgresStore(Store):
         partitions: int = 50,
         clustered: bool = False,
         pool_size: int = 4,
+        lease_timeout_ms: int = 6000,
     ) -> None:
         """``partitions``: offsets.topic.num.partitions. ``clustered``: groups are loaded per
         partition as the node acquires them (``load_partitions``), and writes are fenced
-        by ``epochs``."""
+        by ``epochs`` and bounded by ``lease_left_ms``."""
         self.database_url = database_url
         self.partitions = partitions
         self.clustered = clustered
         self.pool_size = pool_size
+        self.lease_timeout_ms = lease_timeout_ms
+        #: What is left of this node's lease, in ms (clustered: set by the cluster).
+        self.lease_left_ms: Callable[[], int] | None = None
+        self._backoff_s = 0.0
+        self._retry_at = 0.0
         self.node_id = -1
         #: Partition -> the epoch this node holds it at (clustered: set by the cluster).
         self.epochs: dict[int, int] = {}
@@ -222,7 +267,11 @@ class PostgresStore(Store):
     async def open(self) -> LoadedState:
         try:
             self._pool = await asyncpg.create_pool(
-                self.database_url, min_size=1, max_size=self.pool_size
+                self.database_url,
+                min_size=1,
+                max_size=self.pool_size,
+                server_settings=bounded.keepalive_settings(self.lease_timeout_ms),
+                init=self._init_connection,
             )
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
             raise StartupError(f"cannot reach the database: {exc}") from None
@@ -230,6 +279,16 @@ class PostgresStore(Store):
             await migrate(conn)
             await self._agree_on_partitions(conn)
             return await _load(conn, groups=not self.clustered)
+
+    async def _init_connection(self, conn: asyncpg.Connection) -> None:
+        bounded.enable_keepalives(conn, self.lease_timeout_ms)
+
+    def budget_ms(self) -> int:
+        """How long a transaction may take: what is left of the lease (clustered), else
+        the lease timeout."""
+        if self.lease_left_ms is None:
+            return self.lease_timeout_ms
+        return self.lease_left_ms()
 
     async def _agree_on_partitions(self, conn: asyncpg.Connection) -> None:
         """offsets.topic.num.partitions is fixed once data exists, as in Kafka; rows written
@@ -277,7 +336,7 @@ class PostgresStore(Store):
 
     async def load_partitions(self, partitions: list[int]) -> list[Record]:
         """Everything stored for the groups of ``partitions``, for ``GroupCoordinator.load``."""
-        async with self.pool.acquire() as conn:
+        async with bounded.transaction(self.pool, self.budget_ms(), "load") as conn:
             return await _load_records(conn, partitions)
 
     @property
@@ -321,18 +380,32 @@ class PostgresStore(Store):
 
     async def _commit(self, batches: list[Write]) -> None:
         touched = {self.partition_of(r.group_id) for b in batches for r in b.records}
+        if time.monotonic() < self._retry_at:
+            raise StoreUnavailable("the database failed the last write; retrying shortly")
         try:
             if self.clustered and touched - self.epochs.keys():
                 raise Fenced(touched - self.epochs.keys())
-            async with self.pool.acquire() as conn, conn.transaction():
-                if self.clustered and touched:
-                    await self._check_fence(conn, touched)
-                for batch in batches:
-                    await _apply(conn, batch, self.partition_of)
+            try:
+                async with bounded.transaction(self.pool, self.budget_ms(), "write") as conn:
+                    if self.clustered and touched:
+                        await self._check_fence(conn, touched)
+                    for batch in batches:
+                        await _apply(conn, batch, self.partition_of)
+            except bounded.BudgetSpent as spent:
+                if not self.clustered:
+                    raise
+                raise LeaseRanOut(touched) from spent
+            if self.clustered and self.budget_ms() <= 0:
+                raise LeaseRanOut(touched)  # stored, but the answer would come too late
         except Fenced as fenced:
             if self.on_fenced is not None:
                 self.on_fenced(fenced.partitions)
             raise
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, bounded.BudgetSpent):
+            self._backoff_s = min(BACKOFF_MAX_S, max(BACKOFF_FIRST_S, 2 * self._backoff_s))
+            self._retry_at = time.monotonic() + self._backoff_s
+            raise
+        self._backoff_s = 0.0
         self.transactions += 1
 
     async def _check_fence(self, conn: asyncpg.Connection, touched: set[int]) -> None:
@@ -377,6 +450,8 @@ async def _load_records(conn: asyncpg.Connection, partitions: list[int] | None) 
         ("", []) if partitions is None else (" WHERE coordinator_partition = ANY($1)", [partitions])
     )
     records: list[Record] = []
+    for row in await conn.fetch("SELECT group_id, data FROM group_configs" + where, *args):
+        records.append(GroupConfigRecord(row["group_id"], json.loads(row["data"])))
     for row in await conn.fetch("SELECT group_id, data FROM consumer_groups" + where, *args):
         records.append(consumer_group_from_json(row["group_id"], json.loads(row["data"])))
     for row in await conn.fetch(
@@ -564,6 +639,19 @@ async def _apply_run(
             forgotten = [(r.group_id,) for r in cast(list[ConsumerGroupDeletedRecord], records)]
             await conn.executemany("DELETE FROM consumer_groups WHERE group_id = $1", forgotten)
             await conn.executemany(_DELETE_CONSUMER_MEMBERS, forgotten)
+        case GroupConfigRecord():
+            for r in cast(list[GroupConfigRecord], records):
+                if r.configs:
+                    await conn.execute(
+                        "INSERT INTO group_configs (group_id, data, coordinator_partition)"
+                        " VALUES ($1, $2, $3) ON CONFLICT (group_id) DO UPDATE SET"
+                        " data = excluded.data",
+                        r.group_id,
+                        json.dumps(r.configs),
+                        partition_of(r.group_id),
+                    )
+                else:
+                    await conn.execute("DELETE FROM group_configs WHERE group_id = $1", r.group_id)
         case HeartbeatRecord():
             beats = cast(list[HeartbeatRecord], records)
             await conn.executemany(

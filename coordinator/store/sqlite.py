@@ -26,6 +26,7 @@ from ..group.records import (
     ConsumerGroupRecord,
     ConsumerMemberRecord,
     ConsumerMemberRemovedRecord,
+    GroupConfigRecord,
     GroupDeletedRecord,
     GroupMetadataRecord,
     HeartbeatRecord,
@@ -128,6 +129,13 @@ MIGRATIONS: list[str] = [
     ALTER TABLE topics ADD COLUMN unkeyed_id INTEGER NOT NULL DEFAULT 0;
     UPDATE topics SET unkeyed_id = 1;
     """,
+    # 6: groups' own configs (Kafka's dynamic group configs), JSON.
+    """
+    CREATE TABLE group_configs (
+        group_id TEXT PRIMARY KEY,
+        data TEXT NOT NULL
+    ) WITHOUT ROWID;
+    """,
 ]
 
 
@@ -209,6 +217,10 @@ class SqliteStore(Store):
         migrate(conn)
         self._conn = conn
         state = LoadedState()
+        state.records.extend(
+            GroupConfigRecord(group_id, json.loads(data))
+            for group_id, data in conn.execute("SELECT group_id, data FROM group_configs")
+        )
         state.records.extend(
             consumer_group_from_json(group_id, json.loads(data))
             for group_id, data in conn.execute("SELECT group_id, data FROM consumer_groups")
@@ -461,6 +473,16 @@ def _apply_run(conn: sqlite3.Connection, records: list[Record]) -> None:
             forgotten = cast(list[ConsumerGroupDeletedRecord], records)
             conn.executemany(_DELETE_CONSUMER_GROUP, [(r.group_id,) for r in forgotten])
             conn.executemany(_DELETE_CONSUMER_MEMBERS, [(r.group_id,) for r in forgotten])
+        case GroupConfigRecord():
+            for r in cast(list[GroupConfigRecord], records):
+                if r.configs:
+                    conn.execute(
+                        "INSERT INTO group_configs (group_id, data) VALUES (?, ?)"
+                        " ON CONFLICT (group_id) DO UPDATE SET data = excluded.data",
+                        (r.group_id, json.dumps(r.configs)),
+                    )
+                else:
+                    conn.execute("DELETE FROM group_configs WHERE group_id = ?", (r.group_id,))
         case HeartbeatRecord():
             beats = cast(list[HeartbeatRecord], records)
             conn.executemany(

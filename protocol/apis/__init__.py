@@ -12,10 +12,15 @@ from .consumer_group_describe import ConsumerGroupDescribeRequest, ConsumerGroup
 from .consumer_group_heartbeat import ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse
 from .create_topics import CreateTopicsRequest, CreateTopicsResponse
 from .delete_groups import DeleteGroupsRequest, DeleteGroupsResponse
+from .describe_configs import DescribeConfigsRequest, DescribeConfigsResponse
 from .describe_groups import DescribeGroupsRequest, DescribeGroupsResponse
 from .fetch import FetchRequest, FetchResponse
 from .find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
 from .heartbeat import HeartbeatRequest, HeartbeatResponse
+from .incremental_alter_configs import (
+    IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsResponse,
+)
 from .join_group import JoinGroupRequest, JoinGroupResponse
 from .leave_group import LeaveGroupRequest, LeaveGroupResponse
 from .list_groups import ListGroupsRequest, ListGroupsResponse
@@ -50,8 +55,10 @@ class ApiKey(IntEnum):
     SASL_HANDSHAKE = 17
     API_VERSIONS = 18
     CREATE_TOPICS = 19
+    DESCRIBE_CONFIGS = 32
     DELETE_GROUPS = 42
     SASL_AUTHENTICATE = 36
+    INCREMENTAL_ALTER_CONFIGS = 44
     OFFSET_DELETE = 47
     CONSUMER_GROUP_HEARTBEAT = 68
     CONSUMER_GROUP_DESCRIBE = 69
@@ -117,7 +124,11 @@ ALL: tuple[Api, ...] = (
     _api("ApiVersions", ApiVersionsRequest, ApiVersionsResponse),
     _api("CreateTopics", CreateTopicsRequest, CreateTopicsResponse),
     _api("DeleteGroups", DeleteGroupsRequest, DeleteGroupsResponse),
+    _api("DescribeConfigs", DescribeConfigsRequest, DescribeConfigsResponse),
     _api("SaslAuthenticate", SaslAuthenticateRequest, SaslAuthenticateResponse),
+    _api(
+        "IncrementalAlterConfigs", IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse
+    ),
     _api("OffsetDelete", OffsetDeleteRequest, OffsetDeleteResponse),
     _api("ConsumerGroupHeartbeat", ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse),
     _api("ConsumerGroupDescribe", ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse),

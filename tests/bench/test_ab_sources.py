@@ -8,6 +8,8 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
+
 from bench import servers
 
 FAKE_CLI = textwrap.dedent(
@@ -25,6 +27,7 @@ FAKE_CLI = textwrap.dedent(
 )
 
 
+@pytest.mark.integration  # starts a process
 def test_daemon_from_another_tree_imports_that_tree(tmp_path: Path) -> None:
     src = tmp_path / "src"
     (src / "coordinator").mkdir(parents=True)

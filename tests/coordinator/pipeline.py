@@ -1,8 +1,10 @@
 """A sans-IO driver for the request pipeline: the daemon's node, dispatcher and connection
 protocol with a manual clock, no event loop and no sockets.
 
-Writes are durable at once, threads run in line and nothing waits: a ``Delayed`` reply
-is reported with its delay, so a test checks the delay instead of sleeping it out.
+The state machine's effects are carried out by the daemon's own driver
+(``coordinator/driver.py``) with a table of timers and a store that is durable at once.
+Threads run in line and nothing waits: a ``Delayed`` reply is reported with its delay, so a
+test checks the delay instead of sleeping it out.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from coordinator.clock import ManualClock
 from coordinator.config import Settings
 from coordinator.connection import ConnectionProtocol
 from coordinator.connection_context import ConnectionContext
-from coordinator.group.effects import Cancel, Effects, Schedule
+from coordinator.driver import Batch, EffectsDriver
+from coordinator.group.effects import Effects
 from coordinator.handlers.outcome import Awaiting, Delayed, Offloaded, Outcome, Pending
 from coordinator.handlers.routes import daemon_dispatcher
 from coordinator.node import Node
@@ -46,11 +49,19 @@ class Pipeline:
     def __post_init__(self) -> None:
         self.node = Node(self.settings, self.clock)
         self.dispatcher = daemon_dispatcher(self.node)
-        self.timers: dict[str, int] = {}
+        self.timers = TimerTable()
         self.events: list[object] = []
         self.written_topics: list[tuple[str, int]] = []
         self.records: list[object] = []
-        self._waiting: list[tuple[Pending, Any]] = []
+        self.driver: EffectsDriver[Pending, None] = EffectsDriver(
+            self.node.groups,
+            timers=self.timers,
+            write=self._write,
+            emit=self.events.append,
+            answer=Pending.resolve,
+            fail=Pending.fail,
+            now_ms=self.clock.now_ms,
+        )
 
     def connect(self, listener: Listener | None = None) -> ConnectionProtocol:
         conn = ConnectionContext(client_host="/127.0.0.1", listener=listener)
@@ -69,9 +80,8 @@ class Pipeline:
         return self.carry_out(self.dispatcher.dispatch(action, connection.conn))
 
     def carry_out(self, outcome: Outcome[Any]) -> Answer:
-        if outcome.effects is not None:
-            self.apply(outcome.effects)
-        self.written_topics += outcome.topics
+        if outcome.effects is not None or outcome.topics:
+            self.driver.apply(outcome.effects, outcome.topics)
         reply = outcome.reply
         if isinstance(reply, Awaiting):
             if reply.token.answered:
@@ -83,19 +93,14 @@ class Pipeline:
             return self.carry_out(reply.then(reply.work()))
         return Answer(reply, outcome=outcome)
 
-    def apply(self, effects: Effects) -> None:
-        for change in effects.timers:
-            if isinstance(change, Schedule):
-                self.timers[change.key] = change.deadline_ms
-            elif isinstance(change, Cancel):
-                self.timers.pop(change.key, None)
-        self.events += effects.events
-        self.records += effects.records
-        if effects.records:  # stored at once
-            self.apply(self.node.groups.written(effects.records, True, self.clock.now_ms()))
-        for token, result in effects.replies:
-            assert isinstance(token, Pending)
-            token.resolve(result)
+    def apply(self, effects: Effects[Pending]) -> None:
+        self.driver.apply(effects)
+
+    def _write(self, batch: Batch[Pending]) -> None:
+        """Stored at once."""
+        self.records += batch.records
+        self.written_topics += batch.topics
+        self.driver.written(batch, None)
 
     def advance(self, ms: int) -> None:
         """Move the clock, firing the timers that fall due, in deadline order."""
@@ -107,5 +112,15 @@ class Pipeline:
             deadline, key = due[0]
             del self.timers[key]
             self.clock.advance(max(0, deadline - self.clock.now_ms()))
-            self.apply(self.node.groups.fire_timer(key, self.clock.now_ms()))
+            self.driver.fire_timer(key)
         self.clock.advance(until - self.clock.now_ms())
+
+
+class TimerTable(dict[str, int]):
+    """The armed timers: key -> deadline (ms)."""
+
+    def schedule(self, key: str, deadline_ms: int) -> None:
+        self[key] = deadline_ms
+
+    def cancel(self, key: str) -> None:
+        self.pop(key, None)

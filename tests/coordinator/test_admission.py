@@ -14,6 +14,7 @@ from coordinator.cluster.placement import partition_for
 from coordinator.cluster.routing import ClusterRouting, PartitionState
 from coordinator.config import Settings
 from coordinator.handlers import admission
+from coordinator.handlers.admission import GROUP_RESOURCE
 from coordinator.handlers.dispatcher import Dispatcher, names_groups
 from coordinator.handlers.groups import heartbeat, heartbeat_refused
 from coordinator.security.config import SecuritySettings
@@ -21,9 +22,15 @@ from protocol.apis import BY_KEY, ApiKey
 from protocol.apis.consumer_group_describe import ConsumerGroupDescribeRequest
 from protocol.apis.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest
 from protocol.apis.delete_groups import DeleteGroupsRequest
+from protocol.apis.describe_configs import DescribeConfigsRequest, DescribeConfigsResource
 from protocol.apis.describe_groups import DescribeGroupsRequest
 from protocol.apis.find_coordinator import FindCoordinatorRequest
 from protocol.apis.heartbeat import HeartbeatRequest
+from protocol.apis.incremental_alter_configs import (
+    IncrementalAlterConfigsAlterableConfig,
+    IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsResource,
+)
 from protocol.apis.join_group import JoinGroupRequest, JoinGroupRequestProtocol
 from protocol.apis.leave_group import LeaveGroupRequest, LeaveGroupRequestMemberIdentity
 from protocol.apis.offset_commit import (
@@ -114,6 +121,22 @@ REQUESTS: dict[int, Callable[[int], Struct]] = {
         group_id=GROUP, member_id="m", member_epoch=0, rebalance_timeout_ms=10_000
     ),
     ApiKey.CONSUMER_GROUP_DESCRIBE: lambda v: ConsumerGroupDescribeRequest(group_ids=[GROUP]),
+    ApiKey.DESCRIBE_CONFIGS: lambda v: DescribeConfigsRequest(
+        resources=[DescribeConfigsResource(resource_type=GROUP_RESOURCE, resource_name=GROUP)]
+    ),
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: lambda v: IncrementalAlterConfigsRequest(
+        resources=[
+            IncrementalAlterConfigsResource(
+                resource_type=GROUP_RESOURCE,
+                resource_name=GROUP,
+                configs=[
+                    IncrementalAlterConfigsAlterableConfig(
+                        name="consumer.session.timeout.ms", config_operation=0, value="50000"
+                    )
+                ],
+            )
+        ]
+    ),
 }
 
 
@@ -154,8 +177,8 @@ def test_every_advertised_api_naming_groups_has_an_admission_row() -> None:
     p = Pipeline()
     naming = {k for k in advertised(p) if names_groups(BY_KEY[k].request)}
     assert naming == set(REQUESTS) - {ApiKey.FIND_COORDINATOR}
-    # The table holds the group APIs the daemon serves, FindCoordinator (its keys may be
-    # groups) and ListGroups (it lists them).
+    # The table holds the group APIs the daemon serves (the configs ones: their resources
+    # may be groups), FindCoordinator (its keys may be groups) and ListGroups (it lists them).
     assert set(admission.BY_API_KEY) == naming | {ApiKey.FIND_COORDINATOR, ApiKey.LIST_GROUPS}
     assert set(admission.BY_API_KEY) <= advertised(p)
 

@@ -99,6 +99,7 @@ def test_journal_and_metrics_options_from_file_environment_and_command_line(
     assert s.observability.metrics_listen == ("127.0.0.1", 9464)
 
 
+@pytest.mark.integration  # starts a process
 def test_the_daemon_never_imports_spark_or_matplotlib() -> None:
     import subprocess
     import sys

@@ -92,6 +92,7 @@ def serve(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.integration  # starts a process
 def test_ordinary_mistakes_get_one_line_and_no_traceback(tmp_path: Path):
     taken = socket.socket()
     taken.bind(("127.0.0.1", 0))

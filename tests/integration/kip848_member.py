@@ -16,6 +16,25 @@ from typing import Any
 from .clients import Member, TopicPartition
 
 
+def fast_kip848_daemon(topic: str, session_ms: int, heartbeat_ms: int) -> list[str]:
+    """``serve`` options for tests of the consumer protocol: a short session and heartbeat
+    interval (Kafka's group.consumer.* minimums lowered to allow them), no initial delay."""
+    return [
+        "--topic",
+        topic,
+        "--group-consumer-session-timeout-ms",
+        str(session_ms),
+        "--group-consumer-min-session-timeout-ms",
+        "1000",
+        "--group-consumer-heartbeat-interval-ms",
+        str(heartbeat_ms),
+        "--group-consumer-min-heartbeat-interval-ms",
+        "100",
+        "--group-initial-rebalance-delay-ms",
+        "0",
+    ]
+
+
 class ConsumerProtocolMember(Member):
     """Session and heartbeat come from the coordinator in this protocol: the client's
     session.timeout.ms and heartbeat.interval.ms do not apply."""

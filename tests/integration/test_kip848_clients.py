@@ -19,7 +19,7 @@ import pytest
 
 from .clients import KafkaPythonMember, TopicPartition
 from .conftest import Daemon, wait_until
-from .kip848_member import ConsumerProtocolMember
+from .kip848_member import ConsumerProtocolMember, fast_kip848_daemon
 
 pytestmark = pytest.mark.integration
 
@@ -30,20 +30,7 @@ SESSION_S = 2.0
 
 @pytest.fixture
 def daemon(start_daemon: Callable[..., Daemon]) -> Daemon:
-    return start_daemon(
-        "--topic",
-        f"{TOPIC}:6",
-        "--group-consumer-session-timeout-ms",
-        str(int(SESSION_S * 1000)),
-        "--group-consumer-min-session-timeout-ms",
-        "1000",
-        "--group-consumer-heartbeat-interval-ms",
-        "100",
-        "--group-consumer-min-heartbeat-interval-ms",
-        "100",
-        "--group-initial-rebalance-delay-ms",
-        "0",
-    )
+    return start_daemon(*fast_kip848_daemon(f"{TOPIC}:6", int(SESSION_S * 1000), 100))
 
 
 def start(daemon: Daemon, group: str, count: int, first: int = 0) -> list[ConsumerProtocolMember]:
@@ -240,20 +227,9 @@ def test_with_migration_disabled_a_group_switches_once_its_classic_members_are_g
     protocol and keeps its offsets. (The default, bidirectional, converts the group with
     its members: test_protocol_migration.py.)"""
     daemon = start_daemon(
-        "--topic",
-        f"{TOPIC}:6",
         "--group-consumer-migration-policy",
         "disabled",
-        "--group-consumer-session-timeout-ms",
-        str(int(SESSION_S * 1000)),
-        "--group-consumer-min-session-timeout-ms",
-        "1000",
-        "--group-consumer-heartbeat-interval-ms",
-        "100",
-        "--group-consumer-min-heartbeat-interval-ms",
-        "100",
-        "--group-initial-rebalance-delay-ms",
-        "0",
+        *fast_kip848_daemon(f"{TOPIC}:6", int(SESSION_S * 1000), 100),
     )
     group = "kip848-switch"
     classic = KafkaPythonMember(daemon.bootstrap, group, TOPIC, client_id="classic")

@@ -16,7 +16,7 @@ import pytest
 
 from .clients import ConfluentMember, KafkaPythonMember, Member, TopicPartition
 from .conftest import Daemon, wait_until
-from .kip848_member import ConsumerProtocolMember
+from .kip848_member import ConsumerProtocolMember, fast_kip848_daemon
 
 pytestmark = pytest.mark.integration
 
@@ -30,20 +30,7 @@ OVERLAP_S = 1.0
 
 @pytest.fixture
 def daemon(start_daemon: Callable[..., Daemon]) -> Daemon:
-    return start_daemon(
-        "--topic",
-        f"{TOPIC}:6",
-        "--group-consumer-session-timeout-ms",
-        "3000",
-        "--group-consumer-min-session-timeout-ms",
-        "1000",
-        "--group-consumer-heartbeat-interval-ms",
-        "200",
-        "--group-consumer-min-heartbeat-interval-ms",
-        "100",
-        "--group-initial-rebalance-delay-ms",
-        "0",
-    )
+    return start_daemon(*fast_kip848_daemon(f"{TOPIC}:6", 3000, 200))
 
 
 class Watcher:

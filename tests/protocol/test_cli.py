@@ -98,6 +98,7 @@ def test_bad_input_is_a_clean_error(args: list[str], message: str) -> None:
     assert "Traceback" not in result.output
 
 
+@pytest.mark.integration  # starts a process
 def test_module_entry_point_prints_json_and_exits_non_zero_on_errors() -> None:
     ok = subprocess.run(
         [

@@ -7,6 +7,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.integration  # a fuzzer process, 100,000 inputs
+
 pytest.importorskip("atheris")
 
 

@@ -15,10 +15,16 @@ from protocol.apis.consumer_group_describe import ConsumerGroupDescribeRequest
 from protocol.apis.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest
 from protocol.apis.create_topics import CreateTopicsRequest, CreateTopicsRequestCreatableTopic
 from protocol.apis.delete_groups import DeleteGroupsRequest
+from protocol.apis.describe_configs import DescribeConfigsRequest, DescribeConfigsResource
 from protocol.apis.describe_groups import DescribeGroupsRequest
 from protocol.apis.fetch import FetchPartition, FetchRequest, FetchTopic
 from protocol.apis.find_coordinator import FindCoordinatorRequest
 from protocol.apis.heartbeat import HeartbeatRequest
+from protocol.apis.incremental_alter_configs import (
+    IncrementalAlterConfigsAlterableConfig,
+    IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsResource,
+)
 from protocol.apis.join_group import JoinGroupRequest, JoinGroupRequestProtocol
 from protocol.apis.leave_group import LeaveGroupRequest, LeaveGroupRequestMemberIdentity
 from protocol.apis.list_groups import ListGroupsRequest
@@ -53,6 +59,7 @@ from ..probe import Probe, error_name
 from ..registry import scenario
 
 AREA = "Version matrix"
+GROUP_RESOURCE = 32  # ConfigResource.Type GROUP
 LATEST = -1  # ListOffsets: the log end offset
 NOT_A_MEMBER = "not-a-member-of-this-group"
 
@@ -299,6 +306,39 @@ MATRIX: dict[ApiKey, Probe1] = {
         lambda s, v: ConsumerGroupDescribeRequest(group_ids=[s.group]),
         lambda r, v: [g.error_code for g in r.groups],
         lambda v: _codes(ErrorCode.GROUP_ID_NOT_FOUND),
+    ),
+    # KIP-848 group configs: a group needs no members to be described (Kafka's values),
+    # and a name Kafka's GroupConfig does not know is refused (only validated here).
+    ApiKey.DESCRIBE_CONFIGS: Probe1(
+        lambda s, v: DescribeConfigsRequest(
+            resources=[
+                DescribeConfigsResource(
+                    resource_type=GROUP_RESOURCE,
+                    resource_name=s.group,
+                    configuration_keys=["consumer.session.timeout.ms"],
+                )
+            ]
+        ),
+        lambda r, v: [res.error_code for res in r.results],
+        lambda v: _codes(ErrorCode.NONE),
+    ),
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: Probe1(
+        lambda s, v: IncrementalAlterConfigsRequest(
+            resources=[
+                IncrementalAlterConfigsResource(
+                    resource_type=GROUP_RESOURCE,
+                    resource_name=s.group,
+                    configs=[
+                        IncrementalAlterConfigsAlterableConfig(
+                            name="consumer.no.such.config", config_operation=0, value="1"
+                        )
+                    ],
+                )
+            ],
+            validate_only=True,
+        ),
+        lambda r, v: [res.error_code for res in r.responses],
+        lambda v: _codes(ErrorCode.INVALID_CONFIG),
     ),
     # A broker that keeps records may take an empty batch or refuse it: only the layout
     # of the answer is checked.

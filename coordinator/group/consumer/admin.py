@@ -3,16 +3,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from protocol.errors import ErrorCode
 
+from ..frozen import frozen
 from .config import DEFAULT_ASSIGNOR
 from .group import ConsumerGroup
 from .member import Partitions
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class DescribedMember:
     member_id: str
     instance_id: str | None
@@ -28,7 +29,7 @@ class DescribedMember:
     classic: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class DescribedConsumerGroup:
     """ConsumerGroupDescribe's answer for one group (error_code: GROUP_ID_NOT_FOUND when
     it is not a consumer group)."""

@@ -28,7 +28,6 @@ from protocol.consumer import (
 )
 from protocol.errors import DecodeError, ErrorCode
 
-from .. import events
 from ..context import Context, Shard
 from ..deadlines import TimerKind, consumer_session_key
 from ..events import RemovalCause
@@ -80,17 +79,7 @@ def _join(ctx: Context, g: ConsumerGroup, req: JoinGroupInput) -> JoinGroupResul
     if subscription_changed:
         g.subscribe(m, topics, None)
     if is_new:
-        g.add(m)
-        ctx.event(
-            events.MemberJoined(
-                g.group_id,
-                m.member_id,
-                m.instance_id,
-                m.client_id,
-                m.client_host,
-                [name for name, _ in req.protocols],
-            )
-        )
+        heartbeat.add_member(ctx, g, m, [name for name, _ in req.protocols])
     else:
         g.touch(m)
     heartbeat.update_epoch(ctx, g, is_new, subscription_changed)

@@ -10,11 +10,13 @@ have to give back at its next heartbeat, seconds later, what it was just given).
 
 When the timer fires: with an interval of 0, at once (the end of the event-loop turn: the
 changes read in one turn share a target). Otherwise it waits while the group keeps
-changing, ``QUIET_MS`` at a time, but no longer than the interval after the first held
-heartbeat; a lone join waits ``QUIET_MS``. Kafka 4.3 spaces a group's targets by the
-interval instead (answering at once from the target there is); here the interval bounds
-how long a heartbeat is held, which a member's session (restarted when the heartbeat
-came) never notices.
+changing, ``QUIET_MS`` at a time; a lone join waits ``QUIET_MS``. Once the interval has
+passed since the first held heartbeat, members the current target knows are answered from
+it, as Kafka 4.3 answers while a group is Assigning; joining members (they own nothing)
+wait on for the burst's one target, at most the heartbeat interval. Kafka 4.3 spaces a
+group's targets by the interval and answers every heartbeat at once; a joiner then gets
+its assignment at a later heartbeat. Sessions are not affected: a member's restarts when
+its heartbeat arrives, not when it is answered.
 """
 
 from __future__ import annotations
@@ -68,6 +70,15 @@ def _arm(ctx: Context, g: ConsumerGroup, due: int) -> None:
 Finish = Callable[[Context, ConsumerGroup, ConsumerMember, Held], ConsumerHeartbeatResult]
 
 
+def _joiners_wait_ms(ctx: Context) -> int:
+    """How long, at most, a joining member's first heartbeat waits for its target while
+    its group keeps changing: the interval, or the heartbeat interval if longer (Kafka 4.3
+    answers a join at once, without an assignment, and the member gets one at a heartbeat
+    after the target is computed: up to both intervals later)."""
+    consumer = ctx.config.consumer
+    return max(consumer.assignment_interval_ms, consumer.heartbeat_interval_ms)
+
+
 def fired(
     ctx: Context,
     g: ConsumerGroup,
@@ -75,28 +86,51 @@ def fired(
     finish: Finish,
 ) -> None:
     """The group's assignment timer: one new target, then every held heartbeat answered;
-    or, while the group still changes and the interval allows, a little later."""
+    or, while the group still changes, a little later. Past the interval, members the
+    current target knows are answered from it (as Kafka 4.3 answers while a group is
+    Assigning); joining members wait for the burst's target, up to ``_joiners_wait_ms``,
+    so that a burst read over more than the interval still gets one target."""
     interval = ctx.config.consumer.assignment_interval_ms
-    if g.group_epoch != g.held_epoch and ctx.now < g.held_since_ms + interval:
+    changing = bool(g.held) and g.group_epoch != g.held_epoch
+    if interval > 0 and changing and ctx.now < g.held_since_ms + _joiners_wait_ms(ctx):
         g.held_epoch = g.group_epoch
-        _arm(ctx, g, min(ctx.now + QUIET_MS, g.held_since_ms + interval))
+        if ctx.now >= g.held_since_ms + interval:
+            joining = [h for h in g.held if _joining(g, h)]
+            for h in g.held:
+                if not _joining(g, h):
+                    _answer(ctx, g, h, finish)
+            g.held = joining
+        due = ctx.now + QUIET_MS
+        if not g.held or ctx.now < g.held_since_ms + interval:
+            due = min(due, g.held_since_ms + interval)
+        _arm(ctx, g, min(due, g.held_since_ms + _joiners_wait_ms(ctx)))
         return
     if stale(g):
         assign(ctx, g)
     held, g.held = g.held, []
     for h in held:
-        m = g.members.get(h.member_id)
-        if m is None:  # fenced or gone while it waited
-            ctx.reply(
-                h.token,
-                ConsumerHeartbeatResult(
-                    ErrorCode.UNKNOWN_MEMBER_ID,
-                    f"Member {h.member_id} is not a member of group {g.group_id}.",
-                ),
-            )
-        else:
-            # It shows epochs and an assignment: given once stored (../durability.py).
-            ctx.reply_when_stored(g.group_id, h.token, finish(ctx, g, m, h))
+        _answer(ctx, g, h, finish)
+
+
+def _joining(g: ConsumerGroup, h: Held) -> bool:
+    """A member that has never been answered (epoch 0): nothing of it is in the target."""
+    m = g.members.get(h.member_id)
+    return m is not None and m.member_epoch == 0
+
+
+def _answer(ctx: Context, g: ConsumerGroup, h: Held, finish: Finish) -> None:
+    m = g.members.get(h.member_id)
+    if m is None:  # fenced or gone while it waited
+        ctx.reply(
+            h.token,
+            ConsumerHeartbeatResult(
+                ErrorCode.UNKNOWN_MEMBER_ID,
+                f"Member {h.member_id} is not a member of group {g.group_id}.",
+            ),
+        )
+    else:
+        # It shows epochs and an assignment: given once stored (../durability.py).
+        ctx.reply_when_stored(g.group_id, h.token, finish(ctx, g, m, h))
 
 
 def release(ctx: Context, g: ConsumerGroup, error: ErrorCode) -> None:

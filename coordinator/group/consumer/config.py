@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..frozen import frozen
 
 #: Kafka's group.consumer.assignors default: uniform first (the default), then range.
 DEFAULT_ASSIGNOR = "uniform"
@@ -13,7 +13,7 @@ DEFAULT_ASSIGNOR = "uniform"
 MIGRATION_POLICIES = ("disabled", "downgrade", "upgrade", "bidirectional")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ConsumerGroupConfig:
     session_timeout_ms: int = 45000  # group.consumer.session.timeout.ms
     min_session_timeout_ms: int = 45000  # group.consumer.min.session.timeout.ms
@@ -22,10 +22,17 @@ class ConsumerGroupConfig:
     min_heartbeat_interval_ms: int = 5000  # group.consumer.min.heartbeat.interval.ms
     max_heartbeat_interval_ms: int = 15000  # group.consumer.max.heartbeat.interval.ms
     max_size: int = 2147483647  # group.consumer.max.size
-    #: group.consumer.assignment.interval.ms (KIP-1263, Kafka 4.3's default): the longest a
-    #: heartbeat waits for a target assignment while its group keeps changing (coalesce.py);
-    #: 0: the changes of one event-loop turn share one target.
+    #: group.consumer.assignment.interval.ms (KIP-1263, Kafka 4.3's default): the longest an
+    #: assigned member's heartbeat waits for a target while its group keeps changing
+    #: (coalesce.py); 0: the changes of one event-loop turn share one target.
     assignment_interval_ms: int = 1000
+    # Bounds on the work clients' SubscribedTopicRegex patterns cause (this daemon's own
+    # settings, named as Kafka's; Kafka bounds a pattern only by the request size).
+    regex_max_bytes: int = 65536  # group.consumer.regex.max.bytes: longest pattern (UTF-8)
+    regex_cache_bytes: int = 64 << 20  # group.consumer.regex.cache.bytes: compiled patterns
+    regex_resolve_timeout_ms: int = 5000  # group.consumer.regex.resolve.timeout.ms
+    regex_max_pending: int = 4  # group.consumer.regex.max.pending: resolutions waiting
+    regex_refresh_interval_ms: int = 600000  # group.consumer.regex.refresh.interval.ms
     migration_policy: str = "bidirectional"  # group.consumer.migration.policy
 
     @property
@@ -45,6 +52,11 @@ class ConsumerGroupConfig:
         """What Kafka's GroupCoordinatorConfig refuses at start, in its words."""
         s, hb = "group.consumer.session.timeout.ms", "group.consumer.heartbeat.interval.ms"
         checks = [
+            (
+                self.regex_refresh_interval_ms >= 10000,
+                f"Invalid value {self.regex_refresh_interval_ms} for configuration"
+                " group.consumer.regex.refresh.interval.ms: Value must be at least 10000",
+            ),
             (
                 self.max_heartbeat_interval_ms >= self.min_heartbeat_interval_ms,
                 "group.consumer.max.heartbeat.interval.ms must be greater than or equal to"

@@ -166,11 +166,10 @@ def restore(
         subscription_metadata=dict(record.subscription_metadata),
     )
     members = list(members)
-    patterns = {mr.subscribed_topic_regex for mr in members} - {None}
+    patterns = {p for mr in members if (p := mr.subscribed_topic_regex) is not None}
     if patterns:
-        topics = ctx.shard.topic_names()
-        g.resolved = {p: regex.matching(p, topics) for p in patterns if p is not None}
-        g.resolved_with_topics = ctx.shard.topic_count()
+        limit = ctx.config.consumer.regex_max_bytes
+        regex.restore(g, patterns, ctx.shard.topic_names(), limit)
     for mr in members:
         m = ConsumerMember(
             mr.member_id,

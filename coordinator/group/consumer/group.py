@@ -66,6 +66,7 @@ class ConsumerGroup:
     #: were when they were resolved (topics are only ever added).
     resolved: dict[str, frozenset[str]] = field(default_factory=dict)
     resolved_with_topics: int = -1
+    resolved_at_ms: int = -1  # when they were last all resolved
     #: When the current target assignment was computed here (None: before a load), for
     #: the time members take to reconcile to it; not stored.
     target_computed_ms: int | None = None

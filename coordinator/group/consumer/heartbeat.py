@@ -23,6 +23,7 @@ from __future__ import annotations
 import base64
 import uuid
 
+from coordinator.topic_regex import pattern_bytes
 from protocol.errors import ErrorCode
 
 from .. import events
@@ -31,7 +32,7 @@ from ..deadlines import Armed, TimerKind, consumer_rebalance_key, consumer_sessi
 from ..events import RebalanceTrigger, RemovalCause
 from ..group import ClassicGroup
 from ..states import EMPTY
-from . import coalesce, durability, regex
+from . import coalesce, durability, group_configs, regex
 from .config import DEFAULT_ASSIGNOR
 from .group import ConsumerGroup
 from .member import LEAVE_EPOCH, LEAVE_STATIC_EPOCH, ConsumerMember, Partitions
@@ -90,17 +91,25 @@ def _invalid(message: str) -> HeartbeatError:
     return HeartbeatError(ErrorCode.INVALID_REQUEST, message)
 
 
+#: What Java's String.trim() strips: a string of only these is empty to Kafka.
+_JAVA_TRIMMED = "".join(map(chr, range(33)))
+
+
+def _blank(value: str) -> bool:
+    return not value.strip(_JAVA_TRIMMED)
+
+
 def _validate(ctx: Context, req: ConsumerHeartbeatInput) -> None:
     epoch = req.member_epoch
-    if not req.member_id and (
+    if _blank(req.member_id) and (
         req.api_version >= CLIENT_MEMBER_ID_VERSION or epoch > 0 or epoch < 0
     ):
         raise _invalid("MemberId can't be empty.")
-    if not req.group_id:
+    if _blank(req.group_id):
         raise _invalid("GroupId can't be empty.")
-    if req.instance_id == "":
+    if req.instance_id is not None and _blank(req.instance_id):
         raise _invalid("InstanceId can't be empty.")
-    if req.rack_id == "":
+    if req.rack_id is not None and _blank(req.rack_id):
         raise _invalid("RackId can't be empty.")
     if epoch == 0:
         if req.rebalance_timeout_ms == -1:
@@ -117,15 +126,14 @@ def _validate(ctx: Context, req: ConsumerHeartbeatInput) -> None:
             raise _invalid("InstanceId can't be null.")
     elif epoch < LEAVE_STATIC_EPOCH:
         raise _invalid("MemberEpoch is invalid.")
-    if req.subscribed_topic_regex:  # "" clears the member's regex
-        try:
-            regex.check(req.subscribed_topic_regex)
-        except regex.InvalidRegex as exc:
-            raise HeartbeatError(
-                ErrorCode.INVALID_REGULAR_EXPRESSION,
-                f"SubscribedTopicRegex `{req.subscribed_topic_regex}` is not a valid regular"
-                f" expression: {exc}.",
-            ) from None
+    pattern = req.subscribed_topic_regex
+    if pattern:  # "" clears the member's regex; the pattern is compiled off the loop
+        limit = ctx.config.consumer.regex_max_bytes
+        if pattern_bytes(pattern) > limit:
+            raise _bad_regex(pattern, f"it is longer than {limit} bytes")
+        group = ctx.consumer(req.group_id)
+        if (reason := regex.refused(group, pattern, req.resolved)) is not None:
+            raise _bad_regex(pattern, reason)
     if req.server_assignor is not None and req.server_assignor not in ASSIGNOR_NAMES:
         raise HeartbeatError(
             ErrorCode.UNSUPPORTED_ASSIGNOR,
@@ -133,6 +141,14 @@ def _validate(ctx: Context, req: ConsumerHeartbeatInput) -> None:
             + ", ".join(ASSIGNOR_NAMES)
             + ".",
         )
+
+
+def _bad_regex(pattern: str, reason: str) -> HeartbeatError:
+    return HeartbeatError(
+        ErrorCode.INVALID_REGULAR_EXPRESSION,
+        f"SubscribedTopicRegex `{regex.quoted(pattern)}` is not a valid regular expression:"
+        f" {reason}.",
+    )
 
 
 # -- the group and the member -----------------------------------------------------------------
@@ -183,17 +199,18 @@ def _member(ctx: Context, g: ConsumerGroup, req: ConsumerHeartbeatInput) -> Cons
     if joining:
         if owner is None:
             m = g.members.get(member_id)
-            if m is not None:
+            if m is not None:  # a dynamic member rejoining as a static one
+                _record_instance(g, m, req.instance_id)
                 return m
             check_room(ctx, g)
             return ConsumerMember(member_id, instance_id=req.instance_id)
-        if owner.member_id == member_id:
-            return owner
-        if owner.member_epoch != LEAVE_STATIC_EPOCH:
+        if owner.member_epoch != LEAVE_STATIC_EPOCH and owner.classic is None:
+            # Kafka: even under its own member id, the instance must be released first
+            # (a classic member's instance is taken over, as Kafka does).
             raise HeartbeatError(
                 ErrorCode.UNRELEASED_INSTANCE_ID,
-                f"Static member {owner.member_id} with instance id {req.instance_id} is not"
-                " released yet.",
+                f"Static member {member_id} with instance id {req.instance_id} cannot join"
+                f" the group because the instance id is owned by {owner.member_id} member.",
             )
         return replace_static(ctx, g, owner, member_id)
     if owner is None:
@@ -208,6 +225,15 @@ def _member(ctx: Context, g: ConsumerGroup, req: ConsumerHeartbeatInput) -> Cons
         )
     _check_epoch(owner, req)
     return owner
+
+
+def _record_instance(g: ConsumerGroup, m: ConsumerMember, instance_id: str) -> None:
+    """Kafka's maybeUpdateInstanceId: the member is static from now on."""
+    if m.instance_id is not None and g.static_members.get(m.instance_id) == m.member_id:
+        del g.static_members[m.instance_id]
+    m.instance_id = instance_id
+    g.static_members[instance_id] = m.member_id
+    g.touch(m)
 
 
 def _unknown(member_id: str, group_id: str) -> HeartbeatError:
@@ -305,31 +331,23 @@ def _heartbeat(
         m.rebalance_timeout_ms = req.rebalance_timeout_ms
     if req.server_assignor is not None:
         g.set_assignor(m, req.server_assignor)
-    _refresh_regexes(ctx, g)
+    if req.resolved is not None:
+        regex.apply(g, req.resolved, req.resolved_topics, new_regex, ctx.now)
     if subscription_changed or is_new:
-        if new_regex is not None and new_regex not in g.resolved:
-            g.resolved[new_regex] = regex.matching(new_regex, ctx.shard.topic_names())
-            g.resolved_with_topics = ctx.shard.topic_count()  # all are current (refreshed)
         g.subscribe(m, new_names, new_regex)
+        if not is_new:
+            regex.prune(g)  # the pattern it left, if nobody else uses it
     m.client_id, m.client_host = req.client_id, req.client_host
     if described != _described(m):
         g.touch(m)
     if is_new:
-        g.add(m)
-        ctx.event(
-            events.MemberJoined(
-                g.group_id,
-                m.member_id,
-                m.instance_id,
-                m.client_id,
-                m.client_host,
-                [m.server_assignor] if m.server_assignor else [],
-            )
-        )
+        add_member(ctx, g, m, [m.server_assignor] if m.server_assignor else [])
     update_epoch(ctx, g, is_new, subscription_changed)
     schedule_session(ctx, g, m)
-    full = req.member_epoch == 0 or (
-        req.rebalance_timeout_ms != -1 and names is not None and req.owned is not None
+    full = req.member_epoch == 0 or (  # Kafka's isFullRequest: names or a regex
+        req.rebalance_timeout_ms != -1
+        and (names is not None or pattern is not None)
+        and req.owned is not None
     )
     held = coalesce.Held(token, m.member_id, req.owned, full, before_assigned)
     if coalesce.stale(g):
@@ -347,8 +365,19 @@ def _finish(
         ErrorCode.NONE,
         member_id=m.member_id,
         member_epoch=m.member_epoch,
-        heartbeat_interval_ms=ctx.config.consumer.heartbeat_interval_ms,
+        heartbeat_interval_ms=group_configs.heartbeat_interval_ms(ctx, g.group_id),
         assignment=dict(m.assigned) if h.full or m.assigned != h.before else None,
+    )
+
+
+def add_member(ctx: Context, g: ConsumerGroup, m: ConsumerMember, protocols: list[str]) -> None:
+    """A new member is in: counted, its record written, and journaled with the assignor
+    (or the classic protocols) it asked for."""
+    g.add(m)
+    ctx.event(
+        events.MemberJoined(
+            g.group_id, m.member_id, m.instance_id, m.client_id, m.client_host, protocols
+        )
     )
 
 
@@ -378,20 +407,6 @@ def assign_now(ctx: Context, g: ConsumerGroup) -> None:
 
 def _described(m: ConsumerMember) -> tuple[object, ...]:
     return (m.rack_id, m.rebalance_timeout_ms, m.server_assignor, m.client_id, m.client_host)
-
-
-def _refresh_regexes(ctx: Context, g: ConsumerGroup) -> None:
-    """Match the group's regexes again when topics were created since they last were
-    (the new subscriptions show in the subscription metadata, which bumps the epoch)."""
-    if not g.resolved:
-        return
-    count = ctx.shard.topic_count()
-    if count == g.resolved_with_topics:
-        return
-    topics = ctx.shard.topic_names()
-    g.resolved = {r: regex.matching(r, topics) for r in g.regexes()}
-    g.resolved_with_topics = count
-    g.recount()
 
 
 def subscription_metadata(ctx: Context, g: ConsumerGroup) -> dict[str, int]:
@@ -458,7 +473,7 @@ def arm_revocation_timer(ctx: Context, g: ConsumerGroup, m: ConsumerMember) -> N
 
 def schedule_session(ctx: Context, g: ConsumerGroup, m: ConsumerMember) -> None:
     """A consumer-protocol member's session is the group's; a classic member's its own."""
-    timeout = ctx.config.consumer.session_timeout_ms
+    timeout = group_configs.session_timeout_ms(ctx, g.group_id)
     if m.classic is not None:
         timeout = m.classic.session_timeout_ms
     ctx.deadlines.schedule_heartbeat(
@@ -518,6 +533,7 @@ def fence(
     """Remove the member and bump the group epoch: the next heartbeat of any member
     computes a new target assignment without it."""
     g.remove(m.member_id)
+    regex.prune(g)
     _cancel_timers(ctx, g.group_id, m.member_id)
     ctx.event(events.MemberRemoved(g.group_id, m.member_id, m.instance_id, reason, cause))
     trigger = (

@@ -10,12 +10,12 @@ it must give up.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from ..frozen import frozen
 from .member import ConsumerMember, MemberState, Partitions
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Step:
     """Where the member goes next."""
 

@@ -3,15 +3,16 @@ layer maps topic ids to names and back)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
 
+from ..frozen import frozen
 from .member import Partitions
 
 #: ConsumerGroupHeartbeat v1+ (KIP-1082): the client makes its member id.
 CLIENT_MEMBER_ID_VERSION = 1
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ConsumerHeartbeatInput:
     group_id: str
     member_id: str
@@ -27,9 +28,13 @@ class ConsumerHeartbeatInput:
     client_id: str = ""
     client_host: str = ""
     api_version: int = CLIENT_MEMBER_ID_VERSION
+    #: Patterns resolved off the event loop for this heartbeat (``regex.to_resolve``):
+    #: the topics each matches, or RE2's reason it is not valid; and the topic count then.
+    resolved: Mapping[str, frozenset[str] | str] | None = None
+    resolved_topics: int = -1
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ConsumerHeartbeatResult:
     error_code: int
     error_message: str | None = None

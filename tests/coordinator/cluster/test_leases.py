@@ -5,6 +5,7 @@ never write to it again (the database refuses, whatever the node believes)."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import Counter
 from typing import Any
 
@@ -14,8 +15,8 @@ import pytest
 from coordinator.cluster import leases
 from coordinator.cluster.placement import partition_for
 from coordinator.group.records import OffsetCommitRecord
-from coordinator.store import Write
-from coordinator.store.postgres import Fenced, PostgresStore
+from coordinator.store import Write, bounded
+from coordinator.store.postgres import _FENCE, Fenced, PostgresStore
 
 PARTITIONS = 6
 LISTENERS = {"PLAINTEXT": ("127.0.0.1", 9092)}
@@ -27,15 +28,17 @@ async def open_store(url: str) -> PostgresStore:
     return store
 
 
-async def tick(store: PostgresStore, node_id: int, lease_ms: int = 60_000) -> leases.TickResult:
+async def tick(
+    store: PostgresStore, node_id: int, lease_ms: int = 60_000, settle_ms: int = 0
+) -> leases.TickResult:
     """One placement round for ``node_id``, which then holds what it took (as the cluster
     membership does)."""
-    async with store.pool.acquire() as conn:
-        result = await leases.tick(
-            conn, node_id, LISTENERS, lease_ms, PARTITIONS, dict(store.epochs)
-        )
-        if result.released:
-            await leases.release(conn, node_id, result.released)
+    result = await leases.place(
+        store.pool, 5000, node_id, LISTENERS, lease_ms, PARTITIONS, dict(store.epochs), settle_ms
+    )
+    assert result is not None
+    if result.released:
+        await leases.release(store.pool, 5000, node_id, result.released)
     for p in [*result.lost, *result.released]:
         store.epochs.pop(p, None)
     store.epochs.update(result.acquired)
@@ -132,3 +135,92 @@ async def test_a_node_restarted_within_its_lease_takes_its_partitions_back_at_a_
     assert set(again.acquired.values()) == {2}  # the previous run's writes are fenced
     with pytest.raises(Fenced):
         await a.write(commit(group_on(0), 2))
+
+
+async def stalled_write(url: str, partition: int, epoch: int, node_id: int) -> asyncpg.Connection:
+    """A node stalled inside a write: its fence's share lock on ``partition`` is held."""
+    conn = await asyncpg.connect(url)
+    await conn.execute("BEGIN")
+    await conn.fetch(_FENCE, [partition], [epoch], node_id)
+    return conn
+
+
+async def test_a_takeover_never_waits_on_a_stalled_nodes_write(two_nodes):
+    url, a, b = two_nodes
+    await tick(a, 1, lease_ms=300)
+    stalled = await stalled_write(url, 0, a.epochs[0], 1)
+    try:
+        await asyncio.sleep(0.4)  # a's lease runs out
+        began = time.monotonic()
+        taken = await tick(b, 2)
+        assert time.monotonic() - began < 1.5  # it did not wait for the row lock
+        assert sorted(taken.acquired) == list(range(1, PARTITIONS))  # all but the locked one
+    finally:
+        await stalled.close()  # the server ends it within a's lease (test below)
+    again = await tick(b, 2)
+    assert list(again.acquired) == [0]
+
+
+async def test_a_node_renews_its_lease_while_another_sits_on_the_placement_lock(two_nodes):
+    url, a, b = two_nodes
+    await tick(a, 1)
+    stalled = await asyncpg.connect(url)
+    await stalled.execute("BEGIN")
+    await stalled.execute("SELECT pg_advisory_xact_lock($1)", leases.PLACEMENT_LOCK)
+    try:
+        began = time.monotonic()
+        view = await leases.renew(b.pool, 2000, 2, LISTENERS, 60_000, 0)
+        assert 2 in view.live and time.monotonic() - began < 1
+        placed = await leases.place(b.pool, 5000, 2, LISTENERS, 60_000, PARTITIONS, {}, 0)
+        assert placed is None  # gave up waiting for the lock: tries again next tick
+        assert time.monotonic() - began < 0.5 + leases.LOCK_WAIT_MS / 1000
+    finally:
+        await stalled.close()
+    assert await leases.place(b.pool, 5000, 2, LISTENERS, 60_000, PARTITIONS, {}, 0)
+
+
+async def test_the_server_ends_a_stalled_transaction_once_its_budget_is_spent(two_nodes):
+    """A node paused (or cut off) inside a transaction: nothing on its side runs, yet the
+    server frees its locks once the budget the transaction began with is spent."""
+    url, _a, _b = two_nodes
+    stalled = await asyncpg.connect(url)
+    other = await asyncpg.connect(url)
+    try:
+        await stalled.execute(bounded.begin(300, "test"))
+        await stalled.execute("SELECT pg_advisory_xact_lock(42)")
+        assert not await other.fetchval("SELECT pg_try_advisory_lock(42)")
+        await asyncio.sleep(0.8)
+        assert await other.fetchval("SELECT pg_try_advisory_lock(42)")
+    finally:
+        stalled.terminate()
+        await other.close()
+
+
+async def test_a_transaction_that_overruns_its_budget_is_cut_off_here_too(two_nodes):
+    _url, a, _b = two_nodes
+    began = time.monotonic()
+    with pytest.raises(bounded.BudgetSpent):
+        async with bounded.transaction(a.pool, 300, "test") as conn:
+            await conn.execute("SELECT pg_sleep(5)")
+    assert time.monotonic() - began < 1
+
+
+async def test_a_node_back_after_its_lease_ran_out_keeps_its_own_but_takes_nothing_else(
+    two_nodes,
+):
+    """Every lease ran out together (the database was away): the first node to renew
+    keeps its partitions and does not take the others' while it is settling."""
+    _url, a, b = two_nodes
+    await tick(a, 1)
+    await tick(b, 2)
+    await tick(a, 1)
+    await tick(b, 2)  # 3 partitions each
+    mine = {1: dict(a.epochs), 2: dict(b.epochs)}
+    for store, node in ((a, 1), (b, 2)):
+        await tick(store, node, lease_ms=100)
+    await asyncio.sleep(0.2)  # both leases run out
+    back = await tick(a, 1, settle_ms=60_000)
+    assert not back.acquired and not back.lost and not back.released
+    assert a.epochs == mine[1]
+    settled = await tick(a, 1, settle_ms=0)  # once settled it takes b's (still dead)
+    assert sorted(settled.acquired) == sorted(mine[2])

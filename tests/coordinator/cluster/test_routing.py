@@ -108,3 +108,13 @@ def test_a_partition_without_a_live_owner_has_no_coordinator_yet():
     found = send(p, FindCoordinatorRequest(key=GROUP), 3)
     assert isinstance(found, FindCoordinatorResponse)
     assert found.error_code == ErrorCode.COORDINATOR_NOT_AVAILABLE
+
+
+def test_a_node_whose_lease_ran_out_names_no_coordinator():
+    """Cut off from the database, its view of the owners may be old: it sends clients
+    nowhere (they ask another node) rather than to itself or a former owner."""
+    p = cluster(None, lease_ms=1000)
+    p.clock.advance(1000)
+    found = send(p, FindCoordinatorRequest(key=GROUP), 3)
+    assert isinstance(found, FindCoordinatorResponse)
+    assert found.error_code == ErrorCode.COORDINATOR_NOT_AVAILABLE

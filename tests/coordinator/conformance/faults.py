@@ -1,593 +1,834 @@
-"""Deliberately broken behaviours, applied with pytest's monkeypatch to an in-process
-daemon. Each conformance scenario names the faults that must make it fail; the test next
-to this module checks that they do. Nothing here can reach production code paths: the
-patches exist only for the duration of one test."""
+"""Deliberately broken behaviours of an in-process daemon. Each conformance scenario names
+the faults that must make it fail; the test next to this module checks that they do.
+
+A fault goes in through a seam the daemon offers (``seams.py``): the state machine's public
+calls (the request in, the results out, a timer that never fires), the wire (a proxy in
+front of the daemon) or its settings. None patches a module, so refactoring the group
+model leaves them standing. Nothing here can reach production code paths: a fault exists
+only in the daemon one test starts."""
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+import uuid
 from typing import Any
 
-import pytest
-
-from coordinator import connection, server
-from coordinator.catalog import Catalog
-from coordinator.cluster.routing import ClusterRouting
-from coordinator.group import admin, coordinator, join, membership, offsets, rebalance, sync
-from coordinator.group.consumer import heartbeat as consumer_heartbeat
-from coordinator.group.consumer import regex as consumer_regex
-from coordinator.group.consumer.group import ConsumerGroup
-from coordinator.group.context import Context, Shard
-from coordinator.group.events import RemovalCause
-from coordinator.group.group import ClassicGroup
-from coordinator.group.member import Member
-from coordinator.group.requests import HeartbeatInput
-from coordinator.group.results import OffsetFetchResult, SyncGroupResult, TopicOffsets
-from coordinator.group.states import COMPLETING_REBALANCE
-from coordinator.handlers import cluster as handlers_cluster
+from coordinator.config import Settings
+from coordinator.group.consumer.requests import ConsumerHeartbeatInput, ConsumerHeartbeatResult
+from coordinator.group.deadlines import heartbeat_key, join_key, sync_key
+from coordinator.group.effects import Effects
+from coordinator.group.requests import (
+    HeartbeatInput,
+    JoinGroupInput,
+    LeaveGroupInput,
+    LeavingMember,
+    OffsetCommitInput,
+    SyncGroupInput,
+)
+from coordinator.group.results import (
+    DeleteGroupsResult,
+    DescribedGroup,
+    GroupError,
+    HeartbeatResult,
+    JoinGroupResult,
+    LeaveGroupResult,
+    ListedGroup,
+    MemberError,
+    OffsetCommitResult,
+    OffsetFetchResult,
+    PartitionError,
+    PartitionOffset,
+    SyncGroupResult,
+    TopicErrors,
+    TopicOffsets,
+)
+from protocol.apis import API_VERSIONS_KEY, BY_KEY, Api, ApiKey
+from protocol.apis.find_coordinator import FindCoordinatorResponse
 from protocol.errors import ErrorCode
+from protocol.frames import decode_request, encode_request
+from protocol.schema import Struct
 
-Fault = Callable[[pytest.MonkeyPatch], None]
-FAULTS: dict[str, Fault] = {}
+from .seams import (
+    CLOSE,
+    Broken,
+    Close,
+    DeleteGroups,
+    DescribeGroups,
+    Fault,
+    FetchOffsets,
+    ListGroups,
+    Proceed,
+    merged,
+)
+
+FAULTS: dict[str, type[Fault]] = {}
 
 UNKNOWN = ErrorCode.UNKNOWN_MEMBER_ID
 REBALANCING = ErrorCode.REBALANCE_IN_PROGRESS
+FENCED = ErrorCode.FENCED_INSTANCE_ID
+NONE = ErrorCode.NONE
+STABLE, COMPLETING, PREPARING = "Stable", "CompletingRebalance", "PreparingRebalance"
 
 
-def fault(fn: Fault) -> Fault:
-    FAULTS[fn.__name__] = fn
-    return fn
+def fault(cls: type[Fault]) -> type[Fault]:
+    FAULTS[cls.__name__] = cls
+    return cls
 
 
-def _map_result(mp: pytest.MonkeyPatch, module: Any, name: str, f: Callable[..., Any]) -> None:
-    """Replace module.name by a wrapper that passes (args, result) through ``f``."""
-    original = getattr(module, name)
-
-    def wrapper(*args: Any) -> Any:
-        return f(args, original(*args))
-
-    mp.setattr(module, name, wrapper)
+def replace(value: Any, **changes: Any) -> Any:
+    return dataclasses.replace(value, **changes)
 
 
-def _map_request(mp: pytest.MonkeyPatch, module: Any, name: str, f: Callable[..., Any]) -> None:
-    """Replace module.name(ctx, ..., req) by one that rewrites the request first."""
-    original = getattr(module, name)
-
-    def wrapper(*args: Any) -> Any:
-        *rest, req = args
-        return original(*rest, f(rest[0], req))
-
-    mp.setattr(module, name, wrapper)
-
-
-def _map_beat_result(mp: pytest.MonkeyPatch, f: Callable[..., int]) -> None:
-    """Pass the heartbeat's error code through ``f((shard, request), code)``: the one
-    heartbeat implementation (``membership.beat``), which the request path and the
-    heartbeat lane share."""
-    original = membership.beat
-
-    def beat(shard: Shard, group: str, gen: int, member: str, inst: str | None, now: int) -> Any:
-        error, key, deadline = original(shard, group, gen, member, inst, now)
-        return f((shard, HeartbeatInput(group, gen, member, inst)), error), key, deadline
-
-    mp.setattr(membership, "beat", beat)
-
-
-def _map_beat_request(mp: pytest.MonkeyPatch, f: Callable[..., HeartbeatInput]) -> None:
-    """Rewrite a heartbeat with ``f(shard, request)`` before ``membership.beat`` reads it."""
-    original = membership.beat
-
-    def beat(shard: Shard, group: str, gen: int, member: str, inst: str | None, now: int) -> Any:
-        req = f(shard, HeartbeatInput(group, gen, member, inst))
-        return original(
-            shard, req.group_id, req.generation_id, req.member_id, req.group_instance_id, now
+def map_errors(result: Any, f: Any) -> Any:
+    """``result`` with every error code (top level, per member, per partition) through
+    ``f``; results without error codes as they are."""
+    if isinstance(result, HeartbeatResult | JoinGroupResult | SyncGroupResult):
+        return replace(result, error_code=f(result.error_code))
+    if isinstance(result, LeaveGroupResult):
+        members = [replace(m, error_code=f(m.error_code)) for m in result.members]
+        return LeaveGroupResult(f(result.error_code), members)
+    if isinstance(result, OffsetCommitResult):
+        return OffsetCommitResult(
+            [
+                TopicErrors(
+                    t.topic, [PartitionError(p.partition, f(p.error_code)) for p in t.partitions]
+                )
+                for t in result.topics
+            ]
         )
+    return result
 
-    mp.setattr(membership, "beat", beat)
+
+def timer_of(co: Broken, key: str) -> tuple[str, str] | None:
+    """(kind, group) of a classic group's timer key: join, sync or heartbeat."""
+    for group_id in co.groups:
+        if key == join_key(group_id):
+            return "join", group_id
+        if key == sync_key(group_id):
+            return "sync", group_id
+        if key.startswith(heartbeat_key(group_id, "")):
+            return "heartbeat", group_id
+    return None
+
+
+def member_ids(co: Broken, group_id: str) -> list[str]:
+    return [m.member_id for m in co.described(group_id).members]
 
 
 # -- wire layer ------------------------------------------------------------------------------
 
 
 @fault
-def api_versions_no_fallback(mp: pytest.MonkeyPatch) -> None:
-    mp.setattr(
-        connection, "_unsupported_api_versions", lambda _frame: connection.Refuse("no fallback")
-    )
+class api_versions_no_fallback(Fault):
+    """An ApiVersions request above our versions closes the connection (no KIP-511 v0
+    answer)."""
+
+    wire = True
+
+    def client_frame(self, api_key: int, version: int, frame: bytes) -> bytes | Close | None:
+        api = BY_KEY.get(api_key)  # type: ignore[call-overload]
+        if api_key == API_VERSIONS_KEY and api is not None and version > api.max_version:
+            return CLOSE
+        return frame
 
 
 @fault
-def unsupported_request_kept_open(mp: pytest.MonkeyPatch) -> None:
-    mp.setattr(server.KafkaConnection, "_refuse", lambda self, _reason: None)
+class unsupported_request_kept_open(Fault):
+    """Requests of unknown APIs or versions are ignored, their connection kept open."""
+
+    wire = True
+
+    def client_frame(self, api_key: int, version: int, frame: bytes) -> bytes | Close | None:
+        api = BY_KEY.get(api_key)  # type: ignore[call-overload]
+        if api_key != API_VERSIONS_KEY and (api is None or not api.supports(version)):
+            return None
+        return frame
 
 
 # -- JoinGroup -------------------------------------------------------------------------------
 
 
 @fault
-def no_member_id_required(mp: pytest.MonkeyPatch) -> None:
-    mp.setattr(join, "REQUIRES_KNOWN_MEMBER_ID_VERSION", 10**6)
+class no_member_id_required(Fault):
+    """JoinGroup v4+ from a new member is served as v3 was: no MEMBER_ID_REQUIRED."""
 
-
-@fault
-def unknown_member_joins_new_group(mp: pytest.MonkeyPatch) -> None:
-    def forget_id(ctx: Context, req: Any) -> Any:
-        if req.group_id not in ctx.groups:
-            return dataclasses.replace(req, member_id="")
+    def request(self, co: Broken, req: Any) -> Any:
+        if isinstance(req, JoinGroupInput) and not req.member_id and req.api_version >= 4:
+            return replace(req, api_version=3)
         return req
 
-    _map_request(mp, join, "join_group", forget_id)
+
+@fault
+class unknown_member_joins_new_group(Fault):
+    def request(self, co: Broken, req: Any) -> Any:
+        if isinstance(req, JoinGroupInput) and req.group_id not in co.groups:
+            return replace(req, member_id="")
+        return req
 
 
 @fault
-def latest_joiner_leads(mp: pytest.MonkeyPatch) -> None:
-    original = ClassicGroup.add
+class latest_joiner_leads(Fault):
+    """Every join answer names the newest member the leader."""
 
-    def add(self: ClassicGroup, member: Member, join_token: object | None = None) -> None:
-        original(self, member, join_token)
-        self.leader_id = member.member_id
-
-    mp.setattr(ClassicGroup, "add", add)
-
-
-@fault
-def no_leader_reelection(mp: pytest.MonkeyPatch) -> None:
-    original = ClassicGroup.remove
-
-    def remove(self: ClassicGroup, member_id: str) -> Member | None:
-        leader = self.leader_id
-        removed = original(self, member_id)
-        self.leader_id = leader  # a departed leader stays "leader"
-        return removed
-
-    mp.setattr(ClassicGroup, "remove", remove)
+    def result(self, co: Broken, req: Any, result: Any) -> Any:
+        if isinstance(result, JoinGroupResult) and result.error_code == NONE:
+            assert isinstance(req, JoinGroupInput)
+            members = member_ids(co, req.group_id)
+            if members:
+                return replace(result, leader=members[-1])
+        return result
 
 
 @fault
-def no_rebalance_on_join(mp: pytest.MonkeyPatch) -> None:
-    mp.setattr(
-        join,
-        "maybe_prepare_rebalance_or_complete_join",
-        lambda ctx, g, _reason, _trigger: rebalance.maybe_complete_join_phase(ctx, g),
-    )
+class no_leader_reelection(Fault):
+    """A leader that left stays leader in the join answers that follow."""
+
+    def __init__(self) -> None:
+        self.departed: dict[str, str] = {}
+
+    def request(self, co: Broken, req: Any) -> Any:
+        if isinstance(req, LeaveGroupInput):
+            leader = co.told.leader.get(req.group_id)
+            if leader in {m.member_id for m in req.members}:
+                self.departed[req.group_id] = leader  # type: ignore[assignment]
+        return req
+
+    def result(self, co: Broken, req: Any, result: Any) -> Any:
+        if isinstance(result, JoinGroupResult) and isinstance(req, JoinGroupInput):
+            departed = self.departed.get(req.group_id)
+            if departed is not None and result.error_code == NONE:
+                return replace(result, leader=departed, members=[])
+        return result
 
 
 @fault
-def generation_not_incremented(mp: pytest.MonkeyPatch) -> None:
-    original = rebalance.complete_join
+class no_rebalance_on_join(Fault):
+    """A JoinGroup to a group that has a generation is answered at once with that
+    generation: no rebalance, and a newcomer is not even added."""
 
-    def complete_join(ctx: Context, g: ClassicGroup) -> None:
-        before = g.generation_id
-        g.generation_id -= 1  # cancels the increment inside
-        original(ctx, g)
-        if g.generation_id == before - 1:  # it returned early: nothing to cancel
-            g.generation_id = before
-
-    mp.setattr(rebalance, "complete_join", complete_join)
-    mp.setattr(membership, "complete_join", complete_join)
-
-
-@fault
-def ignore_protocol_mismatch(mp: pytest.MonkeyPatch) -> None:
-    mp.setattr(ClassicGroup, "supports_protocols", lambda self, _type, _names: True)
-
-
-@fault
-def leader_protocol_wins(mp: pytest.MonkeyPatch) -> None:
-    def select(self: ClassicGroup) -> str | None:
-        leader = self.members.get(self.leader_id or "")
-        return leader.protocols[0][0] if leader and leader.protocols else None
-
-    mp.setattr(ClassicGroup, "select_protocol", select)
+    def call(self, co: Broken, token: object, req: Any, proceed: Proceed) -> Effects[Any]:
+        if isinstance(req, JoinGroupInput) and co.state(req.group_id) in (STABLE, COMPLETING):
+            group = req.group_id
+            described = co.described(group)
+            member = req.member_id or f"{req.client_id}-{uuid.uuid4()}"
+            return co.answer(
+                token,
+                JoinGroupResult(
+                    NONE,
+                    co.told.generation.get(group, 1),
+                    described.protocol_type,
+                    described.protocol_data,
+                    co.told.leader.get(group, ""),
+                    member,
+                ),
+            )
+        return proceed(req)
 
 
 @fault
-def no_session_timeout_check(mp: pytest.MonkeyPatch) -> None:
-    def clamp(ctx: Context, req: Any) -> Any:
-        low, high = ctx.config.min_session_timeout_ms, ctx.config.max_session_timeout_ms
-        return dataclasses.replace(
-            req, session_timeout_ms=min(max(req.session_timeout_ms, low), high)
-        )
-
-    _map_request(mp, join, "join_group", clamp)
+class generation_not_incremented(Fault):
+    def result(self, co: Broken, req: Any, result: Any) -> Any:
+        if isinstance(result, JoinGroupResult) and result.error_code == NONE:
+            return replace(result, generation_id=result.generation_id - 1)
+        return result
 
 
 @fault
-def rebalance_on_unchanged_rejoin(mp: pytest.MonkeyPatch) -> None:
-    mp.setattr(Member, "matches", lambda self, _protocols: False)
+class ignore_protocol_mismatch(Fault):
+    """A joiner whose protocols the group does not support is let in (told NONE)."""
+
+    def result(self, co: Broken, req: Any, result: Any) -> Any:
+        inconsistent = ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+        if isinstance(result, JoinGroupResult) and result.error_code == inconsistent:
+            assert isinstance(req, JoinGroupInput)
+            generation = co.told.generation.get(req.group_id, 1)
+            return replace(result, error_code=NONE, generation_id=generation)
+        return result
 
 
 @fault
-def ignore_metadata_change(mp: pytest.MonkeyPatch) -> None:
-    mp.setattr(Member, "matches", lambda self, _protocols: True)
+class leader_protocol_wins(Fault):
+    """The protocol chosen is the leader's first, not the members' vote."""
+
+    def result(self, co: Broken, req: Any, result: Any) -> Any:
+        if isinstance(result, JoinGroupResult) and result.error_code == NONE:
+            protocols = co.told.protocols.get(result.leader)
+            if result.member_id == result.leader and isinstance(req, JoinGroupInput):
+                protocols = req.protocols
+            if protocols:
+                return replace(result, protocol_name=protocols[0][0])
+        return result
+
+
+@fault
+class no_session_timeout_check(Fault):
+    def request(self, co: Broken, req: Any) -> Any:
+        if isinstance(req, JoinGroupInput):
+            low, high = co.config.min_session_timeout_ms, co.config.max_session_timeout_ms
+            return replace(req, session_timeout_ms=min(max(req.session_timeout_ms, low), high))
+        return req
+
+
+@fault
+class rebalance_on_unchanged_rejoin(Fault):
+    """A member rejoining with the same metadata is taken for a changed one."""
+
+    def request(self, co: Broken, req: Any) -> Any:
+        if isinstance(req, JoinGroupInput) and req.member_id in co.told.protocols:
+            changed = [(name, meta + b"\x00") for name, meta in req.protocols]
+            return replace(req, protocols=changed)
+        return req
+
+
+@fault
+class ignore_metadata_change(Fault):
+    """A member rejoining with new metadata is taken for an unchanged one."""
+
+    def request(self, co: Broken, req: Any) -> Any:
+        if isinstance(req, JoinGroupInput) and req.member_id in co.told.protocols:
+            return replace(req, protocols=co.told.protocols[req.member_id])
+        return req
 
 
 # -- SyncGroup -------------------------------------------------------------------------------
 
 
 @fault
-def drop_assignments(mp: pytest.MonkeyPatch) -> None:
-    original = sync._store_assignment
-    mp.setattr(sync, "_store_assignment", lambda ctx, g, _assignments: original(ctx, g, []))
+class drop_assignments(Fault):
+    def request(self, co: Broken, req: Any) -> Any:
+        if isinstance(req, SyncGroupInput):
+            return replace(req, assignments=[])
+        return req
 
 
 @fault
-def sync_answers_without_waiting(mp: pytest.MonkeyPatch) -> None:
-    original = sync.sync_group
+class sync_answers_without_waiting(Fault):
+    """A follower's SyncGroup is answered at once, with no assignment."""
 
-    def sync_group(ctx: Context, token: object, req: Any) -> None:
-        g = ctx.groups.get(req.group_id)
+    def call(self, co: Broken, token: object, req: Any, proceed: Proceed) -> Effects[Any]:
         if (
-            g is not None
-            and g.state is COMPLETING_REBALANCE
-            and req.member_id in g.members
-            and not g.is_leader(req.member_id)
+            isinstance(req, SyncGroupInput)
+            and co.state(req.group_id) == COMPLETING
+            and req.member_id in member_ids(co, req.group_id)
+            and co.told.leader.get(req.group_id) != req.member_id
         ):
-            ctx.reply(token, SyncGroupResult(ErrorCode.NONE, g.protocol_type, g.protocol_name, b""))
-            return
-        original(ctx, token, req)
-
-    mp.setattr(sync, "sync_group", sync_group)
-
-
-@fault
-def sync_skips_protocol_check(mp: pytest.MonkeyPatch) -> None:
-    mp.setattr(sync, "_inconsistent", lambda _given, _expected: False)
+            described = co.described(req.group_id)
+            result = SyncGroupResult(NONE, described.protocol_type, described.protocol_data, b"")
+            return co.answer(token, result)
+        return proceed(req)
 
 
 @fault
-def no_sync_timeout(mp: pytest.MonkeyPatch) -> None:
-    mp.setattr(coordinator, "sync_timer_fired", lambda ctx, g, generation: None)
+class sync_skips_protocol_check(Fault):
+    def request(self, co: Broken, req: Any) -> Any:
+        if isinstance(req, SyncGroupInput):
+            return replace(req, protocol_type=None, protocol_name=None)
+        return req
+
+
+@fault
+class no_sync_timeout(Fault):
+    def fires(self, co: Broken, key: str) -> bool:
+        timer = timer_of(co, key)
+        return timer is None or timer[0] != "sync"
 
 
 # -- member and generation checks (Heartbeat, SyncGroup, LeaveGroup, OffsetCommit) ----------
 
 
 @fault
-def unknown_member_answered_ok(mp: pytest.MonkeyPatch) -> None:
-    def ok(code: int) -> int:
-        return 0 if code == UNKNOWN else code
-
-    _map_beat_result(mp, lambda _a, code: ok(code))
-    _map_result(mp, sync, "_validate", lambda _a, code: ok(code))
-    _map_result(mp, offsets, "_validate_commit", lambda _a, code: ok(code))
-    _map_result(mp, membership, "_leave_one", lambda _a, r: (r[0], r[1], ok(r[2])))
+class unknown_member_answered_ok(Fault):
+    def result(self, co: Broken, req: Any, result: Any) -> Any:
+        if isinstance(result, JoinGroupResult):
+            return result
+        return map_errors(result, lambda code: NONE if code == UNKNOWN else code)
 
 
 @fault
-def skip_generation_check(mp: pytest.MonkeyPatch) -> None:
-    def current(ctx: Context, req: Any) -> Any:
-        g = ctx.groups.get(req.group_id)
-        if g is None or req.generation_id < 0:
-            return req
-        return dataclasses.replace(req, generation_id=g.generation_id)
+class skip_generation_check(Fault):
+    """Heartbeat, SyncGroup and OffsetCommit are taken to name the current generation."""
 
-    _map_beat_request(mp, current)
-    _map_request(mp, sync, "_validate", current)
-    _map_request(mp, offsets, "_validate_commit", current)
-
-
-@fault
-def heartbeat_ignores_rebalance(mp: pytest.MonkeyPatch) -> None:
-    _map_beat_result(mp, lambda _a, code: 0 if code == REBALANCING else code)
+    def request(self, co: Broken, req: Any) -> Any:
+        if isinstance(req, HeartbeatInput | SyncGroupInput | OffsetCommitInput):
+            current = co.told.generation.get(req.group_id)
+            if current is not None and req.generation_id >= 0:
+                return replace(req, generation_id=current)
+        return req
 
 
 @fault
-def heartbeat_rejects_completing_rebalance(mp: pytest.MonkeyPatch) -> None:
-    def strict(args: tuple[Any, ...], code: int) -> int:
-        ctx, req = args
-        g = ctx.groups.get(req.group_id)
-        if code == 0 and g is not None and g.state is COMPLETING_REBALANCE:
-            return REBALANCING
-        return code
-
-    _map_beat_result(mp, strict)
+class heartbeat_ignores_rebalance(Fault):
+    def result(self, co: Broken, req: Any, result: Any) -> Any:
+        if isinstance(result, HeartbeatResult) and result.error_code == REBALANCING:
+            return HeartbeatResult(NONE)
+        return result
 
 
 @fault
-def commit_ignores_rebalance(mp: pytest.MonkeyPatch) -> None:
-    _map_result(mp, offsets, "_validate_commit", lambda _a, c: 0 if c == REBALANCING else c)
+class heartbeat_rejects_completing_rebalance(Fault):
+    def result(self, co: Broken, req: Any, result: Any) -> Any:
+        if isinstance(result, HeartbeatResult) and result.error_code == NONE:
+            assert isinstance(req, HeartbeatInput)
+            if co.state(req.group_id) == COMPLETING:
+                return HeartbeatResult(REBALANCING)
+        return result
+
+
+@fault
+class commit_ignores_rebalance(Fault):
+    def result(self, co: Broken, req: Any, result: Any) -> Any:
+        if isinstance(result, OffsetCommitResult):
+            return map_errors(result, lambda code: NONE if code == REBALANCING else code)
+        return result
 
 
 # -- liveness --------------------------------------------------------------------------------
 
 
 @fault
-def no_session_expiry(mp: pytest.MonkeyPatch) -> None:
-    mp.setattr(membership, "heartbeat_timer_fired", lambda ctx, g, member_id: None)
+class no_session_expiry(Fault):
+    def fires(self, co: Broken, key: str) -> bool:
+        timer = timer_of(co, key)
+        return timer is None or timer[0] != "heartbeat"
 
 
 @fault
-def heartbeat_does_not_refresh_session(mp: pytest.MonkeyPatch) -> None:
-    original = membership.beat
+class heartbeat_does_not_refresh_session(Fault):
+    """A heartbeat of a member of a Stable group is answered, the session left as it was."""
 
-    def beat(shard: Shard, group: str, gen: int, member: str, inst: str | None, now: int) -> Any:
-        g = shard.groups.get(group)
-        m = g.members.get(member) if g is not None else None
-        if m is None:
-            return original(shard, group, gen, member, inst, now)
-        last, deadline = m.last_heartbeat_ms, shard.deadlines.deadline(m.heartbeat_key)
-        error, _key, _deadline = original(shard, group, gen, member, inst, now)
-        m.last_heartbeat_ms = last  # as if the session had not been touched
-        if deadline is not None:
-            shard.deadlines.move_heartbeat(m.heartbeat_key, group, member, deadline)
-        return error, None, 0
-
-    mp.setattr(membership, "beat", beat)
+    def call(self, co: Broken, token: object, req: Any, proceed: Proceed) -> Effects[Any]:
+        if (
+            isinstance(req, HeartbeatInput)
+            and co.state(req.group_id) == STABLE
+            and req.member_id in member_ids(co, req.group_id)
+            and req.generation_id == co.told.generation.get(req.group_id)
+        ):
+            return co.answer(token, HeartbeatResult(NONE))
+        return proceed(req)
 
 
 @fault
-def no_rebalance_timeout(mp: pytest.MonkeyPatch) -> None:
-    original = coordinator.join_timer_fired  # type: ignore[attr-defined]
+class no_rebalance_timeout(Fault):
+    """A rebalance waits for every member however long it takes (the initial delay of a
+    group without a generation still ends)."""
 
-    def join_timer_fired(ctx: Context, g: ClassicGroup) -> None:
-        if g.join_timer_is_initial:  # only the initial delay still works
-            original(ctx, g)
-
-    mp.setattr(coordinator, "join_timer_fired", join_timer_fired)
+    def fires(self, co: Broken, key: str) -> bool:
+        timer = timer_of(co, key)
+        if timer is None or timer[0] != "join":
+            return True
+        return timer[1] not in co.told.generation
 
 
 # -- static membership -----------------------------------------------------------------------
 
 
 @fault
-def static_member_id_required(mp: pytest.MonkeyPatch) -> None:
-    def dynamic(ctx: Context, req: Any) -> Any:
-        g = ctx.groups.get(req.group_id)
-        known = g is not None and req.group_instance_id in g.static_members
-        if req.group_instance_id is not None and not known:
-            return dataclasses.replace(req, group_instance_id=None)
+class static_member_id_required(Fault):
+    """A new static member is served as a dynamic one."""
+
+    def request(self, co: Broken, req: Any) -> Any:
+        if (
+            isinstance(req, JoinGroupInput)
+            and req.group_instance_id is not None
+            and (req.group_id, req.group_instance_id) not in co.told.member_of_instance
+        ):
+            return replace(req, group_instance_id=None)
         return req
 
-    _map_request(mp, join, "_join_new_member", dynamic)
+
+@fault
+class static_replacement_rebalances(Fault):
+    """A static member coming back under a new member id is removed first (as if it had
+    left), and joins as a newcomer: the group rebalances."""
+
+    def call(self, co: Broken, token: object, req: Any, proceed: Proceed) -> Effects[Any]:
+        if isinstance(req, JoinGroupInput) and req.group_instance_id is not None:
+            old = co.told.member_of_instance.get((req.group_id, req.group_instance_id))
+            if old is not None and old != req.member_id and old in member_ids(co, req.group_id):
+                leave = LeaveGroupInput(req.group_id, [LeavingMember(old, req.group_instance_id)])
+                left = co.also(co.leave_group, leave, co.now)
+                joined = proceed(req)
+                return merged(left, joined)
+        return proceed(req)
 
 
 @fault
-def static_replacement_rebalances(mp: pytest.MonkeyPatch) -> None:
-    def replace(ctx: Context, g: ClassicGroup, token: object, req: Any, old: str, new: str) -> None:
-        rebalance.remove_member(ctx, g, g.members[old], "replaced", RemovalCause.LEFT)
-        join._add_member_and_rebalance(ctx, g, token, req, new)
-
-    mp.setattr(join, "_replace_static_member", replace)
+class no_instance_fencing(Fault):
+    def result(self, co: Broken, req: Any, result: Any) -> Any:
+        return map_errors(result, lambda code: UNKNOWN if code == FENCED else code)
 
 
 @fault
-def no_instance_fencing(mp: pytest.MonkeyPatch) -> None:
-    original = ClassicGroup.validate_member
-
-    def validate(self: ClassicGroup, member_id: str, instance: str | None) -> int:
-        code = original(self, member_id, instance)
-        return UNKNOWN if code == ErrorCode.FENCED_INSTANCE_ID else code
-
-    mp.setattr(ClassicGroup, "validate_member", validate)
+class skip_assignment_ignored(Fault):
+    def result(self, co: Broken, req: Any, result: Any) -> Any:
+        if isinstance(result, JoinGroupResult) and result.skip_assignment:
+            return replace(result, skip_assignment=False)
+        return result
 
 
 @fault
-def skip_assignment_ignored(mp: pytest.MonkeyPatch) -> None:
-    mp.setattr(join, "SKIP_ASSIGNMENT_VERSION", 10**6)
+class static_members_dropped_at_completion(Fault):
+    """When a rebalance times out, the static members that did not rejoin are removed
+    (Kafka keeps them)."""
 
+    def __init__(self) -> None:
+        self.rejoined: dict[str, set[str]] = {}
 
-@fault
-def static_members_dropped_at_completion(mp: pytest.MonkeyPatch) -> None:
-    original = rebalance.complete_join
+    def request(self, co: Broken, req: Any) -> Any:
+        if isinstance(req, JoinGroupInput):
+            self.rejoined.setdefault(req.group_id, set()).add(req.member_id)
+        return req
 
-    def complete_join(ctx: Context, g: ClassicGroup) -> None:
-        for m in list(g.members.values()):
-            if m.join_token is None and m.group_instance_id is not None:
-                rebalance.remove_member(ctx, g, m, "did not rejoin", RemovalCause.REBALANCE_TIMEOUT)
-        original(ctx, g)
+    def result(self, co: Broken, req: Any, result: Any) -> Any:
+        if isinstance(result, JoinGroupResult) and isinstance(req, JoinGroupInput):
+            self.rejoined.pop(req.group_id, None)  # a join phase ended
+        return result
 
-    mp.setattr(rebalance, "complete_join", complete_join)
-    mp.setattr(membership, "complete_join", complete_join)
+    def fires(self, co: Broken, key: str) -> bool:
+        timer = timer_of(co, key)
+        if timer is not None and timer[0] == "join" and co.state(timer[1]) == PREPARING:
+            group = timer[1]
+            rejoined = self.rejoined.get(group, set())
+            gone = [
+                LeavingMember(m.member_id, m.group_instance_id)
+                for m in co.described(group).members
+                if m.group_instance_id is not None and m.member_id not in rejoined
+            ]
+            if gone:
+                co.pending.append(co.also(co.leave_group, LeaveGroupInput(group, gone), co.now))
+        return True
 
 
 # -- LeaveGroup ------------------------------------------------------------------------------
 
 
 @fault
-def leave_by_instance_ignored(mp: pytest.MonkeyPatch) -> None:
-    original = membership._leave_one
+class leave_by_instance_ignored(Fault):
+    """Members named by instance id alone are answered UNKNOWN_MEMBER_ID, and stay."""
 
-    def leave_one(ctx: Context, g: ClassicGroup, member_id: str, instance: Any, reason: Any) -> Any:
-        if not member_id:
-            return member_id, instance, UNKNOWN
-        return original(ctx, g, member_id, instance, reason)
-
-    mp.setattr(membership, "_leave_one", leave_one)
-
-
-@fault
-def batch_leave_first_only(mp: pytest.MonkeyPatch) -> None:
-    _map_request(
-        mp,
-        membership,
-        "leave_group",
-        lambda _ctx, req: dataclasses.replace(req, members=req.members[:1]),
-    )
-
-
-@fault
-def no_rebalance_on_leave(mp: pytest.MonkeyPatch) -> None:
-    # Leaves and expiries remove the member but never start a rebalance.
-    mp.setattr(membership, "maybe_prepare_rebalance_or_complete_join", lambda ctx, g, r, t: None)
+    def call(self, co: Broken, token: object, req: Any, proceed: Proceed) -> Effects[Any]:
+        if isinstance(req, LeaveGroupInput):
+            by_instance = [m for m in req.members if not m.member_id]
+            if by_instance:
+                named = [m for m in req.members if m.member_id]
+                effects = proceed(replace(req, members=named)) if named else None
+                errors = [MemberError("", m.group_instance_id, UNKNOWN) for m in by_instance]
+                if effects is None:
+                    return co.answer(token, LeaveGroupResult(NONE, errors))
+                effects.replies = [
+                    (t, LeaveGroupResult(r.error_code, [*r.members, *errors]) if t is token else r)
+                    for t, r in effects.replies
+                ]
+                return effects
+        return proceed(req)
 
 
 @fault
-def no_max_size(mp: pytest.MonkeyPatch) -> None:
-    mp.setattr(join, "_accepts_joining_member", lambda ctx, g, member_id: True)
+class batch_leave_first_only(Fault):
+    def request(self, co: Broken, req: Any) -> Any:
+        if isinstance(req, LeaveGroupInput):
+            return replace(req, members=req.members[:1])
+        return req
+
+
+@fault
+class no_rebalance_on_leave(Fault):
+    """Leaves are acknowledged and sessions expire without anything happening: the group
+    goes on as it was."""
+
+    def call(self, co: Broken, token: object, req: Any, proceed: Proceed) -> Effects[Any]:
+        if isinstance(req, LeaveGroupInput) and req.group_id in co.groups:
+            known = set(member_ids(co, req.group_id))
+            if all(m.member_id in known for m in req.members):
+                members = [MemberError(m.member_id, m.group_instance_id, NONE) for m in req.members]
+                return co.answer(token, LeaveGroupResult(NONE, members))
+        return proceed(req)
+
+    def fires(self, co: Broken, key: str) -> bool:
+        timer = timer_of(co, key)
+        return timer is None or timer[0] != "heartbeat"
+
+
+@fault
+class no_max_size(Fault):
+    """The daemon runs without a group size limit (the runner expects one)."""
+
+    def settings(self, settings: Settings) -> Settings:
+        group = replace(settings.group, max_size=2**31 - 1)
+        return replace(settings, group=group)
 
 
 # -- offsets and admin -----------------------------------------------------------------------
 
 
 @fault
-def fetch_unknown_as_zero(mp: pytest.MonkeyPatch) -> None:
-    def zero(_args: Any, result: OffsetFetchResult) -> OffsetFetchResult:
-        topics = [
-            TopicOffsets(
-                t.topic, [dataclasses.replace(p, offset=max(p.offset, 0)) for p in t.partitions]
+class fetch_unknown_as_zero(Fault):
+    def result(self, co: Broken, req: Any, result: Any) -> Any:
+        if isinstance(req, FetchOffsets) and isinstance(result, OffsetFetchResult):
+            topics = [
+                TopicOffsets(
+                    t.topic,
+                    [
+                        PartitionOffset(
+                            p.partition, max(p.offset, 0), p.leader_epoch, p.metadata, p.error_code
+                        )
+                        for p in t.partitions
+                    ],
+                )
+                for t in result.topics
+            ]
+            return OffsetFetchResult(result.error_code, topics)
+        return result
+
+
+@fault
+class metadata_size_unchecked(Fault):
+    """The daemon runs without a limit on commit metadata (the runner expects Kafka's)."""
+
+    def settings(self, settings: Settings) -> Settings:
+        group = replace(settings.group, offset_metadata_max_bytes=2**31 - 1)
+        return replace(settings, group=group)
+
+
+@fault
+class describe_hides_members(Fault):
+    def result(self, co: Broken, req: Any, result: Any) -> Any:
+        if isinstance(req, DescribeGroups):
+            groups: list[DescribedGroup] = result
+            return [replace(d, members=[]) for d in groups]
+        return result
+
+
+@fault
+class list_omits_empty_groups(Fault):
+    def result(self, co: Broken, req: Any, result: Any) -> Any:
+        if isinstance(req, ListGroups):
+            rows: list[ListedGroup] = result
+            return [r for r in rows if r.group_state != "Empty"]
+        return result
+
+
+@fault
+class delete_non_empty_groups(Fault):
+    """Reports success for groups it must refuse (without touching them)."""
+
+    def result(self, co: Broken, req: Any, result: Any) -> Any:
+        if isinstance(result, DeleteGroupsResult):
+            nonempty = ErrorCode.NON_EMPTY_GROUP
+            return DeleteGroupsResult(
+                [
+                    GroupError(g.group_id, NONE if g.error_code == nonempty else g.error_code)
+                    for g in result.groups
+                ]
             )
-            for t in result.topics
-        ]
-        return OffsetFetchResult(result.error_code, topics)
-
-    _map_result(mp, offsets, "fetch_offsets", zero)
+        return result
 
 
 @fault
-def metadata_size_unchecked(mp: pytest.MonkeyPatch) -> None:
-    mp.setattr(offsets, "_java_length_exceeds", lambda _text, _limit: False)
+class delete_reports_success_without_deleting(Fault):
+    def call(self, co: Broken, token: object, req: Any, proceed: Proceed) -> Effects[Any]:
+        if isinstance(req, DeleteGroups):
+            return co.answer(
+                token, DeleteGroupsResult([GroupError(g, NONE) for g in req.group_ids])
+            )
+        return proceed(req)
+
+
+# -- coordinators (a cluster, each node behind a proxy it advertises) ---------------------------
+
+
+class _FindCoordinator(Fault):
+    wire = True
+
+    def response(self, api: Api, version: int, body: Struct) -> tuple[int, Struct] | None:
+        if isinstance(body, FindCoordinatorResponse) and body.error_code == NONE:
+            return version, self.found(body)
+        return None
+
+    def found(self, body: FindCoordinatorResponse) -> FindCoordinatorResponse:
+        return body
 
 
 @fault
-def describe_hides_members(mp: pytest.MonkeyPatch) -> None:
-    _map_result(mp, admin, "describe_group", lambda _a, d: dataclasses.replace(d, members=[]))
+class find_coordinator_unknown_node(_FindCoordinator):
+    def found(self, body: FindCoordinatorResponse) -> FindCoordinatorResponse:
+        body.node_id += 1000
+        for c in body.coordinators or []:
+            c.node_id += 1000
+        return body
 
 
 @fault
-def list_omits_empty_groups(mp: pytest.MonkeyPatch) -> None:
-    _map_result(
-        mp, admin, "list_groups", lambda _a, rows: [r for r in rows if r.group_state != "Empty"]
-    )
+class every_node_names_itself(_FindCoordinator):
+    """Each node answers FindCoordinator with itself (``node``: set per proxy)."""
+
+    node: tuple[int, str, int] = (-1, "", -1)
+
+    def found(self, body: FindCoordinatorResponse) -> FindCoordinatorResponse:
+        body.node_id, body.host, body.port = self.node
+        for c in body.coordinators or []:
+            c.node_id, c.host, c.port = self.node
+        return body
 
 
 @fault
-def delete_non_empty_groups(mp: pytest.MonkeyPatch) -> None:
-    # Reports success for groups it must refuse (without touching them).
-    _map_result(
-        mp,
-        admin,
-        "delete_groups",
-        lambda _a, rows: [(g, 0 if e == ErrorCode.NON_EMPTY_GROUP else e) for g, e in rows],
-    )
+class every_node_coordinates(Fault):
+    """A node that does not own a group answers its requests as if it did."""
 
+    wire = True
 
-@fault
-def delete_reports_success_without_deleting(mp: pytest.MonkeyPatch) -> None:
-    mp.setattr(admin, "delete_group", lambda ctx, g, reason: None)
-
-
-# -- coordinators (a cluster) ------------------------------------------------------------------
-
-
-@fault
-def find_coordinator_unknown_node(mp: pytest.MonkeyPatch) -> None:
-    def elsewhere(_args: Any, found: Any) -> Any:
-        if isinstance(found, handlers_cluster.Located):
-            return dataclasses.replace(found, node_id=found.node_id + 1000)
-        return found
-
-    _map_result(mp, handlers_cluster, "_owner_address", elsewhere)
-
-
-@fault
-def every_node_names_itself(mp: pytest.MonkeyPatch) -> None:
-    mp.setattr(
-        handlers_cluster,
-        "_owner_address",
-        lambda node, conn, _group: handlers_cluster.Located(
-            node.settings.node_id, *node.advertised_for(conn)
-        ),
-    )
-
-
-@fault
-def every_node_coordinates(mp: pytest.MonkeyPatch) -> None:
-    mp.setattr(ClusterRouting, "refusal", lambda _self, _group, _now: None)
+    def response(self, api: Api, version: int, body: Struct) -> tuple[int, Struct] | None:
+        group_apis = (ApiKey.HEARTBEAT, ApiKey.OFFSET_FETCH, ApiKey.JOIN_GROUP, ApiKey.SYNC_GROUP)
+        refused = getattr(body, "error_code", NONE) == ErrorCode.NOT_COORDINATOR
+        if api.key in group_apis and refused:
+            body.error_code = NONE  # type: ignore[attr-defined]
+            return version, body
+        return None
 
 
 # -- version matrix ---------------------------------------------------------------------------
 
 
 @fault
-def responses_one_version_down(mp: pytest.MonkeyPatch) -> None:
+class responses_one_version_down(Fault):
     """Answers an older version in the layout of the one below it (the newest versions,
     which clients and the runner speak, and ApiVersions are answered right)."""
-    original = connection.encode_response
 
-    def older(api: Any, version: int, correlation_id: int, body: Any) -> bytes:
-        if api.key != 18 and api.min_version < version < api.max_version:
-            version -= 1
-        return original(api, version, correlation_id, body)
+    wire = True
 
-    mp.setattr(connection, "encode_response", older)
+    def response(self, api: Api, version: int, body: Struct) -> tuple[int, Struct] | None:
+        if api.key != API_VERSIONS_KEY and api.min_version < version < api.max_version:
+            return version - 1, body
+        return None
 
 
 @fault
-def topic_ids_unknown(mp: pytest.MonkeyPatch) -> None:
-    mp.setattr(Catalog, "by_id", lambda self, topic_id: None)
+class topic_ids_unknown(Fault):
+    """The daemon finds no topic by its id: every topic id a request names is a stranger."""
+
+    wire = True
+
+    def client_frame(self, api_key: int, version: int, frame: bytes) -> bytes | Close | None:
+        if api_key not in (ApiKey.FETCH, ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_FETCH):
+            return frame
+        request = decode_request(frame)
+        if not _forget_topic_ids(request.body):
+            return frame
+        header = request.header
+        return encode_request(request.body, version, header.correlation_id, header.client_id)[4:]
+
+
+def _forget_topic_ids(value: Any) -> bool:
+    changed = False
+    if isinstance(value, list):
+        for item in value:
+            changed |= _forget_topic_ids(item)
+    elif isinstance(value, Struct):
+        for f in dataclasses.fields(value):
+            inner = getattr(value, f.name)
+            if f.name == "topic_id" and isinstance(inner, uuid.UUID) and inner.int:
+                setattr(value, f.name, uuid.uuid4())
+                changed = True
+            else:
+                changed |= _forget_topic_ids(inner)
+    return changed
 
 
 # -- KIP-848 consumer groups ------------------------------------------------------------------
 
 
 @fault
-def kip848_no_assignment(mp: pytest.MonkeyPatch) -> None:
-    _map_result(
-        mp,
-        consumer_heartbeat,
-        "_heartbeat",
-        lambda _a, r: dataclasses.replace(r, assignment=None),
-    )
+class kip848_no_assignment(Fault):
+    def result(self, co: Broken, req: Any, result: Any) -> Any:
+        if isinstance(result, ConsumerHeartbeatResult):
+            return replace(result, assignment=None)
+        return result
 
 
 @fault
-def kip848_assign_before_revoke(mp: pytest.MonkeyPatch) -> None:
-    mp.setattr(ConsumerGroup, "partition_epoch", lambda self, topic, partition: -1)
+class kip848_assign_before_revoke(Fault):
+    """A member is given every partition of its topics at once, whoever still owns them."""
+
+    def result(self, co: Broken, req: Any, result: Any) -> Any:
+        if isinstance(result, ConsumerHeartbeatResult) and result.error_code == NONE:
+            member = result.member_id or ""
+            topics = co.told.topics.get(member, [])
+            if result.member_epoch > 0 and topics:
+                everything = {t: frozenset(range(co.topic_partitions(t))) for t in topics}
+                return replace(result, assignment=everything)
+        return result
 
 
 @fault
-def kip848_skip_epoch_check(mp: pytest.MonkeyPatch) -> None:
-    mp.setattr(consumer_heartbeat, "_check_epoch", lambda m, req: None)
+class kip848_skip_epoch_check(Fault):
+    """A heartbeat is taken to name the member's current epoch, whatever it says."""
+
+    def request(self, co: Broken, req: Any) -> Any:
+        if isinstance(req, ConsumerHeartbeatInput) and req.member_epoch > 0:
+            current = co.told.epoch.get(req.member_id)
+            if current is not None:
+                return replace(req, member_epoch=current)
+        return req
 
 
 @fault
-def kip848_unknown_member_accepted(mp: pytest.MonkeyPatch) -> None:
-    def accepted(member_id: str, group_id: str) -> consumer_heartbeat.HeartbeatError:
-        return consumer_heartbeat.HeartbeatError(ErrorCode.NONE)
-
-    mp.setattr(consumer_heartbeat, "_unknown", accepted)
-
-
-@fault
-def kip848_commit_skips_epoch(mp: pytest.MonkeyPatch) -> None:
-    def current(g: Any, req: Any) -> int:
-        m = g.members.get(req.member_id)
-        if m is None:
-            return original(g, req)
-        return original(g, dataclasses.replace(req, generation_id=m.member_epoch))
-
-    original = ConsumerGroup.validate_offset_commit
-    mp.setattr(ConsumerGroup, "validate_offset_commit", current)
+class kip848_unknown_member_accepted(Fault):
+    def result(self, co: Broken, req: Any, result: Any) -> Any:
+        if isinstance(result, ConsumerHeartbeatResult) and result.error_code == UNKNOWN:
+            return replace(result, error_code=NONE, error_message=None)
+        return result
 
 
 @fault
-def kip848_leave_keeps_partitions(mp: pytest.MonkeyPatch) -> None:
+class kip848_commit_skips_epoch(Fault):
+    def request(self, co: Broken, req: Any) -> Any:
+        if isinstance(req, OffsetCommitInput):
+            current = co.told.epoch.get(req.member_id)
+            if current is not None:
+                return replace(req, generation_id=current)
+        return req
+
+
+@fault
+class kip848_leave_keeps_partitions(Fault):
     """A leave answered, but the member stays with its partitions."""
 
-    def leave(ctx: Context, req: Any) -> Any:
-        return consumer_heartbeat.ConsumerHeartbeatResult(
-            ErrorCode.NONE, member_id=req.member_id, member_epoch=-1
-        )
-
-    mp.setattr(consumer_heartbeat, "_leave", leave)
-
-
-@fault
-def kip848_static_assignment_lost(mp: pytest.MonkeyPatch) -> None:
-    original = consumer_heartbeat.replace_static
-
-    def fresh(ctx: Context, g: Any, old: Any, member_id: str) -> Any:
-        m = original(ctx, g, old, member_id)
-        g.release(m)
-        m.assigned = {}
-        g.target[member_id] = {}
-        return m
-
-    mp.setattr(consumer_heartbeat, "replace_static", fresh)
+    def call(self, co: Broken, token: object, req: Any, proceed: Proceed) -> Effects[Any]:
+        if isinstance(req, ConsumerHeartbeatInput) and req.member_epoch == -1:
+            result = ConsumerHeartbeatResult(NONE, member_id=req.member_id, member_epoch=-1)
+            return co.answer(token, result)
+        return proceed(req)
 
 
 @fault
-def kip848_regex_matches_nothing(mp: pytest.MonkeyPatch) -> None:
-    mp.setattr(consumer_regex, "matching", lambda pattern, topics: frozenset())
+class kip848_static_assignment_lost(Fault):
+    """A static member coming back under a new member id is told it owns nothing: the
+    assignment its instance had is lost."""
+
+    def __init__(self) -> None:
+        self.instances: dict[tuple[str, str], str] = {}  # (group, instance) -> first member
+
+    def returning(self, co: Broken, req: ConsumerHeartbeatInput) -> bool:
+        assert req.instance_id is not None
+        first = self.instances.setdefault((req.group_id, req.instance_id), req.member_id)
+        return first != req.member_id
+
+    def result(self, co: Broken, req: Any, result: Any) -> Any:
+        if (
+            isinstance(req, ConsumerHeartbeatInput)
+            and isinstance(result, ConsumerHeartbeatResult)
+            and req.member_epoch == 0
+            and req.instance_id is not None
+            and result.error_code == NONE
+            and self.returning(co, req)
+        ):
+            return replace(result, assignment={})
+        return result
+
+
+@fault
+class kip848_regex_matches_nothing(Fault):
+    def request(self, co: Broken, req: Any) -> Any:
+        if isinstance(req, ConsumerHeartbeatInput) and req.subscribed_topic_regex:
+            return replace(req, subscribed_topic_regex=r"\b\B")
+        return req

@@ -5,7 +5,12 @@ scenario can pass vacuously)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
+import functools
+import socket
 import tempfile
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -17,21 +22,71 @@ from coordinator.conformance.probe import Target
 from coordinator.conformance.registry import Scenario, all_scenarios
 from coordinator.conformance.runner import FAIL, PASS, SKIP, Result, run
 from coordinator.group.config import GroupConfig
+from coordinator.group.coordinator import GroupCoordinator
 from coordinator.server import Server
 
-from .faults import FAULTS
+from .faults import FAULTS, every_node_names_itself
+from .seams import Broken, Fault, WireProxy
+
+# A daemon in this process, the runner's clients on real sockets and real timers (sessions,
+# rebalance timeouts, replies a broken build never sends).
+pytestmark = pytest.mark.integration
 
 MIN_SESSION_MS = 300
 MAX_GROUP_SIZE = 6
 
 
-async def _run_against_daemon(scenarios: list[Scenario]) -> list[Result]:
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.asynccontextmanager
+async def _started(settings: Settings, fault: Fault | None) -> AsyncIterator[tuple[Server, int]]:
+    """A daemon of ``settings``, broken by ``fault`` through its seams (its state machine,
+    its settings, a proxy in front of it that it advertises); (the daemon, the port a
+    client is to use)."""
+    proxy = None
+    coordinator: Any = GroupCoordinator
+    if fault is not None:
+        settings = fault.settings(settings)
+        coordinator = functools.partial(Broken, fault)
+        if fault.wire:
+            proxy = WireProxy(fault)
+            port = await proxy.start()
+            listen = ("127.0.0.1", _free_port())
+            settings = dataclasses.replace(
+                settings, listen=listen, advertised_listener=("127.0.0.1", port)
+            )
+            if isinstance(fault, every_node_names_itself):
+                fault.node = (settings.node_id, "127.0.0.1", port)
+    srv = Server(settings, coordinator=coordinator)
+    await srv.start()
+    try:
+        if proxy is None:
+            yield srv, srv.port
+        else:
+            proxy.upstream = ("127.0.0.1", srv.port)
+            yield srv, settings.advertised[1]
+    finally:
+        await srv.stop()
+        if proxy is not None:
+            await proxy.stop()
+
+
+async def _run_against_daemon(
+    scenarios: list[Scenario], fault: Fault | None = None
+) -> list[Result]:
     with tempfile.TemporaryDirectory() as data_dir:
-        return await _run_with_data_dir(scenarios, Path(data_dir))
+        return await _run_with_data_dir(scenarios, Path(data_dir), fault=fault)
 
 
 async def _run_with_data_dir(
-    scenarios: list[Scenario], data_dir: Path, left: list[tuple[str, str]] | None = None
+    scenarios: list[Scenario],
+    data_dir: Path,
+    left: list[tuple[str, str]] | None = None,
+    fault: Fault | None = None,
 ) -> list[Result]:
     """``left``: filled with the (group, state) pairs the run left behind."""
     settings = Settings(
@@ -44,12 +99,10 @@ async def _run_with_data_dir(
             max_size=MAX_GROUP_SIZE,
         ),
     )
-    srv = Server(settings)
-    await srv.start()
-    try:
+    async with _started(settings, fault) as (srv, port):
         target = Target(
             host="127.0.0.1",
-            port=srv.port,
+            port=port,
             initial_rebalance_delay_ms=0,
             min_session_timeout_ms=MIN_SESSION_MS,
             max_group_size=MAX_GROUP_SIZE,
@@ -61,8 +114,6 @@ async def _run_with_data_dir(
         if left is not None and srv.runtime is not None:
             left += [(g, x.state.value) for g, x in srv.runtime.groups.groups.items()]
         return results
-    finally:
-        await srv.stop()
 
 
 #: Scenarios that need several brokers: a single daemon skips them.
@@ -73,32 +124,35 @@ CLUSTER_ONLY = {
 CLUSTER_AREA = "FindCoordinator"
 
 
-async def _run_against_cluster(scenarios: list[Scenario], database_url: str) -> list[Result]:
-    """Two nodes in this process sharing a PostgreSQL database."""
-    servers = []
-    for node_id in (1, 2):
-        settings = Settings(
-            listen=("127.0.0.1", 0),
-            node_id=node_id,
-            store="postgres",
-            database_url=database_url,
-            lease_renew_interval_ms=200,
-            topics=(("conformance", 4),),
-            group=GroupConfig(initial_rebalance_delay_ms=0, min_session_timeout_ms=MIN_SESSION_MS),
-        )
-        srv = Server(settings)
-        await srv.start()
-        servers.append(srv)
-    try:
+async def _run_against_cluster(
+    scenarios: list[Scenario], database_url: str, fault: type[Fault] | None = None
+) -> list[Result]:
+    """Two nodes in this process sharing a PostgreSQL database (each with its own
+    instance of ``fault``)."""
+    async with contextlib.AsyncExitStack() as stack:
+        nodes = []
+        for node_id in (1, 2):
+            settings = Settings(
+                listen=("127.0.0.1", 0),
+                node_id=node_id,
+                store="postgres",
+                database_url=database_url,
+                lease_renew_interval_ms=200,
+                topics=(("conformance", 4),),
+                group=GroupConfig(
+                    initial_rebalance_delay_ms=0, min_session_timeout_ms=MIN_SESSION_MS
+                ),
+            )
+            broken = fault() if fault is not None else None
+            nodes.append(await stack.enter_async_context(_started(settings, broken)))
+        servers = [srv for srv, _port in nodes]
         for _ in range(400):  # until the partitions are spread, loaded, and agreed on
             if _settled(servers):
                 break
             await asyncio.sleep(0.05)
-        target = Target(host="127.0.0.1", port=servers[0].port, slack_ms=500, reply_timeout_ms=3000)
+        target = Target(host="127.0.0.1", port=nodes[0][1], slack_ms=500, reply_timeout_ms=3000)
         return await run(target, scenarios, parallel=4)
-    finally:
-        for srv in servers:
-            await srv.stop()
+    raise AssertionError("unreachable")
 
 
 def _settled(servers: list[Server]) -> bool:
@@ -145,15 +199,14 @@ async def test_our_cluster_passes_every_coordinator_scenario(postgres: Any) -> N
 
 @pytest.mark.parametrize("fault", sorted(FAULTS))
 async def test_each_fault_fails_every_scenario_that_names_it(
-    fault: str, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+    fault: str, request: pytest.FixtureRequest
 ) -> None:
     scenarios = [s for s in all_scenarios() if fault in s.faults]
-    FAULTS[fault](monkeypatch)
     if any(s.area == CLUSTER_AREA for s in scenarios):
         url = request.getfixturevalue("postgres").create_database(f"fault_{fault}")
-        results = await _run_against_cluster(scenarios, url)
+        results = await _run_against_cluster(scenarios, url, FAULTS[fault])
     else:
-        results = await _run_against_daemon(scenarios)
+        results = await _run_against_daemon(scenarios, FAULTS[fault]())
     survivors = [r for r in results if r.outcome != FAIL]
     assert not survivors, f"passed despite {fault}:\n{_summary(survivors)}"
 

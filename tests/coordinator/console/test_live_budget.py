@@ -26,28 +26,27 @@ def busy_render() -> str:
     return "page"
 
 
-async def worst_lateness(renders: list[asyncio.Future[object]]) -> float:
-    """How late a 1 ms timer fired at worst while the renders ran: what a member's
-    heartbeat would have waited."""
-    loop = asyncio.get_running_loop()
-    worst = 0.0
-    while not all(r.done() for r in renders):
-        asked = loop.time()
-        await asyncio.sleep(0.001)
-        worst = max(worst, loop.time() - asked - 0.001)
-    return worst
-
-
 async def test_many_pages_wanting_to_render_at_once_hold_the_loop_one_render_at_a_time() -> None:
+    """Between two renders the loop always runs other work (a member's heartbeat): the
+    renders are never run back to back. Checked by order, not by a clock, so a loaded
+    machine cannot fail it."""
     budget = RenderBudget(share=0.5)
+    trace: list[str] = []
+
+    def render() -> str:
+        trace.append("render")
+        return busy_render()
+
     started_at = time.perf_counter()
-    renders = [asyncio.ensure_future(budget.render(busy_render)) for _ in range(20)]
-    worst = await worst_lateness(renders)  # type: ignore[arg-type]
-    # Unbudgeted, the 20 renders run back to back: 0.4 s without a break.
-    assert worst < 5 * RENDER_S, worst
+    renders = [asyncio.ensure_future(budget.render(render)) for _ in range(20)]
+    while not all(r.done() for r in renders):
+        trace.append("other work")
+        await asyncio.sleep(0)
+    assert budget.renders == 20
+    back_to_back = [i for i in range(1, len(trace)) if trace[i - 1] == trace[i] == "render"]
+    assert not back_to_back, trace
     # Together they took half of the loop at most: 20 renders spread over 0.8 s or more.
     assert time.perf_counter() - started_at >= 20 * RENDER_S / 0.5 * 0.9
-    assert budget.renders == 20
 
 
 async def test_one_client_cannot_take_every_live_page_slot(tmp_path: Path) -> None:

@@ -54,6 +54,7 @@ def test_http_listen_and_admin_from_file_environment_and_command_line(
     assert bad.exit_code == 2 and "HOST:PORT" in bad.output
 
 
+@pytest.mark.integration  # starts a process
 def test_without_the_console_the_daemon_imports_neither_aiohttp_nor_jinja2() -> None:
     code = (
         "import sys, coordinator.cli, coordinator.server;"

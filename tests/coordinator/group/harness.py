@@ -1,5 +1,6 @@
-"""A fake driver for the sans-IO coordinator: a fake clock, timers fired in deadline order,
-and replies collected by request token."""
+"""The sans-IO coordinator driven by the daemon's own driver (``coordinator/driver.py``) with
+a fake clock, timers fired in deadline order, a store the test reports writes of, and
+replies collected by request token."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
-from coordinator.group import Cancel, Effects, GroupConfig, GroupCoordinator, Schedule
+from coordinator.driver import Batch, EffectsDriver
+from coordinator.group import Effects, GroupConfig, GroupCoordinator
 from coordinator.group.group import ClassicGroup
 from coordinator.group.records import Record
 from coordinator.group.requests import (
@@ -35,6 +37,18 @@ GROUP = "group"
 PROTOCOLS = [("range", b"range-metadata"), ("roundrobin", b"roundrobin-metadata")]
 
 
+class WriteFailed(Exception):
+    """How ``Harness.store(ok=False)`` fails a write."""
+
+
+@dataclass(frozen=True)
+class Failed:
+    """The reply of a request whose write failed (the daemon answers NOT_COORDINATOR, or
+    closes the connection)."""
+
+    error: BaseException
+
+
 @dataclass
 class Harness:
     """Drives a ``GroupCoordinator`` the way the server does."""
@@ -42,49 +56,61 @@ class Harness:
     config: GroupConfig = field(default_factory=GroupConfig)
     now: int = 0
     #: Whether records are reported stored as soon as a call returns them; if not, they
-    #: wait in ``writes`` for ``store()`` (a slow or failing disk).
+    #: wait in ``writes`` for ``store()`` (a slow or failing disk), and so do the replies
+    #: that came with them, as in the daemon.
     store_at_once: bool = True
 
     def __post_init__(self) -> None:
         ids = itertools.count(1)
         self.co = GroupCoordinator(self.config, lambda prefix: f"{prefix}-{next(ids)}")
-        self.timers: dict[str, tuple[int, int]] = {}  # key -> (deadline, schedule order)
+        self.timers = OrderedTimers()
         self.replies: dict[int, Any] = {}
         self.records: list[object] = []
-        self.writes: list[list[Record]] = []  # written, not yet reported (store_at_once off)
+        self.writes: list[Batch[int]] = []  # written, not yet reported (store_at_once off)
         self.stored: list[Record] = []  # what a restart would load
         self.events: list[object] = []
-        self._order = itertools.count()
         self._tokens = itertools.count(1)
+        self._driver: EffectsDriver[int, None] | None = None
+
+    @property
+    def driver(self) -> EffectsDriver[int, None]:
+        """The daemon's driver, on ``co`` (which a subclass may have replaced)."""
+        if self._driver is None or self._driver.groups is not self.co:
+            self._driver = EffectsDriver(
+                self.co,
+                timers=self.timers,
+                write=self._write,
+                emit=self.events.append,
+                answer=self._answer,
+                fail=lambda token, error: self._answer(token, Failed(error)),
+                now_ms=lambda: self.now,
+            )
+        return self._driver
 
     # -- plumbing --------------------------------------------------------------------------
 
     def apply(self, effects: Effects) -> Effects:
-        for token, result in effects.replies:
-            assert token not in self.replies, f"token {token} answered twice"
-            self.replies[token] = result  # type: ignore[index]
-        for change in effects.timers:
-            if isinstance(change, Schedule):
-                self.timers[change.key] = (change.deadline_ms, next(self._order))
-            else:
-                assert isinstance(change, Cancel)
-                self.timers.pop(change.key, None)
-        self.records += effects.records
-        self.events += effects.events
-        if effects.records:
-            if self.store_at_once:
-                self.stored += effects.records
-                self.apply(self.co.written(effects.records, True, self.now))
-            else:
-                self.writes.append(list(effects.records))
+        self.driver.apply(effects)
         return effects
 
-    def store(self, ok: bool = True) -> Effects:
+    def _answer(self, token: int, result: object) -> None:
+        assert token not in self.replies, f"token {token} answered twice"
+        self.replies[token] = result
+
+    def _write(self, batch: Batch[int]) -> None:
+        self.records += batch.records
+        if self.store_at_once:
+            self.stored += batch.records
+            self.driver.written(batch, None)
+        else:
+            self.writes.append(batch)
+
+    def store(self, ok: bool = True) -> None:
         """Report the oldest outstanding write stored (or failed)."""
         batch = self.writes.pop(0)
         if ok:
-            self.stored += batch
-        return self.apply(self.co.written(batch, ok, self.now))
+            self.stored += batch.records
+        self.driver.written(batch, None if ok else WriteFailed())
 
     def advance(self, ms: int) -> None:
         """Move the clock; every timer due on the way fires at its deadline, in order."""
@@ -96,7 +122,7 @@ class Harness:
             deadline, _, key = min(due)
             del self.timers[key]
             self.now = max(self.now, deadline)
-            self.apply(self.co.fire_timer(key, self.now))
+            self.driver.fire_timer(key)
         self.now = target
 
     def advance_to(self, t: int) -> None:
@@ -109,7 +135,8 @@ class Harness:
         return self.replies.get(token)
 
     def _token(self) -> int:
-        return next(self._tokens)
+        self.last_token = next(self._tokens)
+        return self.last_token
 
     # -- requests ------------------------------------------------------------------------------
 
@@ -200,22 +227,28 @@ class Harness:
         assert isinstance(result, LeaveGroupResult)
         return result
 
-    def delete_groups(self, *group_ids: str) -> tuple[list[GroupError], Effects[object]]:
+    def delete_groups(self, *group_ids: str) -> tuple[list[GroupError] | None, Effects[object]]:
+        """DeleteGroups: (its answer, None while it waits for its write; effects)."""
         token = self._token()
         effects = self.co.delete_groups(token, list(group_ids), self.now)
         self.apply(effects)
-        result = self.replies[token]
+        result = self.replies.get(token)
+        if result is None:
+            return None, effects
         assert isinstance(result, DeleteGroupsResult)
         return result.groups, effects
 
     def delete_offsets(
         self, topics: list[tuple[str, list[int]]], group: str = GROUP
-    ) -> tuple[int, dict[tuple[str, int], int], Effects[object]]:
-        """OffsetDelete: (top-level error, error per (topic, partition), effects)."""
+    ) -> tuple[int | None, dict[tuple[str, int], int], Effects[object]]:
+        """OffsetDelete: (top-level error, error per (topic, partition), effects); the
+        error is None while the answer waits for its write."""
         token = self._token()
         effects = self.co.delete_offsets(token, group, topics, self.now)
         self.apply(effects)
-        result = self.replies[token]
+        result = self.replies.get(token)
+        if result is None:
+            return None, {}, effects
         assert isinstance(result, OffsetDeleteResult)
         errors = {(t.topic, p.partition): p.error_code for t in result.topics for p in t.partitions}
         return result.error_code, errors, effects
@@ -231,8 +264,9 @@ class Harness:
         metadata: str | None = None,
         retention: int = -1,
         version: int = 8,
-    ) -> dict[tuple[str, int], int]:
-        """OffsetCommit; returns the error per (topic, partition)."""
+    ) -> dict[tuple[str, int], int] | None:
+        """OffsetCommit; returns the error per (topic, partition), None while the answer
+        waits for its write (``result(last_token)`` once it is stored)."""
         by_topic: dict[str, list[PartitionCommit]] = {}
         for (topic, partition), offset in offsets.items():
             by_topic.setdefault(topic, []).append(PartitionCommit(partition, offset, -1, metadata))
@@ -240,7 +274,9 @@ class Harness:
         topics = [TopicCommit(t, parts) for t, parts in by_topic.items()]
         req = OffsetCommitInput(group, generation, member_id, instance, retention, topics, version)
         self.apply(self.co.commit_offsets(token, req, self.now))
-        result = self.replies[token]
+        result = self.replies.get(token)
+        if result is None:
+            return None
         assert isinstance(result, OffsetCommitResult)
         return {(t.topic, p.partition): p.error_code for t in result.topics for p in t.partitions}
 
@@ -271,3 +307,18 @@ class Harness:
             self.sync(member_id, generation, instance, assignments if member_id == leader else [])
         assert self.group().state == GroupState.STABLE
         return sorted(ids, key=lambda m: m != leader), generation
+
+
+class OrderedTimers(dict[str, tuple[int, int]]):
+    """The armed timers: key -> (deadline, order of scheduling), so that timers due at the
+    same moment fire in the order they were armed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._order = itertools.count()
+
+    def schedule(self, key: str, deadline_ms: int) -> None:
+        self[key] = (deadline_ms, next(self._order))
+
+    def cancel(self, key: str) -> None:
+        self.pop(key, None)

@@ -5,13 +5,13 @@ once stored, and a failed write rolls the group back to what was last stored."""
 from __future__ import annotations
 
 from coordinator.group.deadlines import join_key, sync_key
-from coordinator.group.events import GroupReverted
+from coordinator.group.events import GroupReverted, OffsetsCommitted
 from coordinator.group.records import GroupDeletedRecord, GroupMetadataRecord
 from coordinator.group.results import JoinGroupResult
 from coordinator.group.states import GroupState
 from protocol.errors import ErrorCode
 
-from .harness import GROUP, Harness
+from .harness import GROUP, Failed, Harness
 
 
 def rebalance_in_flight(h: Harness) -> tuple[list[str], list[int]]:
@@ -102,7 +102,7 @@ def test_a_snapshot_stored_after_its_group_was_rolled_back_is_overwritten():
     h.store(ok=False)  # generation 2's join snapshot: rolled back to generation 1
     h.store(ok=True)  # the assignment's snapshot lands anyway: the store now says 2...
     (corrective,) = h.writes  # ...so what memory holds is written after it
-    (record,) = corrective
+    (record,) = corrective.records
     assert isinstance(record, GroupMetadataRecord)
     assert (record.generation_id, record.state) == (1, "Stable")
     assert [m.assignment for m in record.members] == [
@@ -140,10 +140,12 @@ def test_a_commit_is_fetched_only_once_it_is_stored():
     h = Harness()
     h.commit({("t", 0): 10})
     h.store_at_once = False
-    assert h.commit({("t", 0): 20}) == {("t", 0): ErrorCode.NONE}  # held by the driver
+    assert h.commit({("t", 0): 20}) is None  # answered once it is stored
+    commit = h.last_token
     assert fetched(h) == (10, ErrorCode.NONE)
     assert fetched(h, require_stable=True) == (-1, ErrorCode.UNSTABLE_OFFSET_COMMIT)
     h.store()
+    assert h.result(commit).topics[0].partitions[0].error_code == ErrorCode.NONE
     assert fetched(h) == (20, ErrorCode.NONE)
     assert fetched(h, require_stable=True) == (20, ErrorCode.NONE)
 
@@ -155,6 +157,7 @@ def test_a_commit_that_was_not_stored_is_never_fetched():
     h.commit({("t", 0): 20})
     h.commit({("t", 0): 21})
     h.store(ok=False)
+    assert isinstance(h.result(h.last_token - 1), Failed)  # told so, never acknowledged
     assert fetched(h, require_stable=True) == (-1, ErrorCode.UNSTABLE_OFFSET_COMMIT)
     h.store(ok=True)
     assert fetched(h, require_stable=True) == (21, ErrorCode.NONE)
@@ -167,9 +170,11 @@ def test_deleting_an_offset_whose_commit_is_in_flight_deletes_that_commit_too():
     h = Harness(store_at_once=False)
     h.commit({("t", 0): 5})
     error, _, _ = h.delete_offsets([("t", [0])])
-    assert error == ErrorCode.NONE
+    assert error is None  # answered once the deletion is stored
+    deletion = h.last_token
     h.store()  # the commit, then its deletion (written after it)
     h.store()
+    assert h.result(deletion).error_code == ErrorCode.NONE
     assert fetched(h) == (-1, ErrorCode.NONE)
 
 
@@ -190,11 +195,12 @@ def test_a_group_whose_deletion_was_not_stored_comes_back_with_its_offsets():
     h = Harness()
     h.commit({("t", 0): 5})
     h.store_at_once = False
-    (result,), effects = h.delete_groups(GROUP)
-    assert result.error_code == ErrorCode.NONE
+    answer, effects = h.delete_groups(GROUP)
+    assert answer is None  # answered once the deletion is stored
     assert any(isinstance(r, GroupDeletedRecord) for r in effects.records)
     assert GROUP not in h.co.groups
     h.store(ok=False)
+    assert isinstance(h.result(h.last_token), Failed)
     assert h.group().state is GroupState.EMPTY
     assert fetched(h) == (5, ErrorCode.NONE)
 
@@ -204,3 +210,32 @@ def test_unloading_answers_what_waits_for_the_store():
     _, tokens = rebalance_in_flight(h)
     h.apply(h.co.shutdown())
     assert [h.join_result(t).error_code for t in tokens] == [ErrorCode.NOT_COORDINATOR] * 3
+
+
+def test_a_member_whose_expiry_was_not_stored_is_not_expired_again_at_once():
+    """The database is down while a session runs out: the expiry's write fails and the
+    group is rolled back, but the member gets a whole session rather than a deadline in
+    the past (which spun expire -> write fails -> roll back thousands of times a second)."""
+    h = Harness()
+    h.stable_group(1, session=10000)
+    h.store_at_once = False
+    h.advance(10001)  # the session runs out: the group empties, its write waits
+    assert len(h.writes) == 1
+    h.store(ok=False)  # ...and fails: rolled back, the member is back
+    assert len(h.group().members) == 1
+    h.advance(9000)
+    assert h.writes == []  # not expired again, nothing written
+    h.advance(1500)
+    assert len(h.writes) == 1  # a whole session later, the expiry is tried once more
+
+
+def test_offsets_committed_is_told_only_once_the_commit_is_stored():
+    h = Harness()
+    h.store_at_once = False
+    assert h.commit({("t", 0): 5}) is None  # answered once stored
+    assert not [e for e in h.events if isinstance(e, OffsetsCommitted)]
+    h.store(ok=False)
+    assert not [e for e in h.events if isinstance(e, OffsetsCommitted)]
+    h.commit({("t", 0): 6, ("t", 1): 6})
+    h.store()
+    assert [e for e in h.events if isinstance(e, OffsetsCommitted)] == [OffsetsCommitted(GROUP, 2)]

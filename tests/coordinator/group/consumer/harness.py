@@ -4,28 +4,28 @@ no longer holds before it reports back."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from coordinator.group import GroupConfig, GroupCoordinator
-from coordinator.group.consumer.config import ConsumerGroupConfig
+from coordinator.group import GroupCoordinator
 from coordinator.group.consumer.member import Partitions
 from coordinator.group.consumer.requests import ConsumerHeartbeatInput, ConsumerHeartbeatResult
+from coordinator.topic_regex import CompiledCache, resolve
 
 from ..harness import GROUP, Harness
 
 
-def _config() -> GroupConfig:
-    # Targets computed when the turn ends (the advance(0) after each call), so that every
-    # heartbeat is answered before ``send`` returns; test_coalesce.py covers the interval.
-    return GroupConfig(consumer=ConsumerGroupConfig(assignment_interval_ms=0))
-
-
 @dataclass
 class ConsumerHarness(Harness):
-    config: GroupConfig = field(default_factory=_config)
     topics: dict[str, int] = field(default_factory=lambda: {"orders": 6})
+    #: Unless set, targets are computed when the turn ends (the advance(0) after each
+    #: call: an assignment interval of 0), so that every heartbeat is answered before
+    #: ``send`` returns; test_coalesce.py sets it to test the interval.
+    keep_interval: bool = False
 
     def __post_init__(self) -> None:
+        if not self.keep_interval:
+            consumer = replace(self.config.consumer, assignment_interval_ms=0)
+            self.config = replace(self.config, consumer=consumer)
         super().__post_init__()
         self.co = GroupCoordinator(
             self.config,
@@ -40,7 +40,14 @@ class ConsumerHarness(Harness):
         return result
 
     def send_held(self, req: ConsumerHeartbeatInput) -> int:
-        """Send a heartbeat whose answer may wait for the store; returns its token."""
+        """Send a heartbeat whose answer may wait for the store; returns its token. The
+        patterns it needs are resolved first (as the handler does in the regex worker)."""
+        pattern = req.subscribed_topic_regex or None
+        wanted = self.co.regexes_to_resolve(req.group_id, pattern, self.now)
+        if wanted:
+            topics = list(self.topics)
+            resolved = resolve(CompiledCache(1 << 20), wanted, topics)
+            req = replace(req, resolved=resolved, resolved_topics=len(topics))
         token = self._token()
         self.apply(self.co.consumer_group_heartbeat(token, req, self.now))
         # The end of the event-loop turn: a held heartbeat is answered once the group's

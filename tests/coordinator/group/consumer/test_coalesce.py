@@ -17,7 +17,7 @@ QUIET_MS = 50
 
 def _harness(interval_ms: int, partitions: int = 12) -> ConsumerHarness:
     config = GroupConfig(consumer=ConsumerGroupConfig(assignment_interval_ms=interval_ms))
-    return ConsumerHarness(config=config, topics={"orders": partitions})
+    return ConsumerHarness(config=config, topics={"orders": partitions}, keep_interval=True)
 
 
 def _join(h: ConsumerHarness, member_id: str) -> int:
@@ -30,6 +30,19 @@ def _join(h: ConsumerHarness, member_id: str) -> int:
         rebalance_timeout_ms=30000,
         subscribed_topic_names=["orders"],
         owned={},
+    )
+    h.apply(h.co.consumer_group_heartbeat(token, req, h.now))
+    return token
+
+
+def _beat(h: ConsumerHarness, member_id: str, epoch: int, owned: set[int]) -> int:
+    """A heartbeat reporting what the member owns, without ending the turn; its token."""
+    token = h._token()
+    req = ConsumerHeartbeatInput(
+        group_id="group",
+        member_id=member_id,
+        member_epoch=epoch,
+        owned={"orders": frozenset(owned)},
     )
     h.apply(h.co.consumer_group_heartbeat(token, req, h.now))
     return token
@@ -65,21 +78,50 @@ def test_a_lone_join_waits_only_the_quiet_time() -> None:
     assert h.replies[token].assignment == {"orders": frozenset(range(12))}
 
 
-def test_a_burst_waits_while_it_lasts_but_no_longer_than_the_interval() -> None:
-    h = _harness(interval_ms=1000, partitions=40)
-    first = _join(h, "m0")
-    tokens = [first]
-    for i in range(1, 40):  # a join every 30 ms: the group never goes quiet
-        h.advance(30)
+def test_a_burst_longer_than_the_interval_still_gets_one_target() -> None:
+    h = _harness(interval_ms=1000, partitions=100)
+    tokens = []
+    for i in range(50):  # a join every 40 ms for 2 s: the group never goes quiet
         tokens.append(_join(h, f"m{i}"))
-        if h.now < 1000:
-            assert not _computed(h), h.now
-    assert first in h.replies  # answered by the interval's end, at the latest
-    [computed, *_] = _computed(h)
-    assert h.now >= 1000 and computed.members == 34  # the joins of the first second
-    h.advance(2 * QUIET_MS)  # quiet for QUIET_MS since the last join, checked every QUIET_MS
-    assert all(t in h.replies for t in tokens)
-    assert len(_computed(h)) == 2
+        h.advance(40)
+        assert not _computed(h), h.now
+    h.advance(2 * QUIET_MS)  # quiet for QUIET_MS, checked every QUIET_MS
+    [computed] = _computed(h)
+    assert computed.members == 50
+    answers = [h.replies[t] for t in tokens]
+    # Every joiner's first answer is its final share: nobody must give anything back.
+    assert {r.member_epoch for r in answers} == {50}
+    assert sorted(len(r.assignment["orders"]) for r in answers) == [2] * 50
+
+
+def test_joiners_wait_at_most_the_heartbeat_interval() -> None:
+    h = _harness(interval_ms=1000, partitions=400)
+    first = _join(h, "m0")
+    i = 1
+    while first not in h.replies:  # a group that never goes quiet
+        h.advance(40)
+        _join(h, f"m{i}")
+        i += 1
+    assert h.now == 5000  # the heartbeat interval after the first held join
+    assert h.replies[first].error_code == 0 and len(_computed(h)) == 1
+
+
+def test_a_known_members_heartbeat_waits_at_most_the_interval() -> None:
+    h = _harness(interval_ms=1000)
+    a = _join(h, "a")
+    h.advance(QUIET_MS)
+    assert h.replies[a].member_epoch == 1
+    beat = None
+    for i in range(40):  # joins every 40 ms for 1.6 s; a heartbeats among the first
+        _join(h, f"j{i}")
+        if i == 2:
+            beat = _beat(h, "a", 1, set(range(12)))
+        h.advance(40)
+        if h.now < QUIET_MS + 1000:  # the interval from the first held join
+            assert beat is None or beat not in h.replies
+    assert beat is not None and beat in h.replies
+    # Answered from the target there was (epoch 1, all its partitions): no new target yet.
+    assert h.replies[beat].member_epoch == 1 and not _computed(h)[1:]
 
 
 def test_a_member_gone_while_its_heartbeat_waits_is_told_so() -> None:
@@ -92,7 +134,9 @@ def test_a_member_gone_while_its_heartbeat_waits_is_told_so() -> None:
         heartbeat_interval_ms=10,
         min_heartbeat_interval_ms=1,
     )
-    h = ConsumerHarness(config=GroupConfig(consumer=consumer), topics={"orders": 12})
+    h = ConsumerHarness(
+        config=GroupConfig(consumer=consumer), topics={"orders": 12}, keep_interval=True
+    )
     b = _join(h, "b")
     h.advance(40)  # its session ran out while its join waited
     assert "b" not in h.co.consumer_group("group").members

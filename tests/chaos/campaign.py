@@ -1,0 +1,465 @@
+"""A bounded fault campaign against a cluster of daemons sharing one PostgreSQL
+(``make chaos``; a short run is in ``make test``: ``test_campaign.py``).
+
+Three nodes reach the database each through a proxy the harness owns (``faultproxy.py``);
+groups of two members run throughout, one member of each committing every 0.7 s: the
+project's own client (classic eager and KIP-848) and, in the full run, unmodified
+kafka-python, confluent-kafka classic (range), cooperative-sticky and KIP-848 consumers.
+Nemeses, one at a time with a quiet spell after each: kill -9 then restart, SIGSTOP
+for 2.5 leases, SIGTERM then restart, a frozen node-to-database connection for 2.5
+leases, a 4th node joining then leaving, PostgreSQL restarted, and PostgreSQL's
+postmaster killed with kill -9. The history (every commit, its answer and when; every
+group's coordinator every 0.25 s; every partition's epoch) is checked at the end:
+
+- no acknowledged commit lost (what the group fetches at the end >= its last ack);
+- no partition epoch going backwards;
+- during a stall, no group of another node refused;
+- failover time per group (fault to its first acknowledged commit after), and coordinator
+  moves per group and fault, and groups that moved without being on the faulted node.
+
+Usage: ``python -m tests.chaos.campaign [--quick] [--out FILE.json]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import itertools
+import json
+import os
+import signal
+import statistics
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+
+from coordinator.client.connection import connect
+from coordinator.client.member import GroupMember
+from coordinator.client.pool import ConnectionPool
+from protocol.apis.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
+from protocol.errors import ErrorCode
+from tests.faultproxy import FaultProxy
+from tests.integration.clients import ConfluentMember, KafkaPythonMember, Member
+from tests.integration.conftest import Daemon
+from tests.integration.kip848_member import ConsumerProtocolMember
+from tests.postgres_server import PostgresServer, postgres_server
+
+LEASE_MS = 3000
+STALL_S = LEASE_MS / 1000 * 2.5
+QUIET_S = 12.0
+
+
+@dataclass
+class Commit:
+    group: str
+    offset: int
+    sent: float
+    answered: float
+    ok: bool
+    error: str = ""
+
+
+@dataclass
+class Fault:
+    name: str
+    node: int | None
+    began: float
+    ended: float = 0.0
+
+
+@dataclass
+class History:
+    t0: float = field(default_factory=time.monotonic)
+    commits: list[Commit] = field(default_factory=list)
+    owners: list[tuple[float, str, int]] = field(default_factory=list)  # (t, group, node)
+    epochs: list[tuple[float, int, int]] = field(default_factory=list)  # (t, partition, epoch)
+    faults: list[Fault] = field(default_factory=list)
+
+
+def node_args(url: str, node_id: int) -> tuple[str, ...]:
+    return (
+        "--store", "postgres", "--database-url", url, "--node-id", str(node_id),
+        "--lease-timeout-ms", str(LEASE_MS), "--lease-renew-interval-ms", "500",
+        "--offsets-topic-num-partitions", "12", "--topic", "t:4",
+        "--group-initial-rebalance-delay-ms", "0", "--log-level", "WARNING",
+        "--node-settle-ms", str(2 * LEASE_MS),
+    )  # fmt: skip
+
+
+class Cluster:
+    def __init__(self, root: Path, pg: PostgresServer, url: str) -> None:
+        self.root, self.pg, self.url = root, pg, url
+        self.nodes: dict[int, Daemon] = {}
+        self.proxies: dict[int, FaultProxy] = {}
+
+    def start(self, node_id: int) -> None:
+        if node_id not in self.nodes:
+            self.proxies[node_id] = FaultProxy(self.pg.port)
+            (self.root / f"n{node_id}").mkdir(exist_ok=True)
+            url = self.proxies[node_id].url(self.url)
+            self.nodes[node_id] = Daemon(self.root / f"n{node_id}", *node_args(url, node_id))
+        self.nodes[node_id].start()
+
+    def signal(self, node_id: int, sig: int) -> None:
+        proc = self.nodes[node_id].proc
+        assert proc is not None
+        proc.send_signal(sig)
+
+    def bootstrap(self) -> list[str]:
+        return [d.bootstrap for d in self.nodes.values()]
+
+    def close(self) -> None:
+        for d in self.nodes.values():
+            with contextlib.suppress(Exception):
+                if d.proc is not None:
+                    d.proc.send_signal(signal.SIGCONT)
+                d.stop(signal.SIGKILL)
+        for p in self.proxies.values():
+            p.close()
+
+
+async def committer(member: GroupMember, h: History, stop: asyncio.Event) -> None:
+    offset = 0
+    while not stop.is_set():
+        offset += 1
+        sent = time.monotonic()
+        error = ""
+        try:
+            await asyncio.wait_for(member.commit({("t", 0): offset}), 2)
+        except Exception as exc:
+            error = repr(exc)[:120]
+        h.commits.append(Commit(member.group_id, offset, sent, time.monotonic(), not error, error))
+        await asyncio.sleep(0.7)
+
+
+#: Real client libraries: name -> (member class, extra library settings).
+REAL: dict[str, tuple[type[Member], dict[str, Any]]] = {
+    "kafka-python": (KafkaPythonMember, {}),
+    "confluent-classic": (ConfluentMember, {}),
+    "confluent-cooperative": (
+        ConfluentMember,
+        {"partition.assignment.strategy": "cooperative-sticky"},
+    ),
+    "confluent-kip848": (ConsumerProtocolMember, {}),
+}
+
+
+async def real_committer(member: Member, h: History, stop: asyncio.Event) -> None:
+    offset = 0
+    while not stop.is_set():
+        offset += 1
+        sent = time.monotonic()
+        error = ""
+        try:
+            await asyncio.to_thread(member.call, lambda o=offset: member._commit({("t", 0): o}), 10)
+        except Exception as exc:
+            error = repr(exc)[:120]
+        h.commits.append(Commit(member.group, offset, sent, time.monotonic(), not error, error))
+        await asyncio.sleep(0.7)
+
+
+async def watch_owners(cluster: Cluster, groups: list[str], h: History, stop: asyncio.Event):
+    db: asyncpg.Connection | None = None
+    while not stop.is_set():
+        for d in list(cluster.nodes.values()):
+            if d.proc is None or d.proc.poll() is not None:
+                continue
+            try:
+                c = await asyncio.wait_for(connect("127.0.0.1", d.port), 2)
+            except Exception:
+                continue
+            answered = False
+            try:
+                for g in groups:
+                    now = time.monotonic()
+                    r = await asyncio.wait_for(
+                        c.request(FindCoordinatorRequest(key=g), 3, FindCoordinatorResponse), 2
+                    )
+                    if r.error_code == ErrorCode.NONE:
+                        h.owners.append((now, g, r.node_id))
+                        answered = True
+            except Exception:
+                continue
+            finally:
+                c.close()
+            if answered:
+                break  # one node's view is enough (a node cut off names nobody)
+        try:
+            if db is None or db.is_closed():
+                db = await asyncpg.connect(cluster.url, timeout=1)
+            now = time.monotonic()
+            for row in await db.fetch("SELECT partition, epoch FROM coordinator_partitions"):
+                h.epochs.append((now, row["partition"], row["epoch"]))
+        except Exception:
+            db = None
+        await asyncio.sleep(0.25)
+
+
+def owner_of(h: History, group: str, at: float) -> int | None:
+    found = None
+    for t, g, n in h.owners:
+        if g == group and t <= at:
+            found = n
+    return found
+
+
+async def nemeses(cluster: Cluster, h: History, quick: bool) -> None:
+    def fault(name: str, node: int | None) -> Fault:
+        f = Fault(name, node, time.monotonic())
+        h.faults.append(f)
+        print(f"[{f.began - h.t0:6.1f}s] {name} {node or ''}", flush=True)
+        return f
+
+    plan = ["sigstop", "kill9"] if quick else [
+        "kill9", "sigstop", "sigterm", "frozen", "join-leave", "pg-restart", "pg-kill9",
+    ]  # fmt: skip
+    for i, name in enumerate(plan):
+        victim = 1 + i % 3
+        f = fault(name, None if name.startswith("pg") or name == "join-leave" else victim)
+        if name == "kill9":
+            cluster.signal(victim, signal.SIGKILL)
+            await asyncio.sleep(LEASE_MS / 1000 + 3)
+            cluster.nodes[victim].stop(signal.SIGKILL)
+            cluster.start(victim)
+        elif name == "sigstop":
+            cluster.signal(victim, signal.SIGSTOP)
+            await asyncio.sleep(STALL_S)
+            cluster.signal(victim, signal.SIGCONT)
+        elif name == "sigterm":
+            cluster.nodes[victim].stop(signal.SIGTERM)
+            await asyncio.sleep(2)
+            cluster.start(victim)
+        elif name == "frozen":
+            cluster.proxies[victim].freeze()
+            await asyncio.sleep(STALL_S)
+            cluster.proxies[victim].thaw()
+        elif name == "join-leave":
+            cluster.start(4)
+            await asyncio.sleep(QUIET_S)
+            cluster.nodes[4].stop(signal.SIGTERM)
+        elif name == "pg-restart":
+            await asyncio.to_thread(cluster.pg.restart, 3.0)
+        elif name == "pg-kill9":
+            cluster.pg.process.send_signal(signal.SIGKILL)
+            cluster.pg.process.wait(10)
+            for _ in range(20):  # its backends linger a moment, holding shared memory
+                try:
+                    await asyncio.to_thread(cluster.pg.restart, 0.5)  # crash recovery
+                    break
+                except RuntimeError:
+                    continue
+        f.ended = time.monotonic()
+        await asyncio.sleep(QUIET_S)
+
+
+def client_of(group: str) -> str:
+    name = group.removeprefix("chaos-")
+    if not name.isdigit():
+        return name
+    return "own-kip848" if int(name) % 3 == 2 else "own-classic"
+
+
+def check(h: History, fetched: dict[str, int]) -> dict[str, Any]:
+    acked: dict[str, int] = {}
+    for c in h.commits:
+        if c.ok:
+            acked[c.group] = max(acked.get(c.group, 0), c.offset)
+    lost = {g: (o, fetched[g]) for g, o in acked.items() if g in fetched and fetched[g] < o}
+    last: dict[int, int] = {}
+    regressions = 0
+    for _t, p, e in h.epochs:
+        if e < last.get(p, 0):
+            regressions += 1
+        last[p] = e
+    groups = sorted({c.group for c in h.commits})
+    per_fault = []
+    for i, f in enumerate(h.faults):
+        end = h.faults[i + 1].began if i + 1 < len(h.faults) else float("inf")
+        window = [c for c in h.commits if f.began <= c.sent < end]
+        refused_elsewhere = 0
+        failover: list[float] = []
+        by_client: dict[str, float] = {}
+        after_end: list[float] = []
+        owner_changed = 0
+        moves: dict[str, int] = {}
+        innocent_moved = []
+        moved_after: list[float] = []
+        for g in groups:
+            mine = [c for c in window if c.group == g]
+            owner_before = owner_of(h, g, f.began)
+            known = owner_before is not None
+            if f.node is not None and owner_before == f.node:
+                elsewhere = [t for t, gg, n in h.owners if gg == g and t > f.began and n != f.node]
+                moved_after.append(round(elsewhere[0] - f.began, 2) if elsewhere else -1)
+            failed = [c for c in mine if not c.ok]
+            if failed:
+                back = [c.answered for c in mine if c.ok and c.sent >= failed[0].sent]
+                failover.append((back[0] if back else end) - f.began)
+                kind = client_of(g)
+                by_client[kind] = round(max(by_client.get(kind, 0.0), failover[-1]), 2)
+                if back:
+                    after_end.append(max(0.0, back[0] - f.ended))
+            if known and owner_before != owner_of(h, g, min(end, h.owners[-1][0])):
+                owner_changed += 1
+            seen = [n for t, gg, n in h.owners if gg == g and f.began <= t < end]
+            changes = sum(1 for a, b in itertools.pairwise(seen) if a != b)
+            moves[g] = changes
+            stalled = f.name in ("sigstop", "frozen")
+            if stalled and known and owner_before != f.node and not changes:  # another's group
+                refused_elsewhere += sum(1 for c in failed if c.sent < f.ended)
+            if changes and known and f.node is not None and owner_before != f.node:
+                innocent_moved.append(g)
+        per_fault.append(
+            {
+                "fault": f.name,
+                "node": f.node,
+                "groups_failed_over": len(failover),
+                "failover_p50_s": round(statistics.median(failover), 2) if failover else 0,
+                "failover_max_s": round(max(failover), 2) if failover else 0,
+                "failover_max_s_by_client": by_client,
+                "coordinator_named_elsewhere_after_s": moved_after,
+                "served_again_after_fault_ended_max_s": round(max(after_end), 2)
+                if after_end
+                else 0,
+                "groups_whose_coordinator_differs_after": owner_changed,
+                "moves_max_per_group": max(moves.values(), default=0),
+                "groups_moved": sum(1 for m in moves.values() if m),
+                "groups_moved_not_on_faulted_node": len(innocent_moved),
+                "refused_on_other_nodes_during_stall": refused_elsewhere,
+            }
+        )
+    return {
+        "commits": len(h.commits),
+        "acknowledged": sum(1 for c in h.commits if c.ok),
+        "lost_acknowledged_commits": len(lost),
+        "lost": lost,
+        "groups_not_fetched_at_the_end": sorted(set(acked) - set(fetched)),
+        "epoch_regressions": regressions,
+        "faults": per_fault,
+    }
+
+
+async def run(quick: bool, root: Path, history: str | None = None) -> dict[str, Any]:
+    with postgres_server() as pg:
+        url = pg.create_database("chaos")
+        cluster = Cluster(root, pg, url)
+        try:
+            for n in (1, 2, 3):
+                cluster.start(n)
+            h = History()
+            count = 4 if quick else 15
+            groups = [f"chaos-{i}" for i in range(count)]
+            pool = ConnectionPool()
+            members = [
+                GroupMember(
+                    cluster.bootstrap(),
+                    g,
+                    protocols=["range"],
+                    topics=["t"],
+                    group_protocol="consumer" if i % 3 == 2 else "classic",
+                    pool=pool,
+                    heartbeat_interval_ms=300,
+                    session_timeout_ms=10000,
+                    rebalance_timeout_ms=10000,
+                )
+                for i, g in enumerate(groups)
+                for _ in "ab"
+            ]
+            await asyncio.gather(*(m.start(60) for m in members))
+            real: dict[str, list[Member]] = {}
+            if not quick:
+                bootstrap = ",".join(cluster.bootstrap())
+                for lib, (kind, config) in REAL.items():
+                    real[f"chaos-{lib}"] = [
+                        await asyncio.to_thread(
+                            kind,
+                            bootstrap,
+                            f"chaos-{lib}",
+                            "t",
+                            client_id=f"{lib}-{i}",
+                            session_timeout_ms=10000,
+                            config=config,
+                        )
+                        for i in range(2)
+                    ]
+                groups += list(real)
+            stop = asyncio.Event()
+            leaders = {m.group_id: m for m in members}  # one committer per group
+            tasks = [asyncio.create_task(committer(m, h, stop)) for m in leaders.values()]
+            tasks += [asyncio.create_task(real_committer(ms[0], h, stop)) for ms in real.values()]
+            await asyncio.sleep(QUIET_S)
+            rebalances_before = {g: sum(m.rebalances for m in ms) for g, ms in real.items()}
+            tasks.append(asyncio.create_task(watch_owners(cluster, groups, h, stop)))
+            await nemeses(cluster, h, quick)
+            rebalances = {
+                g: sum(m.rebalances for m in ms) - rebalances_before[g] for g, ms in real.items()
+            }
+            stop.set()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            fetched: dict[str, int] = {}
+            for g, m in leaders.items():
+                for _ in range(20):
+                    try:
+                        found = await m.fetch_offsets([("t", 0)])
+                        fetched[g] = found[("t", 0)].offset
+                        break
+                    except Exception:
+                        await asyncio.sleep(0.5)
+            for g, ms in real.items():
+                for _ in range(20):
+                    try:
+                        found = await asyncio.to_thread(ms[0].committed, ("t", 0))
+                        fetched[g] = found if found is not None else -1
+                        break
+                    except Exception:
+                        await asyncio.sleep(0.5)
+            result = check(h, fetched)
+            if history:
+                Path(history).write_text(
+                    json.dumps(
+                        {
+                            "t0": h.t0,
+                            "faults": [vars(f) for f in h.faults],
+                            "commits": [vars(c) for c in h.commits],
+                            "owners": h.owners,
+                        }
+                    )
+                )
+            closing = [asyncio.create_task(m.close()) for m in members]
+            await asyncio.wait(closing, timeout=10)
+            for ms in real.values():
+                for m in ms:
+                    await asyncio.to_thread(m.close)
+            await pool.close()
+            result["real_client_rebalances_after_warmup"] = rebalances
+            result["duration_s"] = round(time.monotonic() - h.t0, 1)
+            result["groups"] = count
+            result["load"] = os.getloadavg()
+            return result
+        finally:
+            cluster.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--out")
+    parser.add_argument("--history", help="also write the whole history here (JSON)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="chaos-") as tmp:
+        result = asyncio.run(run(args.quick, Path(tmp), args.history))
+    text = json.dumps(result, indent=2)
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text + "\n")
+    failed = result["lost_acknowledged_commits"] or result["epoch_regressions"]
+    raise SystemExit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,29 @@
+"""The short fault campaign (``make chaos`` runs the whole one): a node SIGSTOPped past its
+lease, then another killed with kill -9 and restarted, under committing groups. No
+acknowledged commit is lost, no epoch goes backwards, no other node's group is refused
+during the stall, and only the killed node's groups move (away, and at most once back)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from .campaign import run
+
+pytestmark = pytest.mark.integration
+
+
+def test_a_short_campaign_keeps_every_commit_and_moves_only_the_faulted_nodes_groups(
+    tmp_path: Path,
+) -> None:
+    result = asyncio.run(run(quick=True, root=tmp_path))
+    print(result)
+    assert result["acknowledged"] > 0
+    assert result["lost_acknowledged_commits"] == 0, result["lost"]
+    assert result["epoch_regressions"] == 0
+    stall, kill = result["faults"]
+    assert stall["refused_on_other_nodes_during_stall"] == 0
+    assert kill["groups_moved_not_on_faulted_node"] == 0
+    assert kill["moves_max_per_group"] <= 2
