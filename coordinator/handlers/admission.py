@@ -66,6 +66,12 @@ class Route:
     whole_topics: TopicNames | None = None
 
 
+def checks(node: Node) -> bool:
+    """Whether admission can refuse anything on this node now (ACLs on, or a cluster):
+    without, every route is admitted and the callers skip it."""
+    return node.security.acls_enabled or node.routing.clustered
+
+
 def refusal(
     node: Node,
     principal: str,

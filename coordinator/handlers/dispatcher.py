@@ -9,6 +9,7 @@ admission table; a route naming groups that has no row is refused at registratio
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any, TypeVar
 
 from protocol.apis import BY_KEY, ApiKey
@@ -39,6 +40,10 @@ def api_key_of(request_type: type[Struct]) -> ApiKey:
     return ApiKey(request_type.kafka.api_key)
 
 
+#: What admission refuses when there is nothing to check (no ACLs, one node).
+NONE_REFUSED: Mapping[str, int] = MappingProxyType({})
+
+
 class _AdmitOne:
     """A one-group API behind its admission: a refusal is answered without the handler."""
 
@@ -48,12 +53,13 @@ class _AdmitOne:
         self.route, self.handler, self.refuse = route, handler, refuse
 
     def __call__(self, node: Node, body: Any, version: int, conn: ConnectionContext) -> Any:
-        route = self.route
-        assert route.group_ids is not None
-        (group_id,) = route.group_ids(body, version)
-        code = admission.refusal(node, conn.principal, conn.client_host, route, group_id, body)
-        if code is not None:
-            return Outcome(self.refuse(body, version, code))
+        if admission.checks(node):
+            route = self.route
+            assert route.group_ids is not None
+            (group_id,) = route.group_ids(body, version)
+            code = admission.refusal(node, conn.principal, conn.client_host, route, group_id, body)
+            if code is not None:
+                return Outcome(self.refuse(body, version, code))
         return self.handler(node, body, version, conn)
 
 
@@ -66,8 +72,10 @@ class _AdmitEach:
         self.route, self.handler = route, handler
 
     def __call__(self, node: Node, body: Any, version: int, conn: ConnectionContext) -> Any:
-        refused = admission.refusals(
-            node, conn.principal, conn.client_host, self.route, body, version
+        refused = (
+            admission.refusals(node, conn.principal, conn.client_host, self.route, body, version)
+            if admission.checks(node)
+            else NONE_REFUSED
         )
         return self.handler(node, body, version, conn, refused)
 

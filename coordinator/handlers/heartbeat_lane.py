@@ -117,7 +117,8 @@ class HeartbeatLane:
         error: int
         key: str | None
         # Admission as the general path's (``admission.HEARTBEAT``), skipped outright when
-        # there is nothing to check: no ACLs, one node.
+        # there is nothing to check: no ACLs, one node (``admission.checks``, inlined: this
+        # runs for every heartbeat).
         if (self._security.acls_enabled or self.node.routing.clustered) and (
             refused := refusal(
                 self.node, conn.principal, conn.client_host, HEARTBEAT, group_id, None, now_ms
