@@ -108,15 +108,6 @@ def _topic_key(node: Node, name: str, topic_id: uuid.UUID, by_id: bool) -> str:
     return found.name if found is not None else f"{UNKNOWN_ID}{topic_id}"
 
 
-def elsewhere(node: Node, group_id: str) -> ErrorCode | None:
-    """Why this node does not answer for the group (None: it does). In a cluster another
-    node may own its coordinator partition (NOT_COORDINATOR), or it is still loading
-    (COORDINATOR_LOAD_IN_PROGRESS); Kafka checks this after authorization. The group APIs
-    get this from admission (``admission.refusal``); this is for what is not a route."""
-    routing = node.routing
-    return routing.refusal(group_id, node.now_ms()) if routing.clustered else None
-
-
 def join_group(
     node: Node, body: JoinGroupRequest, version: int, conn: ConnectionContext
 ) -> Outcome[JoinGroupResponse]:
