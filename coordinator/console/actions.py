@@ -1,7 +1,8 @@
 """The console's three actions (``--http-admin``), as the Kafka APIs would do them.
 
 Each is one call into the state machine, carried out by the runtime like a request's
-(records written before the answer), after the ACL check the matching Kafka API makes:
+(records written before the answer), after the admission the matching Kafka API makes
+(its row of ``handlers.admission``: the ACLs, then this node coordinating the group):
 
 - delete an empty group: DeleteGroups (DELETE on the group);
 - reset the offsets of an Empty group: OffsetCommit with generation -1, as
@@ -17,7 +18,7 @@ from typing import Any
 
 from protocol.errors import ErrorCode
 
-from ..accounts import Operation, ResourceType
+from ..accounts import ResourceType
 from ..group.requests import (
     LeaveGroupInput,
     LeavingMember,
@@ -26,6 +27,13 @@ from ..group.requests import (
     TopicCommit,
 )
 from ..group.results import DeleteGroupsResult, LeaveGroupResult, OffsetCommitResult
+from ..handlers.admission import (
+    CONSOLE_DELETE_GROUP,
+    CONSOLE_REMOVE_STATIC_MEMBER,
+    CONSOLE_RESET_OFFSETS,
+    Route,
+    refusal,
+)
 from ..handlers.outcome import Outcome, Pending, call
 from ..node import Node
 from .views import Viewer
@@ -36,6 +44,7 @@ _COMMIT_VERSION = 9
 LOG_END = 0
 
 CarryOut = Callable[[Outcome[Any]], Any]
+TOPIC = ResourceType.TOPIC
 
 
 class ActionError(Exception):
@@ -45,19 +54,22 @@ class ActionError(Exception):
         self.message = message
 
 
-def _refused(
-    viewer: Viewer, node: Node, operation: Operation, kind: ResourceType, name: str
+def _admit(
+    node: Node, viewer: Viewer, route: Route, group_id: str, topics: tuple[str, ...] = ()
 ) -> None:
-    if not viewer.may(node, operation, kind, name):
-        what = "group" if kind is ResourceType.GROUP else "topic"
-        raise ActionError(403, f"{viewer.principal} may not {operation.name} {what} {name!r}")
-
-
-def _here(node: Node, group_id: str) -> None:
-    routing = node.routing
-    refusal = routing.refusal(group_id, node.now_ms()) if routing.clustered else None
-    if refusal is not None:
-        raise ActionError(409, f"this node does not coordinate {group_id!r} ({refusal.name})")
+    """The action's admission (its row of the admission table), as an HTTP refusal: 403
+    for an ACL, 409 for a group another node coordinates."""
+    code = refusal(node, viewer.principal, viewer.host, route, group_id, topics)
+    if code is None:
+        return
+    if code is ErrorCode.GROUP_AUTHORIZATION_FAILED:
+        who = f"{viewer.principal} may not {route.operation.name}"
+        raise ActionError(403, f"{who} group {group_id!r}")
+    if code is ErrorCode.TOPIC_AUTHORIZATION_FAILED:
+        assert route.topics is not None
+        denied = next(t for t in topics if not viewer.may(node, route.topics, TOPIC, t))
+        raise ActionError(403, f"{viewer.principal} may not {route.topics.name} topic {denied!r}")
+    raise ActionError(409, f"this node does not coordinate {group_id!r} ({code.name})")
 
 
 async def _answer(carry_out: CarryOut, outcome: Outcome[Any]) -> Any:
@@ -68,8 +80,7 @@ async def _answer(carry_out: CarryOut, outcome: Outcome[Any]) -> Any:
 
 
 async def delete_group(node: Node, carry_out: CarryOut, viewer: Viewer, group_id: str) -> None:
-    _refused(viewer, node, Operation.DELETE, ResourceType.GROUP, group_id)
-    _here(node, group_id)
+    _admit(node, viewer, CONSOLE_DELETE_GROUP, group_id)
     token = Pending()
     effects = node.groups.delete_groups(token, [group_id], node.now_ms())
     result: DeleteGroupsResult = await _answer(carry_out, call(effects, token, lambda r: r))
@@ -92,9 +103,7 @@ async def reset_offsets(
 ) -> dict[int, int]:
     """Every partition of ``topic`` to ``to_offset``, clamped to the log's range (a virtual
     topic's is [0, 0]); returns partition -> new offset."""
-    _refused(viewer, node, Operation.READ, ResourceType.GROUP, group_id)
-    _refused(viewer, node, Operation.READ, ResourceType.TOPIC, topic)
-    _here(node, group_id)
+    _admit(node, viewer, CONSOLE_RESET_OFFSETS, group_id, (topic,))
     g = node.groups.groups.get(group_id)
     if g is None:
         raise ActionError(404, f"group {group_id!r} does not exist")
@@ -133,8 +142,7 @@ async def reset_offsets(
 async def remove_static_member(
     node: Node, carry_out: CarryOut, viewer: Viewer, group_id: str, instance_id: str
 ) -> None:
-    _refused(viewer, node, Operation.READ, ResourceType.GROUP, group_id)
-    _here(node, group_id)
+    _admit(node, viewer, CONSOLE_REMOVE_STATIC_MEMBER, group_id)
     if group_id not in node.groups.groups:
         raise ActionError(404, f"group {group_id!r} does not exist")
     leave = LeaveGroupInput(

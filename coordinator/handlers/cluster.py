@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from protocol.apis.api_versions import ApiVersionsRequest, ApiVersionsResponse
@@ -47,14 +48,15 @@ from ..catalog import NO_TOPIC_ID, Topic, valid_topic_name
 from ..connection_context import ConnectionContext
 from ..node import Node
 from ..security.acls import Operation
-from ..security.authz import may_create_topic, may_group, may_topic
+from ..security.authz import may_create_topic, may_topic
+from . import admission
 from . import versions as V
 from .outcome import Delayed, Outcome
 
 # KIP-511 client software name/version syntax.
 _SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
-KEY_TYPE_GROUP = 0
+KEY_TYPE_GROUP = admission.KEY_TYPE_GROUP
 KEY_TYPE_TRANSACTION = 1
 KEY_TYPE_SHARE = 2
 
@@ -229,12 +231,18 @@ class NotFound:
 
 
 def _coordinator_for(
-    node: Node, conn: ConnectionContext, key_type: int, key: str, version: int
+    node: Node,
+    conn: ConnectionContext,
+    key_type: int,
+    key: str,
+    version: int,
+    refused: Mapping[str, int],
 ) -> Located | NotFound:
-    """The key's coordinator as the caller reaches it."""
+    """The key's coordinator as the caller reaches it (``refused``: the group keys
+    admission refused, ``admission.FIND_COORDINATOR``)."""
     if key_type == KEY_TYPE_GROUP:
-        if not may_group(node.security, conn, Operation.DESCRIBE, key):
-            return NotFound(ErrorCode.GROUP_AUTHORIZATION_FAILED)
+        if (code := refused.get(key)) is not None:
+            return NotFound(ErrorCode(code))
         return _owner_address(node, conn, key)
     if key_type == KEY_TYPE_SHARE and version < V.FIND_COORDINATOR_SHARE_KEYS:
         return NotFound(ErrorCode.INVALID_REQUEST, "Share key type needs FindCoordinator v6")
@@ -267,10 +275,14 @@ def _owner_address(node: Node, conn: ConnectionContext, group_id: str) -> Locate
 
 
 def find_coordinator(
-    node: Node, body: FindCoordinatorRequest, version: int, conn: ConnectionContext
+    node: Node,
+    body: FindCoordinatorRequest,
+    version: int,
+    conn: ConnectionContext,
+    refused: Mapping[str, int],
 ) -> Outcome[FindCoordinatorResponse]:
     if version < V.FIND_COORDINATOR_BATCHED:
-        found = _coordinator_for(node, conn, body.key_type, body.key, version)
+        found = _coordinator_for(node, conn, body.key_type, body.key, version, refused)
         if isinstance(found, NotFound):
             return Outcome(
                 FindCoordinatorResponse(
@@ -292,7 +304,7 @@ def find_coordinator(
         )
     coordinators = []
     for key in body.coordinator_keys:
-        found = _coordinator_for(node, conn, body.key_type, key, version)
+        found = _coordinator_for(node, conn, body.key_type, key, version, refused)
         if isinstance(found, NotFound):
             coordinators.append(
                 FindCoordinatorResponseCoordinator(

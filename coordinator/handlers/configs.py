@@ -10,6 +10,7 @@ alter (GROUP_AUTHORIZATION_FAILED).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from protocol.apis.describe_configs import (
@@ -29,35 +30,35 @@ from protocol.errors import ErrorCode
 from ..connection_context import ConnectionContext
 from ..group.consumer import group_configs
 from ..node import Node
-from ..security.acls import Operation
-from ..security.authz import may_group
-from .groups import elsewhere
+from .admission import GROUP_RESOURCE
 from .outcome import Outcome, Pending, call
 
-#: Kafka's ConfigResource.Type GROUP.
-GROUP_RESOURCE = 32
 NOT_SERVED = "This group coordinator serves the configs of GROUP resources only."
 
 
 def _refusal(
-    node: Node, conn: ConnectionContext, resource_type: int, name: str, operation: Operation
+    resource_type: int, name: str, refused: Mapping[str, int]
 ) -> tuple[ErrorCode, str | None] | None:
+    """Why a resource is refused: not a group, or a group admission refused
+    (``admission.DESCRIBE_CONFIGS``, ``admission.INCREMENTAL_ALTER_CONFIGS``)."""
     if resource_type != GROUP_RESOURCE:
         return ErrorCode.INVALID_REQUEST, NOT_SERVED
-    if not may_group(node.security, conn, operation, name):
-        return ErrorCode.GROUP_AUTHORIZATION_FAILED, None
-    if (moved := elsewhere(node, name)) is not None:
-        return moved, None
+    if (code := refused.get(name)) is not None:
+        return ErrorCode(code), None
     return None
 
 
 def describe_configs(
-    node: Node, body: DescribeConfigsRequest, version: int, conn: ConnectionContext
+    node: Node,
+    body: DescribeConfigsRequest,
+    version: int,
+    conn: ConnectionContext,
+    admission_refused: Mapping[str, int],
 ) -> Outcome[DescribeConfigsResponse]:
     results = []
     for res in body.resources:
         name = res.resource_name
-        refused = _refusal(node, conn, res.resource_type, name, Operation.DESCRIBE_CONFIGS)
+        refused = _refusal(res.resource_type, name, admission_refused)
         if refused is not None:
             code, message = refused
             results.append(
@@ -104,13 +105,17 @@ def _entry(
 
 
 def incremental_alter_configs(
-    node: Node, body: IncrementalAlterConfigsRequest, version: int, conn: ConnectionContext
+    node: Node,
+    body: IncrementalAlterConfigsRequest,
+    version: int,
+    conn: ConnectionContext,
+    admission_refused: Mapping[str, int],
 ) -> Outcome[IncrementalAlterConfigsResponse]:
     refusals: dict[int, tuple[ErrorCode, str | None]] = {}
     changes: list[tuple[str, list[tuple[str, int, str | None]]]] = []
     for i, res in enumerate(body.resources):
         name = res.resource_name
-        refused = _refusal(node, conn, res.resource_type, name, Operation.ALTER_CONFIGS)
+        refused = _refusal(res.resource_type, name, admission_refused)
         if refused is not None:
             refusals[i] = refused
             continue

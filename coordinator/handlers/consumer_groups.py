@@ -6,7 +6,7 @@ node does not know is dropped, as Kafka drops topics missing from its metadata i
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from protocol.apis.consumer_group_describe import (
@@ -32,9 +32,8 @@ from ..group.consumer.member import Partitions
 from ..group.consumer.requests import ConsumerHeartbeatInput, ConsumerHeartbeatResult
 from ..node import Node
 from ..security.acls import Operation
-from ..security.authz import group_operations, may_group, may_topic
+from ..security.authz import group_operations, may_topic
 from ..topic_regex import Resolution
-from .groups import elsewhere
 from .outcome import Offloaded, Outcome, Pending, call
 
 
@@ -66,17 +65,17 @@ def _refused(code: ErrorCode, message: str | None = None) -> ConsumerGroupHeartb
     return _render(ConsumerHeartbeatResult(code, message), topic_id_for)  # no assignment
 
 
+def heartbeat_refused(
+    body: ConsumerGroupHeartbeatRequest, version: int, code: ErrorCode
+) -> ConsumerGroupHeartbeatResponse:
+    return _refused(code)
+
+
 def consumer_group_heartbeat(
     node: Node, body: ConsumerGroupHeartbeatRequest, version: int, conn: ConnectionContext
 ) -> Outcome[ConsumerGroupHeartbeatResponse]:
-    if not may_group(node.security, conn, Operation.READ, body.group_id):
-        return Outcome(_refused(ErrorCode.GROUP_AUTHORIZATION_FAILED))
-    # Kafka: subscribing by name needs DESCRIBE on each topic.
-    for name in body.subscribed_topic_names or []:
-        if not may_topic(node.security, conn, Operation.DESCRIBE, name):
-            return Outcome(_refused(ErrorCode.TOPIC_AUTHORIZATION_FAILED))
-    if (moved := elsewhere(node, body.group_id)) is not None:
-        return Outcome(_refused(moved))
+    # Admitted (``admission.CONSUMER_GROUP_HEARTBEAT``: READ on the group, DESCRIBE on each
+    # topic subscribed by name, this node its coordinator); ``heartbeat_refused`` else.
     owned: Partitions | None = None
     if body.topic_partitions is not None:
         owned = {}
@@ -270,20 +269,22 @@ def _described(
 
 
 def consumer_group_describe(
-    node: Node, body: ConsumerGroupDescribeRequest, version: int, conn: ConnectionContext
+    node: Node,
+    body: ConsumerGroupDescribeRequest,
+    version: int,
+    conn: ConnectionContext,
+    refused: Mapping[str, int],
 ) -> Outcome[ConsumerGroupDescribeResponse]:
-    allowed = [g for g in body.group_ids if may_group(node.security, conn, Operation.DESCRIBE, g)]
-    refused = {g: code for g in allowed if (code := elsewhere(node, g)) is not None}
     described = {
         d.group_id: d
-        for d in node.groups.consumer_group_describe([g for g in allowed if g not in refused])
+        for d in node.groups.consumer_group_describe(
+            [g for g in body.group_ids if g not in refused]
+        )
     }
-    for group_id, code in refused.items():
+    for group_id, code in refused.items():  # by admission: unauthorized, or not here
         described[group_id] = DescribedConsumerGroup(group_id, code)
     groups = []
     for group_id in body.group_ids:
-        d = described.get(group_id)
-        if d is None:
-            d = DescribedConsumerGroup(group_id, ErrorCode.GROUP_AUTHORIZATION_FAILED)
+        d = described[group_id]
         groups.append(_described(node, conn, d, version, body.include_authorized_operations))
     return Outcome(ConsumerGroupDescribeResponse(throttle_time_ms=0, groups=groups))

@@ -5,6 +5,7 @@ results back to wire messages. No group logic lives here (that is ``coordinator.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from functools import partial
 
 from protocol.apis.delete_groups import (
@@ -82,12 +83,18 @@ from ..group.results import (
 )
 from ..node import Node
 from ..security.acls import Operation
-from ..security.authz import group_operations, may_cluster, may_group, may_topic
+from ..security.authz import group_operations, may_cluster, may_topic
 from . import versions as V
+from .admission import LIST_GROUPS, OFFSET_COMMIT, OFFSET_DELETE, OFFSET_FETCH, refusal
 from .outcome import Outcome, Pending, answer_in, call
 
 GROUP_AUTHORIZATION_FAILED = ErrorCode.GROUP_AUTHORIZATION_FAILED
 TOPIC_AUTHORIZATION_FAILED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+# What each topic needs, as the admission table says (handlers check them per topic).
+assert OFFSET_COMMIT.topics and OFFSET_FETCH.topics and OFFSET_DELETE.topics
+OFFSET_COMMIT_TOPICS: Operation = OFFSET_COMMIT.topics
+OFFSET_FETCH_TOPICS: Operation = OFFSET_FETCH.topics
+OFFSET_DELETE_TOPICS: Operation = OFFSET_DELETE.topics
 
 
 #: The key of a request topic whose id this node does not know (no topic name has a space).
@@ -101,14 +108,6 @@ def _topic_key(node: Node, name: str, topic_id: uuid.UUID, by_id: bool) -> str:
     return found.name if found is not None else f"{UNKNOWN_ID}{topic_id}"
 
 
-def elsewhere(node: Node, group_id: str) -> ErrorCode | None:
-    """Why this node does not answer for the group (None: it does). In a cluster another
-    node may own its coordinator partition (NOT_COORDINATOR), or it is still loading
-    (COORDINATOR_LOAD_IN_PROGRESS); Kafka checks this after authorization."""
-    routing = node.routing
-    return routing.refusal(group_id, node.now_ms()) if routing.clustered else None
-
-
 def join_group(
     node: Node, body: JoinGroupRequest, version: int, conn: ConnectionContext
 ) -> Outcome[JoinGroupResponse]:
@@ -116,10 +115,6 @@ def join_group(
     # module-level function or a per-version renderer can be (each object a parked request
     # holds is one more for the garbage collector to go through while it waits).
     render = _join_renderer(version)
-    if not may_group(node.security, conn, Operation.READ, body.group_id):
-        return Outcome(render(JoinGroupResult(error_code=GROUP_AUTHORIZATION_FAILED)))
-    if (moved := elsewhere(node, body.group_id)) is not None:
-        return Outcome(render(JoinGroupResult(error_code=moved, member_id=body.member_id)))
     inp = JoinGroupInput(
         group_id=body.group_id,
         member_id=body.member_id,
@@ -143,6 +138,13 @@ def join_group(
         render,
         partial(_join_failed, render, body.member_id),
     )
+
+
+def join_refused(body: JoinGroupRequest, version: int, code: ErrorCode) -> JoinGroupResponse:
+    """Admission's refusal: Kafka names no member when unauthorized; a coordinator's
+    refusal echoes the request's."""
+    member_id = "" if code == GROUP_AUTHORIZATION_FAILED else body.member_id
+    return _join_renderer(version)(JoinGroupResult(error_code=code, member_id=member_id))
 
 
 class _JoinRenderer:
@@ -197,10 +199,6 @@ def sync_group(
     node: Node, body: SyncGroupRequest, version: int, conn: ConnectionContext
 ) -> Outcome[SyncGroupResponse]:
     # Parked once per member in a rebalance, as JoinGroup: no closures per call.
-    if not may_group(node.security, conn, Operation.READ, body.group_id):
-        return Outcome(_sync_response(SyncGroupResult(error_code=GROUP_AUTHORIZATION_FAILED)))
-    if (moved := elsewhere(node, body.group_id)) is not None:
-        return Outcome(_sync_response(SyncGroupResult(error_code=moved)))
     inp = SyncGroupInput(
         group_id=body.group_id,
         generation_id=body.generation_id,
@@ -230,14 +228,14 @@ def _sync_failed(code: ErrorCode) -> SyncGroupResponse:
     return _sync_response(SyncGroupResult(error_code=code))
 
 
+def sync_refused(body: SyncGroupRequest, version: int, code: ErrorCode) -> SyncGroupResponse:
+    return _sync_failed(code)
+
+
 def heartbeat(
     node: Node, body: HeartbeatRequest, version: int, conn: ConnectionContext
 ) -> Outcome[HeartbeatResponse]:
     # The hottest request: no closures are made per call, the renderers are module-level.
-    if not may_group(node.security, conn, Operation.READ, body.group_id):
-        return Outcome(HeartbeatResponse(error_code=GROUP_AUTHORIZATION_FAILED))
-    if (moved := elsewhere(node, body.group_id)) is not None:
-        return Outcome(HeartbeatResponse(error_code=moved))
     inp = HeartbeatInput(
         group_id=body.group_id,
         generation_id=body.generation_id,
@@ -254,6 +252,10 @@ def _heartbeat_response(r: HeartbeatResult) -> HeartbeatResponse:
 
 
 def _heartbeat_failed(code: ErrorCode) -> HeartbeatResponse:
+    return HeartbeatResponse(error_code=code)
+
+
+def heartbeat_refused(body: HeartbeatRequest, version: int, code: ErrorCode) -> HeartbeatResponse:
     return HeartbeatResponse(error_code=code)
 
 
@@ -283,10 +285,6 @@ def leave_group(
             ],
         )
 
-    if not may_group(node.security, conn, Operation.READ, body.group_id):
-        return Outcome(render(LeaveGroupResult(error_code=GROUP_AUTHORIZATION_FAILED)))
-    if (moved := elsewhere(node, body.group_id)) is not None:
-        return Outcome(render(LeaveGroupResult(error_code=moved)))
     token = Pending()
     return call(
         node.groups.leave_group(token, inp, node.now_ms()),
@@ -296,14 +294,20 @@ def leave_group(
     )
 
 
+def leave_refused(body: LeaveGroupRequest, version: int, code: ErrorCode) -> LeaveGroupResponse:
+    # v0-2 carry no member list; from v3 it is empty.
+    if version < V.LEAVE_GROUP_BATCHED:
+        return LeaveGroupResponse(error_code=code)
+    return LeaveGroupResponse(error_code=code, members=[])
+
+
 def offset_commit(
     node: Node, body: OffsetCommitRequest, version: int, conn: ConnectionContext
 ) -> Outcome[OffsetCommitResponse]:
-    # Unauthorized and unknown partitions are refused by the API layer, as in Kafka.
+    # Unauthorized and unknown partitions are refused by the API layer, as in Kafka (the
+    # group was admitted: ``commit_refused`` answers a refused one).
     refused: dict[tuple[str, int], int] = {}
     known: list[TopicCommit] = []
-    group_allowed = may_group(node.security, conn, Operation.READ, body.group_id)
-    moved = elsewhere(node, body.group_id) if group_allowed else None
     # v10+ name topics by id: each request topic is keyed by its name, or (an id this node
     # does not know) by a key no topic name can be.
     keys = [
@@ -313,17 +317,11 @@ def offset_commit(
     for t, key in zip(body.topics, keys, strict=True):
         parts = []
         name = key if not key.startswith(UNKNOWN_ID) else None
-        topic_allowed = (
-            group_allowed
-            and name is not None
-            and may_topic(node.security, conn, Operation.READ, name)
+        topic_allowed = name is not None and may_topic(
+            node.security, conn, OFFSET_COMMIT_TOPICS, name
         )
         for p in t.partitions:
-            if not group_allowed:
-                refused[(key, p.partition_index)] = GROUP_AUTHORIZATION_FAILED
-            elif moved is not None:
-                refused[(key, p.partition_index)] = moved
-            elif name is None:
+            if name is None:
                 refused[(key, p.partition_index)] = ErrorCode.UNKNOWN_TOPIC_ID
             elif not topic_allowed:
                 refused[(key, p.partition_index)] = TOPIC_AUTHORIZATION_FAILED
@@ -393,6 +391,27 @@ def offset_commit(
     )
 
 
+def commit_refused(
+    body: OffsetCommitRequest, version: int, code: ErrorCode
+) -> OffsetCommitResponse:
+    """Admission's refusal: every partition asked for carries the code, in request order."""
+    return OffsetCommitResponse(
+        topics=[
+            OffsetCommitResponseTopic(
+                name=t.name,
+                topic_id=t.topic_id,
+                partitions=[
+                    OffsetCommitResponsePartition(
+                        partition_index=p.partition_index, error_code=code
+                    )
+                    for p in t.partitions
+                ],
+            )
+            for t in body.topics
+        ]
+    )
+
+
 def _fetch_group(
     node: Node,
     conn: ConnectionContext,
@@ -400,28 +419,24 @@ def _fetch_group(
     topics: list[tuple[str, list[int]]] | None,
     version: int,
     require_stable: bool,
+    refused: int | None,
     member_id: str | None = None,
     member_epoch: int = -1,
 ) -> OffsetFetchResult:
-    if not may_group(node.security, conn, Operation.DESCRIBE, group_id):
+    if refused is not None:  # by admission
         # v0-1 carry the error in every requested partition; later versions at the top.
         folded = [
             TopicOffsets(n, [PartitionOffset(p, -1, -1, "") for p in ps]) for n, ps in topics or []
         ]
         return OffsetFetchResult(
-            GROUP_AUTHORIZATION_FAILED, folded if version < V.OFFSET_FETCH_TOP_LEVEL_ERROR else []
+            refused, folded if version < V.OFFSET_FETCH_TOP_LEVEL_ERROR else []
         )
-    if (moved := elsewhere(node, group_id)) is not None:
-        folded = [
-            TopicOffsets(n, [PartitionOffset(p, -1, -1, "") for p in ps]) for n, ps in topics or []
-        ]
-        return OffsetFetchResult(moved, folded if version < V.OFFSET_FETCH_TOP_LEVEL_ERROR else [])
     r = node.groups.fetch_offsets(
         group_id, topics, node.now_ms(), require_stable, member_id, member_epoch
     )
     visible = []
     for t in r.topics:
-        if may_topic(node.security, conn, Operation.DESCRIBE, t.topic):
+        if may_topic(node.security, conn, OFFSET_FETCH_TOPICS, t.topic):
             visible.append(t)
         elif topics is not None:  # asked for by name: say so; "all topics" just omits it
             denied = [
@@ -433,7 +448,11 @@ def _fetch_group(
 
 
 def offset_fetch(
-    node: Node, body: OffsetFetchRequest, version: int, conn: ConnectionContext
+    node: Node,
+    body: OffsetFetchRequest,
+    version: int,
+    conn: ConnectionContext,
+    refused: Mapping[str, int],
 ) -> Outcome[OffsetFetchResponse]:
     if version >= V.OFFSET_FETCH_BATCHED:
         by_id = version >= V.OFFSET_FETCH_BY_TOPIC_ID
@@ -456,6 +475,7 @@ def offset_fetch(
                 wanted,
                 version,
                 body.require_stable,
+                refused.get(g.group_id),
                 g.member_id,  # v9+: a KIP-848 member names itself and its epoch
                 g.member_epoch,
             )
@@ -505,7 +525,9 @@ def offset_fetch(
         None if body.topics is None else [(t.name, t.partition_indexes) for t in body.topics]
     )
     stable = version >= V.OFFSET_FETCH_REQUIRE_STABLE and body.require_stable
-    r = _fetch_group(node, conn, body.group_id, wanted_topics, version, stable)
+    r = _fetch_group(
+        node, conn, body.group_id, wanted_topics, version, stable, refused.get(body.group_id)
+    )
     fold = version < V.OFFSET_FETCH_TOP_LEVEL_ERROR and r.error_code != 0
     topics = [
         OffsetFetchResponseTopic(
@@ -533,17 +555,21 @@ def offset_fetch(
 
 
 def describe_groups(
-    node: Node, body: DescribeGroupsRequest, version: int, conn: ConnectionContext
+    node: Node,
+    body: DescribeGroupsRequest,
+    version: int,
+    conn: ConnectionContext,
+    refused: Mapping[str, int],
 ) -> Outcome[DescribeGroupsResponse]:
     with_ops = (
         version >= V.DESCRIBE_GROUPS_AUTHORIZED_OPERATIONS and body.include_authorized_operations
     )
-    allowed = [g for g in body.groups if may_group(node.security, conn, Operation.DESCRIBE, g)]
-    here = [g for g in allowed if elsewhere(node, g) is None]
+    here = [g for g in body.groups if g not in refused]
     described = {g.group_id: g for g in node.groups.describe_groups(here)}
-    for group_id in allowed:
-        if (moved := elsewhere(node, group_id)) is not None:
-            described[group_id] = DescribedGroup(moved, group_id, "", "", "", [])
+    for group_id in body.groups:
+        if (code := refused.get(group_id)) is not None:
+            if code != GROUP_AUTHORIZATION_FAILED:  # another node's, or loading
+                described[group_id] = DescribedGroup(code, group_id, "", "", "", [])
         elif version >= V.DESCRIBE_GROUPS_NOT_FOUND and described[group_id].group_state == "Dead":
             described[group_id] = DescribedGroup(
                 ErrorCode.GROUP_ID_NOT_FOUND, group_id, "Dead", "", "", []
@@ -597,6 +623,7 @@ def list_groups(
 ) -> Outcome[ListGroupsResponse]:
     # Kafka: DESCRIBE on the cluster lists every group; otherwise those one may describe.
     everything = may_cluster(node.security, conn, Operation.DESCRIBE)
+    principal, host = conn.principal, conn.client_host
     response = ListGroupsResponse(
         error_code=0,
         groups=[
@@ -607,24 +634,26 @@ def list_groups(
                 group_type=g.group_type,
             )
             for g in node.groups.list_groups(body.states_filter, body.types_filter)
-            if everything or may_group(node.security, conn, Operation.DESCRIBE, g.group_id)
+            if everything or refusal(node, principal, host, LIST_GROUPS, g.group_id) is None
         ],
     )
     return Outcome(response)
 
 
 def delete_groups(
-    node: Node, body: DeleteGroupsRequest, version: int, conn: ConnectionContext
+    node: Node,
+    body: DeleteGroupsRequest,
+    version: int,
+    conn: ConnectionContext,
+    refused: Mapping[str, int],
 ) -> Outcome[DeleteGroupsResponse]:
-    allowed = [g for g in body.groups_names if may_group(node.security, conn, Operation.DELETE, g)]
-    moved = {g: code for g in allowed if (code := elsewhere(node, g)) is not None}
     token = Pending()
     effects = node.groups.delete_groups(
-        token, [g for g in allowed if g not in moved], node.now_ms()
+        token, [g for g in body.groups_names if g not in refused], node.now_ms()
     )
     result = answer_in(effects, token, DeleteGroupsResult)
     errors: dict[str, int] = {e.group_id: e.error_code for e in result.groups}
-    errors.update(moved)
+    errors.update(refused)
 
     def render(store_error: int = ErrorCode.NONE) -> DeleteGroupsResponse:
         # A deletion that could not be stored is answered with the store's error.
@@ -644,12 +673,8 @@ def delete_groups(
 def offset_delete(
     node: Node, body: OffsetDeleteRequest, version: int, conn: ConnectionContext
 ) -> Outcome[OffsetDeleteResponse]:
-    if not may_group(node.security, conn, Operation.DELETE, body.group_id):
-        return Outcome(OffsetDeleteResponse(error_code=GROUP_AUTHORIZATION_FAILED, topics=[]))
-    if (moved := elsewhere(node, body.group_id)) is not None:
-        return Outcome(OffsetDeleteResponse(error_code=moved, topics=[]))
     wanted = [(t.name, [p.partition_index for p in t.partitions]) for t in body.topics]
-    readable = {n for n, _ps in wanted if may_topic(node.security, conn, Operation.READ, n)}
+    readable = {n for n, _ps in wanted if may_topic(node.security, conn, OFFSET_DELETE_TOPICS, n)}
     allowed = [(n, ps) for n, ps in wanted if n in readable]
 
     def render(r: OffsetDeleteResult) -> OffsetDeleteResponse:
@@ -678,3 +703,9 @@ def offset_delete(
         render,
         lambda code: OffsetDeleteResponse(error_code=code, topics=[]),
     )
+
+
+def offset_delete_refused(
+    body: OffsetDeleteRequest, version: int, code: ErrorCode
+) -> OffsetDeleteResponse:
+    return OffsetDeleteResponse(error_code=code, topics=[])

@@ -8,7 +8,8 @@ lane reads the fields it needs with a view decoder generated from the same decla
 (``codec.compiled_view``), calls the state machine's one heartbeat implementation
 (``GroupCoordinator.heartbeat_now``) and answers with a cached response for that error
 code, with the request's correlation id copied in. Everything the general path checks is
-checked here too (authorization, the group's coordinator in a cluster); the tests hold
+checked here too, by the same admission (``admission.HEARTBEAT``: authorization, the
+group's coordinator in a cluster); the tests hold
 the two paths to the same bytes, timers and metrics.
 
 A member sends the same heartbeat, byte for byte but for its correlation id, until its
@@ -26,14 +27,13 @@ from __future__ import annotations
 from protocol import codec
 from protocol.apis import BY_KEY
 from protocol.apis.heartbeat import HeartbeatRequest, HeartbeatResponse
-from protocol.errors import DecodeError, ErrorCode
+from protocol.errors import DecodeError
 from protocol.frames import encode_response
 from protocol.headers import RequestHeader
 
 from ..connection_context import ConnectionContext
 from ..node import Node
-from ..security.acls import Operation
-from ..security.authz import may_group
+from .admission import HEARTBEAT, refusal
 
 HEARTBEAT_KEY = 12
 #: Decoded heartbeat frames remembered (of all connections); a full memo is simply
@@ -114,14 +114,17 @@ class HeartbeatLane:
         if heard is None:
             return None
         version, conn.client_id, group_id, generation_id, member_id, instance = heard
-        routing = self.node.routing
-        security = self._security
         error: int
         key: str | None
-        if security.acls_enabled and not may_group(security, conn, Operation.READ, group_id):
-            error, key, deadline = ErrorCode.GROUP_AUTHORIZATION_FAILED, None, 0
-        elif routing.clustered and (moved := routing.refusal(group_id, now_ms)) is not None:
-            error, key, deadline = moved, None, 0
+        # Admission as the general path's (``admission.HEARTBEAT``), skipped outright when
+        # there is nothing to check: no ACLs, one node (``admission.checks``, inlined: this
+        # runs for every heartbeat).
+        if (self._security.acls_enabled or self.node.routing.clustered) and (
+            refused := refusal(
+                self.node, conn.principal, conn.client_host, HEARTBEAT, group_id, None, now_ms
+            )
+        ) is not None:
+            error, key, deadline = refused, None, 0
         else:
             error, key, deadline = self._heartbeat_now(
                 group_id, generation_id, member_id, instance, now_ms

@@ -1,5 +1,9 @@
 """Authorization checks as the request handlers need them (Kafka's KafkaApis checks).
 
+What each group API (and console action) needs on its groups is one table,
+``coordinator.handlers.admission``, applied before the handler; these are its checks and
+the per-topic ones handlers make inside an admitted request:
+
 READ on a group: JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit.
 DESCRIBE on a group (implied by READ and DELETE): OffsetFetch, DescribeGroups, ListGroups
 (which lists only such groups unless DESCRIBE on the cluster), FindCoordinator.
