@@ -1,6 +1,7 @@
 """``analyze`` of a small journal, as a user runs it: the whole command, wall time.
 
-    python -m bench.analytics_small [--events 1000] [--runs 3] [--no-write]
+    python -m bench.analytics_small [--events 1000] [--runs 3] [--variants now,defaults,staged]
+        [--no-write]
 
 A new user's first ``analyze`` reads a journal of a few hundred or thousand entries; it took
 minutes with Spark's defaults. This generates a journal of ``--events`` entries (the
@@ -10,7 +11,10 @@ its own process with its own JVM (as the user's), taking turns between:
 - ``now``: the command as it is (its settings for a job of this size, ``analysis_settings``);
 - ``defaults``: the same command given Spark's defaults back with ``--conf`` (web UI and
   progress bars on, 200 shuffle partitions, the JVM's default compilers and collector),
-  which is what the command ran with before, the baseline measured in the same run.
+  which is what the command ran with before, the baseline measured in the same run;
+- ``staged``: the command with ``--staged-tables``: each table written and read back
+  before the next, as a large journal's are (what a small one did before its tables
+  were kept in memory).
 
 Reports medians over ``--runs`` and their ratio, the terminal lines each printed, and the
 machine's load (it is shared). Writes ``bench/results/analytics_small.{json,md}``.
@@ -43,11 +47,18 @@ SPARK_DEFAULTS = {
 GOAL_S = 30.0
 
 
-def analyze_once(journals: Path, out: Path, confs: dict[str, str]) -> tuple[float, int]:
+#: The command's extra arguments in each variant.
+VARIANTS: dict[str, list[str]] = {
+    "now": [],
+    "defaults": [a for k, v in SPARK_DEFAULTS.items() for a in ("--conf", f"{k}={v}")],
+    "staged": ["--staged-tables"],
+}
+
+
+def analyze_once(journals: Path, out: Path, extra: list[str]) -> tuple[float, int]:
     """Seconds of the whole command (JVM start included) and the terminal lines it printed."""
     args = [sys.executable, "-m", "coordinator.cli", "analyze", str(journals), "--out", str(out)]
-    for key, value in confs.items():
-        args += ["--conf", f"{key}={value}"]
+    args += extra
     started = time.perf_counter()
     done = subprocess.run(args, capture_output=True, text=True, timeout=1800)
     took = time.perf_counter() - started
@@ -58,11 +69,11 @@ def analyze_once(journals: Path, out: Path, confs: dict[str, str]) -> tuple[floa
     return took, len([line for line in printed.splitlines() if line.strip()])
 
 
-def run(events: int, runs: int, workdir: Path) -> dict[str, Any]:
+def run(events: int, runs: int, workdir: Path, names: list[str]) -> dict[str, Any]:
     journals = workdir / "journals"
     journals.mkdir(parents=True)
     truth = generate(journals, events, max(events // 30, 1), 1)
-    variants: dict[str, dict[str, str]] = {"now": {}, "defaults": SPARK_DEFAULTS}
+    variants = {name: VARIANTS[name] for name in names}
     seconds: dict[str, list[float]] = {name: [] for name in variants}
     lines: dict[str, list[int]] = {name: [] for name in variants}
     loads: list[float] = []
@@ -81,7 +92,8 @@ def run(events: int, runs: int, workdir: Path) -> dict[str, Any]:
         "runs": runs,
         "seconds": seconds,
         "median_s": median,
-        "speedup": round(median["defaults"] / median["now"], 2),
+        # How many times longer each variant took than the command as it is.
+        "speedup": {n: round(median[n] / median["now"], 2) for n in names if n != "now"},
         "terminal_lines": lines,
         "goal_s": GOAL_S,
         "load_average_min": round(min(loads), 2),
@@ -94,7 +106,15 @@ def run(events: int, runs: int, workdir: Path) -> dict[str, Any]:
 def write_report(result: dict[str, Any]) -> None:
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "analytics_small.json").write_text(json.dumps(result, indent=2) + "\n")
-    now, before = result["median_s"]["now"], result["median_s"]["defaults"]
+    now = result["median_s"]["now"]
+    rows = {
+        "now": "now (sized to the input: no web UI, no progress bars, 1 shuffle partition, "
+        "adaptive execution, a JVM with the client compiler and serial collector, tables in "
+        "memory and written at the end)",
+        "staged": "each table written and read back before the next (`--staged-tables`, "
+        "as before for every journal)",
+        "defaults": "Spark's defaults (before; given back with `--conf`)",
+    }
     md = [
         "# `analyze` of a small journal (the whole command, local[*])",
         "",
@@ -107,13 +127,16 @@ def write_report(result: dict[str, Any]) -> None:
         "",
         "| settings | median s | runs s | terminal lines |",
         "|---|---:|---|---|",
-        "| now (sized to the input: no web UI, no progress bars, 1 shuffle partition, "
-        "adaptive execution, a JVM with the client compiler and serial collector) "
-        f"| {now} | {result['seconds']['now']} | {result['terminal_lines']['now']} |",
-        f"| Spark's defaults (before; given back with `--conf`) | {before} | "
-        f"{result['seconds']['defaults']} | {result['terminal_lines']['defaults']} |",
+        *(
+            f"| {rows[n]} | {result['median_s'][n]} | {result['seconds'][n]} | "
+            f"{result['terminal_lines'][n]} |"
+            for n in result["seconds"]
+        ),
         "",
-        f"{result['speedup']}x faster than with Spark's defaults, measured in the same run. "
+        *(
+            f"{ratio}x the time of `now` with {name}, measured in the same run."
+            for name, ratio in result["speedup"].items()
+        ),
         f"Goal: under {result['goal_s']:.0f} s on this machine "
         f"({'met' if now < result['goal_s'] else 'not met'} at this load).",
         "",
@@ -125,10 +148,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=1_000)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument(
+        "--variants", default="now,defaults,staged", help="of " + ",".join(VARIANTS)
+    )
     parser.add_argument("--no-write", action="store_true", help="do not write bench/results")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="analytics-small-") as tmp:
-        result = run(args.events, args.runs, Path(tmp))
+        names = ["now", *(n for n in args.variants.split(",") if n != "now")]
+        result = run(args.events, args.runs, Path(tmp), names)
     if not args.no_write:
         write_report(result)
     print(json.dumps({k: result[k] for k in ("median_s", "speedup", "terminal_lines")}))

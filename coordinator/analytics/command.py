@@ -87,6 +87,12 @@ def _parse_conf(
     help="parse every journal file again (default: only files new or changed since the "
     "last run into the same --out)",
 )
+@click.option(
+    "--in-memory/--staged-tables",
+    default=None,
+    help="keep the tables in memory and write them at the end (default for journals under "
+    "32 MiB), or write and read back each before the next (default above: less memory)",
+)
 @click.option("--storm-threshold", default=5, show_default=True, type=click.IntRange(min=2))
 @click.option(
     "--storm-window-s",
@@ -105,6 +111,7 @@ def analyze(
     driver_memory: str | None,
     spark_ui: bool,
     full: bool,
+    in_memory: bool | None,
     storm_threshold: int,
     storm_window_s: int,
     top_groups: int,
@@ -133,12 +140,16 @@ def analyze(
             )
     if driver_memory is not None:
         confs = {**confs, "spark.driver.memory": driver_memory}
-    options = AnalysisOptions(storm_threshold, storm_window_s, top_groups, incremental=not full)
     # What it writes names clients and hosts, as the journal does: the user's alone, from
     # the start (the JVM inherits the umask; analyze_journals makes sure at the end).
     os.umask(0o077)
     started = time.perf_counter()
     size = input_bytes(journal_paths)
+    if in_memory is None:
+        in_memory = size is not None and size < IN_MEMORY_BYTES
+    options = AnalysisOptions(
+        storm_threshold, storm_window_s, top_groups, incremental=not full, in_memory=in_memory
+    )
     confs = analysis_settings(size, confs, master, spark_ui=spark_ui)
     report_dir.mkdir(parents=True, exist_ok=True)
     spark_log = report_dir / SPARK_LOG
@@ -181,6 +192,9 @@ SPARK_LOG = "spark.log"
 #: A journal below this is analysed in a JVM that compiles less and collects garbage simply:
 #: its optimising compiler and parallel collector cost more than they save in a short job.
 SMALL_INPUT_BYTES = 256 * 2**20
+#: A journal below this has its tables kept in memory (cached) and written at the end: a
+#: few Spark jobs per table fewer. (Cached tables spill to disk if memory runs short.)
+IN_MEMORY_BYTES = 32 * 2**20
 #: Input per shuffle partition (Spark's own target size for adaptive coalescing).
 BYTES_PER_SHUFFLE_PARTITION = 64 * 2**20
 SHUFFLE_PARTITIONS_MAX = 200  # Spark's default, which was every job's

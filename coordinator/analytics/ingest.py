@@ -75,13 +75,25 @@ def ingest(spark: Any, paths: list[str], out: str, incremental: bool) -> tuple[A
                 .partitionBy("source")
                 .parquet(staging_path(out))
             )
-        spark.createDataFrame(
-            [(r["path"], r["length"], r["modificationTime"]) for r in files],
-            "path string, length long, modificationTime timestamp",
-        ).coalesce(1).write.mode("overwrite").parquet(manifest_path)
+        _manifest(spark, files, F).write.mode("overwrite").parquet(manifest_path)
     sources = [int(r["source"]) for r in files]
     staged = spark.read.parquet(staging_path(out)).where(F.col("source").isin(sources))
     return staged, len(fresh)
+
+
+def _manifest(spark: Any, files: list[Any], F: Any) -> Any:
+    """The files' path, length and modification time as a one-partition frame built from
+    literals in the JVM: ``createDataFrame`` of Python rows starts a Python worker, seconds
+    of a small journal's job."""
+    rows = [
+        F.struct(
+            F.lit(r["path"]).cast("string").alias("path"),
+            F.lit(r["length"]).cast("long").alias("length"),
+            F.lit(r["modificationTime"]).cast("timestamp").alias("modificationTime"),
+        )
+        for r in files
+    ]
+    return spark.range(1).select(F.inline(F.array(*rows)))
 
 
 @contextmanager

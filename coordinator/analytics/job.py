@@ -61,6 +61,9 @@ class AnalysisOptions:
     storm_window_s: int = 60  # ...starting within this many seconds make a storm
     top_groups: int = 20  # groups shown in the report and chart
     incremental: bool = True  # parse only journal files new or changed since the last run
+    # A small journal: tables kept in memory as computed and written together at the end,
+    # rather than each written and read back before the next (a dozen Spark jobs apiece).
+    in_memory: bool = False
 
     @property
     def storm_gap_ms(self) -> int:
@@ -90,7 +93,8 @@ def run(spark: Any, paths: list[str], out: str, options: AnalysisOptions) -> Ana
     """Read ``paths``, write the tables under ``out/tables`` (a directory or URI).
 
     Each table is computed once: the ones others are built from (rebalances, sessions,
-    storms...) are read back from their Parquet, never recomputed from the entries."""
+    storms...) are read back from their Parquet, never recomputed from the entries; with
+    ``options.in_memory`` they are cached instead, and every table is written at the end."""
     from pyspark.sql import functions as F
 
     phases: dict[str, float] = {}
@@ -101,6 +105,10 @@ def run(spark: Any, paths: list[str], out: str, options: AnalysisOptions) -> Ana
     entries = entries.withColumn("at", F.timestamp_millis("ts_ms")).withColumn(
         "date", F.to_date("at")
     )
+    cached: list[Any] = []
+    if options.in_memory:
+        entries = entries.cache()
+        cached.append(entries)
     span = entries.agg(
         F.count("*").alias("entries"),
         F.countDistinct("node").alias("nodes"),
@@ -109,8 +117,14 @@ def run(spark: Any, paths: list[str], out: str, options: AnalysisOptions) -> Ana
     ).first()
     end_ms = span["end_ms"] or 0
     written: dict[str, str] = {}
+    pending: dict[str, Callable[[], Any]] = {}  # in memory: the writes left for the end
 
     def save(name: str, frame: Any) -> Any:
+        if options.in_memory:
+            frame = frame.cache()
+            cached.append(frame)
+            pending[name] = partial(_write, frame, f"{out}/tables/{name}", name in PARTITIONED)
+            return frame
         started = time.perf_counter()
         spark.sparkContext.setJobDescription(f"table {name}")  # names its jobs in Spark's UI
         written[name] = _write(frame, f"{out}/tables/{name}", name in PARTITIONED)
@@ -236,6 +250,12 @@ def run(spark: Any, paths: list[str], out: str, options: AnalysisOptions) -> Ana
         "timelines": timeline,
         "totals": lambda: _totals(summary, span, got["lifetime"], F),
     })  # fmt: skip
+    if pending:
+        started = time.perf_counter()
+        written.update(together(pending))
+        phases["table writes"] = time.perf_counter() - started
+    for frame in cached:
+        frame.unpersist()
     analysis = Analysis(
         totals=last["totals"],
         top_groups=top,

@@ -11,6 +11,7 @@ import itertools
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -322,6 +323,30 @@ def test_rebalances_over_time_are_zero_filled_bins_by_trigger(run: dict[str, Any
     assert [r["state"] for r in moved if r["state"]][-2:] == ["Empty", "Dead"]
     for name in charts.CHARTS:
         assert (run["out"] / "charts" / name).stat().st_size > 0
+
+
+def test_in_memory_tables_are_the_staged_ones_row_for_row(
+    spark: Any, run: dict[str, Any], tmp_path: Path
+) -> None:
+    """A small journal's tables are kept in memory and written at the end (``analyze``
+    does so below ``IN_MEMORY_BYTES``): the same tables and the same report numbers."""
+    journals = tmp_path / "journals"
+    j = scenario()
+    j.write(journals, 0, reverse_at=TIE)
+    j.write(journals, 1)
+    j.write(journals, 2, legacy=True)
+    out = tmp_path / "out"
+    options = AnalysisOptions(in_memory=True)
+    analysis, _ = analyze_journals(spark, [str(journals)], out, out, options)
+    staged: Analysis = run["analysis"]
+    assert set(analysis.tables) == set(staged.tables)
+    mine = Tables(spark, analysis.tables)
+    for name in staged.tables:
+        assert sorted(map(repr, mine[name])) == sorted(map(repr, run["tables"][name])), name
+    for field in ("totals", "top_groups", "storms", "bin_seconds", "over_time",
+                  "duration_histogram", "triggers", "timelines"):  # fmt: skip
+        assert getattr(analysis, field) == getattr(staged, field), field
+    assert "table writes" in analysis.phases
 
 
 def test_a_rerun_parses_only_new_or_changed_journal_files(spark: Any, run: dict[str, Any]) -> None:
