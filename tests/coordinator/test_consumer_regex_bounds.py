@@ -26,7 +26,10 @@ from .group.consumer.harness import ConsumerHarness
 
 #: A pattern that takes RE2 seconds to compile (counted repetitions), holding the
 #: interpreter lock all along: inline, it would stop the event loop.
-SLOW = "[a-z]{1,100}" * 120
+#: RE2 takes long to compile these (here: 0.4 s at 120 repeats, 1.6 s at 240, 6.7 s at 480):
+#: SLOW well within the default 5 s limit, TOO_SLOW far past a 2 s one on any machine.
+SLOW = "[a-z]{1,100}" * 240
+TOO_SLOW = "[a-z]{1,100}" * 480
 
 
 def _join(
@@ -153,13 +156,13 @@ async def test_an_unrelated_member_is_answered_while_a_pattern_compiles(server: 
 
 
 async def test_a_pattern_that_takes_too_long_is_refused(tmp_path: Path) -> None:
-    srv = await _server(tmp_path, regex_resolve_timeout_ms=800)
+    srv = await _server(tmp_path, regex_resolve_timeout_ms=2000)
     try:
         c = await connect("127.0.0.1", srv.port)
-        r = await c.request(_join("a", "g", SLOW), 1, ConsumerGroupHeartbeatResponse)
+        r = await c.request(_join("a", "g", TOO_SLOW), 1, ConsumerGroupHeartbeatResponse)
         assert r.error_code == ErrorCode.INVALID_REGULAR_EXPRESSION
         assert r.error_message is not None
-        assert "could not be compiled and matched within 800 ms" in r.error_message
+        assert "could not be compiled and matched within 2000 ms" in r.error_message
         ok = await c.request(_join("a", "g", "ord.*"), 1, ConsumerGroupHeartbeatResponse)
         assert ok.error_code == 0 and ok.assignment is not None  # a new worker took over
         c.close()

@@ -127,8 +127,10 @@ def run(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     out = tmp / "out"
     analysis, report = analyze_journals(spark, [str(journals)], out, out, AnalysisOptions())
     tables = Tables(spark, analysis.tables)
+    # What the analysis itself wrote, before other tests add files of their own to ``out``.
+    modes = {p: p.stat().st_mode & 0o777 for p in [out, *out.rglob("*")]}
     return {"analysis": analysis, "page": report.read_text(), "tables": tables,
-            "journals": journals, "out": out}  # fmt: skip
+            "journals": journals, "out": out, "modes": modes}  # fmt: skip
 
 
 class Tables(dict[str, list[dict[str, Any]]]):
@@ -369,8 +371,7 @@ def test_a_rerun_parses_only_new_or_changed_journal_files(spark: Any, run: dict[
 
 def test_the_tables_and_the_report_are_private_like_the_journal(run: dict[str, Any]) -> None:
     """0700 directories and 0600 files, whatever the umask: they name clients and hosts."""
-    out = run["out"]
-    modes = {p: p.stat().st_mode & 0o777 for p in [out, *out.rglob("*")]}
+    out, modes = run["out"], run["modes"]
     assert any(p.suffix == ".parquet" for p in modes) and (out / "report.html") in modes
     wrong = {str(p): oct(m) for p, m in modes.items() if m != (0o700 if p.is_dir() else 0o600)}
     assert wrong == {}
