@@ -67,14 +67,21 @@ _TREE = pytest.StashKey[set[str] | None]()
 _CHANGED = pytest.StashKey[list[str]]()
 
 
+#: Directories whose every test runs on real timers: the client's group members against a
+#: daemon in the test's process, heartbeating, expiring and rebalancing in real time.
+TIMED = (ROOT / "tests" / "coordinator" / "client",)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A test that needs PostgreSQL starts its server (a process, on first use): it is an
-    integration test wherever it is (``make test-fast`` leaves those out)."""
+    """A test that needs PostgreSQL starts its server (a process, on first use), and a test
+    in ``TIMED`` waits on real timers: integration tests wherever they are (``make
+    test-fast`` leaves those out)."""
     integration = pytest.mark.integration
     for item in items:
         callspec = getattr(item, "callspec", None)
         params = callspec.params.values() if callspec is not None else ()
-        if "postgres" in getattr(item, "fixturenames", ()) or "postgres" in params:
+        timed = any(item.path.is_relative_to(d) for d in TIMED)
+        if timed or "postgres" in getattr(item, "fixturenames", ()) or "postgres" in params:
             item.add_marker(integration)
 
 
