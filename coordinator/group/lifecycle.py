@@ -12,12 +12,12 @@ answered NOT_COORDINATOR, as Kafka does when a coordinator partition moves away.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import assert_never
 
 from protocol.errors import ErrorCode
 
-from . import events
+from . import events, handover
 from .consumer import durability as consumer_durability
 from .consumer import group_configs
 from .consumer.group import ConsumerGroupState
@@ -43,11 +43,19 @@ from .states import DEAD, STABLE, GroupState
 from .subscriptions import subscribed_topics
 
 
-def load(ctx: Context, records: Iterable[Record], fresh_sessions: bool = False) -> None:
+def load(
+    ctx: Context,
+    records: Iterable[Record],
+    fresh_sessions: bool = False,
+    handovers: Mapping[str, handover.GroupHandover] | None = None,
+    handover_max_age_ms: int = 0,
+) -> None:
     """Add the groups ``records`` describe (at start: all of them; in a cluster: those of
     a coordinator partition this node acquired). ``fresh_sessions``: every member gets a
     whole session from now, as Kafka's coordinator grants on load (a failover must not
-    expire members that were heartbeating the previous owner)."""
+    expire members that were heartbeating the previous owner). ``handovers``: what the
+    previous owner handed over with the groups it gave up alive (handover.py); a group's
+    members then get what was left of their sessions, its pending member ids are known."""
     snapshots: dict[str, GroupMetadataRecord] = {}
     consumer_snapshots: dict[str, ConsumerGroupRecord] = {}
     consumer_members: dict[str, dict[str, ConsumerMemberRecord]] = {}
@@ -113,7 +121,15 @@ def load(ctx: Context, records: Iterable[Record], fresh_sessions: bool = False) 
         g = ClassicGroup(group_id)
         snapshot = snapshots.get(group_id)
         if snapshot is not None:
-            _restore(ctx, g, snapshot, heartbeats)
+            handed = (handovers or {}).get(group_id)
+            lasts = (
+                None
+                if handed is None
+                else handover.last_heartbeats(handed, snapshot, ctx.now, handover_max_age_ms)
+            )
+            _restore(ctx, g, snapshot, heartbeats, lasts)
+            if handed is not None and lasts is not None:
+                handover.restore_pending(ctx, g, handed, handover_max_age_ms)
         ctx.groups[group_id] = g
         ctx.event(events.GroupLoaded(group_id, g.state.value, len(g.members), offset_count))
         if snapshot is not None:
@@ -158,7 +174,9 @@ def _restore(
     g: ClassicGroup,
     snapshot: GroupMetadataRecord,
     heartbeats: dict[tuple[str, str], int],
+    lasts: Mapping[str, int] | None = None,
 ) -> None:
+    """``lasts``: member id -> its last heartbeat as a hand-over gives it (taken as it is)."""
     g.protocol_type = snapshot.protocol_type
     g.generation_id = snapshot.generation_id
     g.state_timestamp_ms = snapshot.state_timestamp_ms
@@ -176,8 +194,11 @@ def _restore(
         m.assignment = mr.assignment
         g.add(m)
         # Only what is left of the session; a timestamp from the future counts as now.
-        checkpointed = heartbeats.get((g.group_id, mr.member_id), 0)
-        last = min(max(mr.last_heartbeat_ms, checkpointed), ctx.now)
+        if lasts is not None:
+            last = lasts[mr.member_id]
+        else:
+            checkpointed = heartbeats.get((g.group_id, mr.member_id), 0)
+            last = min(max(mr.last_heartbeat_ms, checkpointed), ctx.now)
         ctx.deadlines.schedule_heartbeat(
             ctx.out, m.heartbeat_key, g.group_id, m.member_id, last + m.session_timeout_ms
         )
