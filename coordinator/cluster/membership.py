@@ -7,9 +7,12 @@ change (PostgreSQL LISTEN/NOTIFY) or a write of this node was fenced. It renews 
 the plan has something for this node to take or give back (``leases.py``). A partition taken
 over is loaded with fresh sessions, so the members of a Stable group go on heartbeating at
 the same generation (failover without rebalance, as Kafka's coordinator). A partition to
-give back is first unloaded (its requests answered NOT_COORDINATOR), then released. On
-SIGTERM the node drains: it gives everything back and ends its lease, so the others take
-over at once rather than after the lease timeout.
+give back is first unloaded (its requests answered NOT_COORDINATOR), then released; the
+release stores its classic groups as memory held them, with what was left of each member's
+session and the member ids handed out (group/handover.py), and the next owner carries on
+from that rather than from the last stored snapshot with whole sessions. On SIGTERM the
+node drains: it gives everything back and ends its lease, so the others take over at once
+rather than after the lease timeout.
 """
 
 from __future__ import annotations
@@ -173,16 +176,32 @@ class ClusterMembership:
             self._unload(result.lost)
             emit(PartitionsFenced(self.node_id, result.lost, len(self.held)))
         if result.released:
+            hand_over, handed = self._hand_over(result.released)
             self._unload(result.released)  # stop serving them first...
             await leases.release(  # ...then hand over
-                pool, self.lease_left_ms(), self.node_id, result.released
+                pool, self.lease_left_ms(), self.node_id, result.released, hand_over
             )
             for p in result.released:
                 routing.owners.pop(p, None)  # nobody's until the next owner takes it
             reason = "stopping" if draining else "another node's share"
-            emit(PartitionsReleased(self.node_id, result.released, reason, len(self.held)))
+            emit(PartitionsReleased(self.node_id, result.released, reason, len(self.held), handed))
         if result.acquired:
             await self._load(result.acquired)
+
+    def _hand_over(self, partitions: list[int]) -> tuple[leases.HandOver, int]:
+        """What this node holds of the groups of ``partitions`` (taken before they are
+        unloaded), for the release to store: the next owner carries on from it
+        (group/handover.py). Only partitions still held at the epoch they were taken at."""
+        gone = set(partitions)
+        held = {p: e for p, e in self.held.items() if p in gone}
+        of = self.routing.partition_of
+        groups = self.runtime.groups.handover(lambda g: of(g) in gone, self.runtime.now_ms())
+
+        async def write(conn: asyncpg.Connection, released: dict[int, int]) -> None:
+            mine = {p: e for p, e in released.items() if held.get(p) == e}
+            await self.store.write_handovers(conn, mine, groups)
+
+        return write, len(groups)
 
     def _unload(self, partitions: list[int]) -> None:
         gone = set(partitions)
@@ -198,11 +217,16 @@ class ClusterMembership:
         for p, epoch in acquired.items():
             self.held[p] = epoch
             self.routing.mine[p] = PartitionState.LOADING
-        records = await self.store.load_partitions(sorted(acquired))
+        records, handovers = await self.store.take_over(acquired)
         if any(self.routing.mine.get(p) is not PartitionState.LOADING for p in acquired):
             return  # lost again while loading; the next tick sorts it out
         now = self.runtime.now_ms()
-        self.runtime.apply(self.runtime.groups.load(records, now, fresh_sessions=True))
+        # Whole sessions, as Kafka gives on load, unless the previous owner handed the
+        # group over alive; a hand-over older than a lease was not taken at once.
+        loaded = self.runtime.groups.load(
+            records, now, True, handovers, handover_max_age_ms=self.lease_timeout_ms
+        )
+        self.runtime.apply(loaded)
         for p in acquired:
             self.routing.mine[p] = PartitionState.OWNED
         took_ms = round((time.perf_counter() - began) * 1000, 1)
@@ -210,7 +234,9 @@ class ClusterMembership:
         groups = len({r.group_id for r in records})
         epochs = [acquired[p] for p in partitions]
         self.runtime.emit(
-            PartitionsAcquired(self.node_id, partitions, epochs, groups, took_ms, len(self.held))
+            PartitionsAcquired(
+                self.node_id, partitions, epochs, groups, took_ms, len(self.held), len(handovers)
+            )
         )
 
     async def stop(self) -> None:
