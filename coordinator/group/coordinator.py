@@ -348,10 +348,11 @@ class GroupCoordinator(Generic[T]):
 
     def handover(
         self, belongs: Callable[[str], bool], now_ms: int
-    ) -> list[tuple[GroupMetadataRecord, GroupHandover]]:
-        """The classic groups for which ``belongs(group_id)`` as memory holds them, each
-        with what the next owner needs besides its snapshot (handover.py): to be stored
-        with the release of their coordinator partition, before ``unload``."""
+    ) -> list[tuple[GroupMetadataRecord | None, GroupHandover]]:
+        """The groups for which ``belongs(group_id)`` as memory holds them: each classic
+        group's snapshot (a consumer group's records are stored already) with what the
+        next owner needs besides (handover.py), to be stored with the release of their
+        coordinator partition, before ``unload``."""
         return handover.take(self._shard, belongs, now_ms)
 
     def unload(self, belongs: Callable[[str], bool], now_ms: int) -> Effects[T]:

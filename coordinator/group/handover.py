@@ -1,4 +1,4 @@
-"""Handing classic groups over to the next coordinator while this one is alive (issue 31).
+"""Handing groups over to the next coordinator while this one is alive (issue 31).
 
 Kafka's coordinator gives every member a whole session when it loads a group, and a
 rebalance in progress is lost with the old coordinator: after a crash nothing else is
@@ -21,18 +21,21 @@ The next owner loads that snapshot (``lifecycle.load``) and, with the hand-over:
   absent member now delays only for what was left of its session, not a whole session
   after every move.
 
-A hand-over that is not the stored snapshot's (another generation or other members: a
-later snapshot replaced it) is ignored. One older than ``max_age_ms`` (nobody took the
-partition at once: its members could reach no coordinator meanwhile) gives whole sessions,
-as Kafka does, and keeps only the pending ids.
+A KIP-848 consumer group's records are stored as it changes: its hand-over carries only
+what was left of each member's session, given back if the group's epoch and members are
+the stored ones. A hand-over that is not the stored snapshot's (another generation or
+other members: a later snapshot replaced it) is ignored. One older than ``max_age_ms``
+(nobody took the partition at once: its members could reach no coordinator meanwhile)
+gives whole sessions, as Kafka does, and keeps only the pending ids.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from .consumer.group import ConsumerGroup
 from .context import Context, Shard, snapshot
-from .deadlines import heartbeat_key
+from .deadlines import TimerKind, consumer_session_key, heartbeat_key
 from .frozen import frozen
 from .group import ClassicGroup
 from .records import GroupMetadataRecord
@@ -59,13 +62,25 @@ class GroupHandover:
 
 def take(
     shard: Shard, belongs: Callable[[str], bool], now: int
-) -> list[tuple[GroupMetadataRecord, GroupHandover]]:
-    """The classic groups for which ``belongs(group_id)``, as memory holds them now: each
-    group's snapshot and its hand-over. Changes nothing (``unload`` follows)."""
-    taken: list[tuple[GroupMetadataRecord, GroupHandover]] = []
+) -> list[tuple[GroupMetadataRecord | None, GroupHandover]]:
+    """The groups for which ``belongs(group_id)``, as memory holds them now: each classic
+    group's snapshot and its hand-over; a consumer group's hand-over alone (its records
+    are written as it changes). Changes nothing (``unload`` follows)."""
+    taken: list[tuple[GroupMetadataRecord | None, GroupHandover]] = []
     deadlines = shard.deadlines
     for group_id, g in shard.groups.items():
-        if not isinstance(g, ClassicGroup) or g.state is DEAD or not belongs(group_id):
+        if not belongs(group_id):
+            continue
+        if isinstance(g, ConsumerGroup):
+            left = {
+                member_id: max(deadline - now, 0)
+                for member_id in g.members
+                if (deadline := deadlines.deadline(consumer_session_key(group_id, member_id)))
+                is not None
+            }
+            taken.append((None, GroupHandover(group_id, g.group_epoch, left, {})))
+            continue
+        if g.state is DEAD:
             continue
         sessions: dict[str, int] = {}
         for m in g.members.values():
@@ -120,3 +135,25 @@ def restore_pending(
         deadline = ctx.now + min(left, ctx.config.max_session_timeout_ms)
         key = heartbeat_key(g.group_id, member_id)
         ctx.deadlines.schedule_heartbeat(ctx.out, key, g.group_id, member_id, deadline)
+
+
+def restore_consumer_sessions(
+    ctx: Context, g: ConsumerGroup, handover: GroupHandover, max_age_ms: int
+) -> None:
+    """A consumer group just restored with whole sessions: each member gets what was left
+    of its session instead, if the hand-over is of these members at this group epoch."""
+    age = max(handover.age_ms, 0)
+    if (
+        age > max_age_ms
+        or handover.generation_id != g.group_epoch
+        or set(handover.sessions) != set(g.members)
+    ):
+        return
+    for member_id, left in handover.sessions.items():
+        key = consumer_session_key(g.group_id, member_id)
+        whole = ctx.deadlines.deadline(key)
+        if whole is None:
+            continue
+        deadline = ctx.now + min(max(left - age, 0), whole - ctx.now)
+        kind = TimerKind.CONSUMER_SESSION
+        ctx.deadlines.schedule_heartbeat(ctx.out, key, g.group_id, member_id, deadline, kind)

@@ -111,6 +111,9 @@ def load(
             # (its offsets are shared): the consumer group's records are the newer ones.
             members = consumer_members.get(group_id, {}).values()
             consumer = consumer_durability.restore(ctx, consumer_record, members)
+            handed = (handovers or {}).get(group_id)
+            if handed is not None:
+                handover.restore_consumer_sessions(ctx, consumer, handed, handover_max_age_ms)
             ctx.groups[group_id] = consumer
             ctx.event(
                 events.GroupLoaded(

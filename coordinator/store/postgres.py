@@ -378,23 +378,26 @@ class PostgresStore(Store):
         self,
         conn: asyncpg.Connection,
         released: dict[int, int],
-        groups: list[tuple[GroupMetadataRecord, GroupHandover]],
+        groups: list[tuple[GroupMetadataRecord | None, GroupHandover]],
     ) -> None:
         """Inside the transaction that released partitions (partition -> the epoch this
         node held it at, for those it did release): each group of those partitions as
-        memory holds it, its snapshot replacing the stored one, and its hand-over."""
+        memory holds it, a classic group's snapshot replacing the stored one, and its
+        hand-over."""
         snapshots: list[Record] = []
         rows: list[tuple[str, int, int, str]] = []
         for snapshot, handover in groups:
-            partition = self.partition_of(snapshot.group_id)
+            partition = self.partition_of(handover.group_id)
             if partition not in released:
                 continue
-            snapshots.append(snapshot)
+            if snapshot is not None:
+                snapshots.append(snapshot)
             data = json.dumps(handover_to_json(handover))
-            rows.append((snapshot.group_id, partition, released[partition], data))
-        if not snapshots:
+            rows.append((handover.group_id, partition, released[partition], data))
+        if not rows:
             return
-        await _apply_run(conn, snapshots, self.partition_of)
+        if snapshots:
+            await _apply_run(conn, snapshots, self.partition_of)
         await conn.executemany(
             "INSERT INTO group_handovers (group_id, coordinator_partition, epoch, data)"
             " VALUES ($1, $2, $3, $4) ON CONFLICT (group_id) DO UPDATE SET"

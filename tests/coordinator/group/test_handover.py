@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from coordinator.group.deadlines import consumer_session_key
 from coordinator.group.handover import GroupHandover
 from coordinator.group.records import GroupMetadataRecord
 from coordinator.group.states import GroupState
 from protocol.errors import ErrorCode
 
+from .consumer.harness import ConsumerHarness, settle
 from .harness import GROUP, Harness
 
 SESSION = 10_000
@@ -23,6 +25,7 @@ def hand_over(h: Harness) -> tuple[GroupMetadataRecord, GroupHandover]:
     """What the releasing node stores (its snapshot beside its hand-over), then unloads."""
     [(snapshot, handover)] = h.co.handover(lambda g: g == GROUP, h.now)
     h.apply(h.co.unload(lambda g: g == GROUP, h.now))
+    assert snapshot is not None
     return snapshot, handover
 
 
@@ -168,3 +171,42 @@ def test_a_hand_over_nobody_took_for_long_gives_whole_sessions_and_keeps_pending
     member = other.group().members[c]
     assert other.co.timer_deadline(member.heartbeat_key) == other.now + SESSION
     assert e in other.group().pending_join_members
+
+
+def test_a_consumer_groups_members_keep_what_was_left_of_their_sessions():
+    """KIP-848: the group's records are stored as it changes; the hand-over carries the
+    sessions, so a member gone silent is fenced when its session would have ended at the
+    old owner and its partitions go to the others, not a whole session later."""
+    h = ConsumerHarness()
+    a, b = h.member("a"), h.member("b")
+    a.join()
+    b.join()
+    settle([a, b])
+    h.advance(20_000)
+    a.beat()  # a: a whole session (45 s) from here; b: 25 s left
+    [(snapshot, handover)] = h.co.handover(lambda g: g == GROUP, h.now)
+    assert snapshot is None  # its records are in the store already
+    h.apply(h.co.unload(lambda g: g == GROUP, h.now))
+
+    other = ConsumerHarness(now=h.now + GAP)
+    handed = replace(handover, age_ms=GAP)
+    other.apply(other.co.load(h.records, other.now, True, [handed], MAX_AGE))
+    a.h = other
+    assert a.beat().error_code == 0
+    other.advance(25_000 - GAP - 1)
+    assert "b" in other.co.groups[GROUP].members
+    other.advance(1)
+    assert "b" not in other.co.groups[GROUP].members
+    settle([a])
+    assert len(a.partitions()) == 6
+
+
+def test_a_consumer_group_without_a_hand_over_gives_whole_sessions():
+    h = ConsumerHarness()
+    a = h.member("a")
+    a.join()
+    h.advance(20_000)
+    h.apply(h.co.unload(lambda g: g == GROUP, h.now))
+    other = ConsumerHarness(now=h.now + GAP)
+    other.apply(other.co.load(h.records, other.now, True))
+    assert other.co.timer_deadline(consumer_session_key(GROUP, "a")) == other.now + 45_000
