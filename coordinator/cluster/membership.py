@@ -140,6 +140,7 @@ class ClusterMembership:
             starting=not self._started,
         )
         self._started = True
+        lapsed = started_ms >= routing.lease_valid_until_ms
         routing.lease_valid_until_ms = started_ms + self.lease_timeout_ms
         routing.live = view.live
         routing.owners = view.owners
@@ -148,6 +149,13 @@ class ClusterMembership:
         if lost:
             self._unload(lost)
             emit(PartitionsFenced(self.node_id, lost, len(self.held)))
+        if lapsed and self.held:
+            # Back after the lease ran out (the database away, a pause): the node refused
+            # every request meanwhile, so its members get a whole session from now, as a
+            # load gives; none is expired for heartbeats it would not take.
+            kept, of = set(self.held), routing.partition_of
+            now = self.runtime.now_ms()
+            self.runtime.apply(self.runtime.groups.renew_sessions(lambda g: of(g) in kept, now))
         if not draining:
             target = view.target(self.partitions)
             held = self.held

@@ -373,6 +373,14 @@ class GroupCoordinator(Generic[T]):
             del shard.group_configs[group_id]
         return self._done(ctx)
 
+    def renew_sessions(self, belongs: Callable[[str], bool], now_ms: int) -> Effects[T]:
+        """A whole session from now for every member of the groups for which
+        ``belongs(group_id)``: their coordinator was unreachable and is back (a cluster node
+        renewing a lease that had run out), as if it had loaded them anew."""
+        ctx = self._context(now_ms)
+        lifecycle.renew_sessions(ctx, belongs)
+        return self._done(ctx)
+
     def checkpoint(self, now_ms: int) -> Effects[T]:
         """Records of the members' last heartbeats that moved since the last checkpoint, so
         a member restored after a crash keeps only what was left of its session."""

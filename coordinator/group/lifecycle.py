@@ -12,7 +12,7 @@ answered NOT_COORDINATOR, as Kafka does when a coordinator partition moves away.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import assert_never
 
 from protocol.errors import ErrorCode
@@ -216,6 +216,27 @@ def _restore(
     # Loaded groups with members are Stable (Kafka's GroupMetadataValue replay): this is
     # how the group object starts, not a transition.
     g.state = g.previous_state = STABLE
+
+
+def renew_sessions(ctx: Context, belongs: Callable[[str], bool]) -> None:
+    """Every member of the groups for which ``belongs(group_id)`` gets a whole session from
+    now, as on a load: their coordinator could not be reached (a cluster node whose lease
+    had run out refuses every request) and is back. A member waiting for a JoinGroup or
+    SyncGroup answer counts as alive already."""
+    from .consumer.heartbeat import schedule_session  # (consumer/heartbeat imports this)
+
+    for group_id, g in ctx.groups.items():
+        if not belongs(group_id):
+            continue
+        if isinstance(g, ClassicGroup):
+            if g.state is DEAD:
+                continue
+            for m in g.members.values():
+                if m.join_token is None and m.sync_token is None:
+                    ctx.restart_session(g, m)
+        else:
+            for cm in g.members.values():
+                schedule_session(ctx, g, cm)
 
 
 def checkpoint(ctx: Context) -> None:
