@@ -112,12 +112,26 @@ class ClusterMembership:
                 await self.tick()
             except Exception as exc:  # the database is away: keep trying; the lease runs out
                 self._renewal.failed(exc)
+                self._hold_sessions()
             else:
                 self._renewal.succeeded()
 
     async def tick(self, draining: bool = False) -> None:
         async with self._tick_lock:
             await self._tick(draining)
+
+    def _hold_sessions(self) -> None:
+        """While this node's lease has run out it refuses every request (routing.py), so no
+        member can heartbeat: none is expired for it. A session about to end is given a
+        whole one again (Kafka's coordinator expires nobody of a group it has unloaded, and
+        gives whole sessions when it loads the group again)."""
+        now = self.runtime.now_ms()
+        if not self.held or now < self.routing.lease_valid_until_ms:
+            return
+        kept, of = set(self.held), self.routing.partition_of
+        soon = 2 * self.lease_timeout_ms  # well past the next failed tick
+        groups = self.runtime.groups
+        self.runtime.apply(groups.renew_sessions(lambda g: of(g) in kept, now, soon))
 
     def lease_left_ms(self) -> int:
         """What is left of this node's lease by its own clock (conservative: counted from

@@ -373,12 +373,15 @@ class GroupCoordinator(Generic[T]):
             del shard.group_configs[group_id]
         return self._done(ctx)
 
-    def renew_sessions(self, belongs: Callable[[str], bool], now_ms: int) -> Effects[T]:
+    def renew_sessions(
+        self, belongs: Callable[[str], bool], now_ms: int, ending_within_ms: int | None = None
+    ) -> Effects[T]:
         """A whole session from now for every member of the groups for which
-        ``belongs(group_id)``: their coordinator was unreachable and is back (a cluster node
-        renewing a lease that had run out), as if it had loaded them anew."""
+        ``belongs(group_id)`` (only those whose session ends within ``ending_within_ms``, if
+        given): their coordinator is unreachable (a cluster node whose lease ran out), or
+        was and is back, as if it loaded them anew."""
         ctx = self._context(now_ms)
-        lifecycle.renew_sessions(ctx, belongs)
+        lifecycle.renew_sessions(ctx, belongs, ending_within_ms)
         return self._done(ctx)
 
     def checkpoint(self, now_ms: int) -> Effects[T]:

@@ -22,6 +22,7 @@ from .consumer import durability as consumer_durability
 from .consumer import group_configs
 from .consumer.group import ConsumerGroupState
 from .context import AnyGroup, Context
+from .deadlines import consumer_session_key
 from .events import RebalanceTrigger
 from .group import ClassicGroup
 from .rebalance import prepare_rebalance
@@ -218,13 +219,18 @@ def _restore(
     g.state = g.previous_state = STABLE
 
 
-def renew_sessions(ctx: Context, belongs: Callable[[str], bool]) -> None:
+def renew_sessions(
+    ctx: Context, belongs: Callable[[str], bool], ending_within_ms: int | None = None
+) -> None:
     """Every member of the groups for which ``belongs(group_id)`` gets a whole session from
     now, as on a load: their coordinator could not be reached (a cluster node whose lease
-    had run out refuses every request) and is back. A member waiting for a JoinGroup or
-    SyncGroup answer counts as alive already."""
+    had run out refuses every request) and is back, or is not back yet and must not expire
+    anyone meanwhile. ``ending_within_ms``: only the sessions that end that soon. A member
+    waiting for a JoinGroup or SyncGroup answer counts as alive already."""
     from .consumer.heartbeat import schedule_session  # (consumer/heartbeat imports this)
 
+    horizon = None if ending_within_ms is None else ctx.now + ending_within_ms
+    deadline = ctx.deadlines.deadline
     for group_id, g in ctx.groups.items():
         if not belongs(group_id):
             continue
@@ -232,11 +238,16 @@ def renew_sessions(ctx: Context, belongs: Callable[[str], bool]) -> None:
             if g.state is DEAD:
                 continue
             for m in g.members.values():
-                if m.join_token is None and m.sync_token is None:
+                if m.join_token is not None or m.sync_token is not None:
+                    continue
+                ends = deadline(m.heartbeat_key)
+                if horizon is None or (ends is not None and ends <= horizon):
                     ctx.restart_session(g, m)
         else:
             for cm in g.members.values():
-                schedule_session(ctx, g, cm)
+                ends = deadline(consumer_session_key(group_id, cm.member_id))
+                if horizon is None or (ends is not None and ends <= horizon):
+                    schedule_session(ctx, g, cm)
 
 
 def checkpoint(ctx: Context) -> None:

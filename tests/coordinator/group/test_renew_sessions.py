@@ -38,3 +38,16 @@ def test_members_of_a_consumer_group_get_a_whole_session_from_the_renewal():
     h.advance(40_000)
     h.apply(h.co.renew_sessions(lambda g: g == GROUP, h.now))
     assert h.co.timer_deadline(consumer_session_key(GROUP, "a")) == h.now + 45_000
+
+
+def test_with_a_horizon_only_the_sessions_ending_within_it_are_renewed():
+    h = Harness()
+    (a, b), generation = h.stable_group(2, session=SESSION)
+    h.advance(4000)
+    assert h.heartbeat(b, generation) == 0
+    b_ends = h.now + SESSION
+    h.advance(4000)  # a's session ends in 2,000 ms, b's in 6,000
+    h.apply(h.co.renew_sessions(lambda g: g == GROUP, h.now, ending_within_ms=3000))
+    members = h.group().members
+    assert h.co.timer_deadline(members[a].heartbeat_key) == h.now + SESSION
+    assert h.co.timer_deadline(members[b].heartbeat_key) == b_ends
