@@ -80,8 +80,9 @@ def take(
             }
             taken.append((None, GroupHandover(group_id, g.group_epoch, left, {})))
             continue
-        if g.state is DEAD:
-            continue
+        snapshotted = group_id in shard.durable or group_id in shard.unstored
+        if g.state is DEAD or not (g.members or g.pending_join_members or snapshotted):
+            continue  # deleted, or known by its offsets only: no snapshot to write
         sessions: dict[str, int] = {}
         for m in g.members.values():
             deadline = deadlines.deadline(m.heartbeat_key)

@@ -210,3 +210,11 @@ def test_a_consumer_group_without_a_hand_over_gives_whole_sessions():
     other = ConsumerHarness(now=h.now + GAP)
     other.apply(other.co.load(h.records, other.now, True))
     assert other.co.timer_deadline(consumer_session_key(GROUP, "a")) == other.now + 45_000
+
+
+def test_a_group_known_only_by_its_offsets_has_nothing_to_hand_over():
+    h = Harness()
+    assert h.commit({("t", 0): 5}) == {("t", 0): 0}
+    other = Harness()
+    other.apply(other.co.load(h.stored, other.now))
+    assert other.co.handover(lambda g: True, other.now) == []
