@@ -13,6 +13,7 @@ class PartitionsAcquired:
     groups: int  # groups loaded
     load_ms: float
     owned: int  # partitions this node owns now
+    handed_over: int = 0  # of the groups, those loaded with their previous owner's hand-over
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +24,7 @@ class PartitionsReleased:
     partitions: list[int]
     reason: str
     owned: int
+    handed_over: int = 0  # groups whose in-memory state went with them (group/handover.py)
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,7 @@ clocks never have to agree. Every transaction is bounded (``store/bounded.py``).
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 import asyncpg
@@ -216,16 +217,30 @@ _TAKE = """
 """
 
 
-async def release(pool: asyncpg.Pool, budget_ms: int, node_id: int, partitions: list[int]) -> None:
+#: Called inside the release's transaction with partition -> epoch of the partitions it
+#: released (the store writes the groups' hand-overs there: group/handover.py).
+HandOver = Callable[[asyncpg.Connection, dict[int, int]], Awaitable[None]]
+
+
+async def release(
+    pool: asyncpg.Pool,
+    budget_ms: int,
+    node_id: int,
+    partitions: list[int],
+    hand_over: HandOver | None = None,
+) -> None:
     """Give partitions back (the node has stopped serving them); the others take them on
-    the notification."""
+    the notification. ``hand_over``: what the node had in memory for them goes with them,
+    in the same transaction (only for the partitions it did still own)."""
     async with bounded.transaction(pool, budget_ms, "release") as conn:
-        await conn.execute(
+        rows = await conn.fetch(
             "UPDATE coordinator_partitions SET owner = NULL, changed_at = now()"
-            " WHERE partition = ANY($1) AND owner = $2",
+            " WHERE partition = ANY($1) AND owner = $2 RETURNING partition, epoch",
             partitions,
             node_id,
         )
+        if hand_over is not None and rows:
+            await hand_over(conn, {r["partition"]: r["epoch"] for r in rows})
         await conn.execute(f"NOTIFY {CHANNEL}")
 
 

@@ -7,9 +7,12 @@ change (PostgreSQL LISTEN/NOTIFY) or a write of this node was fenced. It renews 
 the plan has something for this node to take or give back (``leases.py``). A partition taken
 over is loaded with fresh sessions, so the members of a Stable group go on heartbeating at
 the same generation (failover without rebalance, as Kafka's coordinator). A partition to
-give back is first unloaded (its requests answered NOT_COORDINATOR), then released. On
-SIGTERM the node drains: it gives everything back and ends its lease, so the others take
-over at once rather than after the lease timeout.
+give back is first unloaded (its requests answered NOT_COORDINATOR), then released; the
+release stores its classic groups as memory held them, with what was left of each member's
+session and the member ids handed out (group/handover.py), and the next owner carries on
+from that rather than from the last stored snapshot with whole sessions. On SIGTERM the
+node drains: it gives everything back and ends its lease, so the others take over at once
+rather than after the lease timeout.
 """
 
 from __future__ import annotations
@@ -109,12 +112,26 @@ class ClusterMembership:
                 await self.tick()
             except Exception as exc:  # the database is away: keep trying; the lease runs out
                 self._renewal.failed(exc)
+                self._hold_sessions()
             else:
                 self._renewal.succeeded()
 
     async def tick(self, draining: bool = False) -> None:
         async with self._tick_lock:
             await self._tick(draining)
+
+    def _hold_sessions(self) -> None:
+        """While this node's lease has run out it refuses every request (routing.py), so no
+        member can heartbeat: none is expired for it. A session about to end is given a
+        whole one again (Kafka's coordinator expires nobody of a group it has unloaded, and
+        gives whole sessions when it loads the group again)."""
+        now = self.runtime.now_ms()
+        if not self.held or now < self.routing.lease_valid_until_ms:
+            return
+        kept, of = set(self.held), self.routing.partition_of
+        soon = 2 * self.lease_timeout_ms  # well past the next failed tick
+        groups = self.runtime.groups
+        self.runtime.apply(groups.renew_sessions(lambda g: of(g) in kept, now, soon))
 
     def lease_left_ms(self) -> int:
         """What is left of this node's lease by its own clock (conservative: counted from
@@ -137,6 +154,7 @@ class ClusterMembership:
             starting=not self._started,
         )
         self._started = True
+        lapsed = started_ms >= routing.lease_valid_until_ms
         routing.lease_valid_until_ms = started_ms + self.lease_timeout_ms
         routing.live = view.live
         routing.owners = view.owners
@@ -145,6 +163,13 @@ class ClusterMembership:
         if lost:
             self._unload(lost)
             emit(PartitionsFenced(self.node_id, lost, len(self.held)))
+        if lapsed and self.held:
+            # Back after the lease ran out (the database away, a pause): the node refused
+            # every request meanwhile, so its members get a whole session from now, as a
+            # load gives; none is expired for heartbeats it would not take.
+            kept, of = set(self.held), routing.partition_of
+            now = self.runtime.now_ms()
+            self.runtime.apply(self.runtime.groups.renew_sessions(lambda g: of(g) in kept, now))
         if not draining:
             target = view.target(self.partitions)
             held = self.held
@@ -173,16 +198,32 @@ class ClusterMembership:
             self._unload(result.lost)
             emit(PartitionsFenced(self.node_id, result.lost, len(self.held)))
         if result.released:
+            hand_over, handed = self._hand_over(result.released)
             self._unload(result.released)  # stop serving them first...
             await leases.release(  # ...then hand over
-                pool, self.lease_left_ms(), self.node_id, result.released
+                pool, self.lease_left_ms(), self.node_id, result.released, hand_over
             )
             for p in result.released:
                 routing.owners.pop(p, None)  # nobody's until the next owner takes it
             reason = "stopping" if draining else "another node's share"
-            emit(PartitionsReleased(self.node_id, result.released, reason, len(self.held)))
+            emit(PartitionsReleased(self.node_id, result.released, reason, len(self.held), handed))
         if result.acquired:
             await self._load(result.acquired)
+
+    def _hand_over(self, partitions: list[int]) -> tuple[leases.HandOver, int]:
+        """What this node holds of the groups of ``partitions`` (taken before they are
+        unloaded), for the release to store: the next owner carries on from it
+        (group/handover.py). Only partitions still held at the epoch they were taken at."""
+        gone = set(partitions)
+        held = {p: e for p, e in self.held.items() if p in gone}
+        of = self.routing.partition_of
+        groups = self.runtime.groups.handover(lambda g: of(g) in gone, self.runtime.now_ms())
+
+        async def write(conn: asyncpg.Connection, released: dict[int, int]) -> None:
+            mine = {p: e for p, e in released.items() if held.get(p) == e}
+            await self.store.write_handovers(conn, mine, groups)
+
+        return write, len(groups)
 
     def _unload(self, partitions: list[int]) -> None:
         gone = set(partitions)
@@ -198,11 +239,16 @@ class ClusterMembership:
         for p, epoch in acquired.items():
             self.held[p] = epoch
             self.routing.mine[p] = PartitionState.LOADING
-        records = await self.store.load_partitions(sorted(acquired))
+        records, handovers = await self.store.take_over(acquired)
         if any(self.routing.mine.get(p) is not PartitionState.LOADING for p in acquired):
             return  # lost again while loading; the next tick sorts it out
         now = self.runtime.now_ms()
-        self.runtime.apply(self.runtime.groups.load(records, now, fresh_sessions=True))
+        # Whole sessions, as Kafka gives on load, unless the previous owner handed the
+        # group over alive; a hand-over older than a lease was not taken at once.
+        loaded = self.runtime.groups.load(
+            records, now, True, handovers, handover_max_age_ms=self.lease_timeout_ms
+        )
+        self.runtime.apply(loaded)
         for p in acquired:
             self.routing.mine[p] = PartitionState.OWNED
         took_ms = round((time.perf_counter() - began) * 1000, 1)
@@ -210,7 +256,9 @@ class ClusterMembership:
         groups = len({r.group_id for r in records})
         epochs = [acquired[p] for p in partitions]
         self.runtime.emit(
-            PartitionsAcquired(self.node_id, partitions, epochs, groups, took_ms, len(self.held))
+            PartitionsAcquired(
+                self.node_id, partitions, epochs, groups, took_ms, len(self.held), len(handovers)
+            )
         )
 
     async def stop(self) -> None:

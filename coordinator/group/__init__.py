@@ -9,7 +9,8 @@ clock, touches a socket or sleeps; the server supplies time and carries out the 
 
 Modules: ``coordinator`` (the facade), ``join``/``sync``/``membership``/``offsets``/
 ``admin`` (one per request family), ``rebalance`` (join phase, assignment, phase timers),
-``lifecycle`` (load/unload), ``group``/``member`` (the classic group's data and counters),
+``lifecycle`` (load/unload), ``handover`` (what goes with a group to the next coordinator
+when a live node gives it up), ``group``/``member`` (the classic group's data and counters),
 ``model`` (the Group interface), ``offsets_manager`` (every group's offsets), ``states`` (the
 transition table), ``protocol_selection``, ``subscriptions``, ``deadlines`` (timer keys),
 ``context`` (per-call plumbing), and the data types in ``requests``, ``results``,

@@ -200,29 +200,34 @@ class Context:
     def persist(self, g: ClassicGroup) -> None:
         """Snapshot the group's metadata (spec 4.12: what a reload rebuilds from). It is in
         flight until the driver reports it written (durability.py)."""
-        record = GroupMetadataRecord(
-            group_id=g.group_id,
-            state=g.state.value,
-            state_timestamp_ms=g.state_timestamp_ms,
-            protocol_type=g.protocol_type,
-            protocol_name=g.protocol_name,
-            generation_id=g.generation_id,
-            leader_id=g.leader_id,
-            members=[
-                MemberRecord(
-                    member_id=m.member_id,
-                    group_instance_id=m.group_instance_id,
-                    client_id=m.client_id,
-                    client_host=m.client_host,
-                    rebalance_timeout_ms=m.rebalance_timeout_ms,
-                    session_timeout_ms=m.session_timeout_ms,
-                    protocol_type=m.protocol_type,
-                    protocols=list(m.protocols),
-                    assignment=m.assignment,
-                    last_heartbeat_ms=m.last_heartbeat_ms,
-                )
-                for m in g.members.values()
-            ],
-        )
+        record = snapshot(g)
         self.out.records.append(record)
         self.in_flight(record)
+
+
+def snapshot(g: ClassicGroup) -> GroupMetadataRecord:
+    """The group's metadata as memory holds it now (what ``Context.persist`` writes)."""
+    return GroupMetadataRecord(
+        group_id=g.group_id,
+        state=g.state.value,
+        state_timestamp_ms=g.state_timestamp_ms,
+        protocol_type=g.protocol_type,
+        protocol_name=g.protocol_name,
+        generation_id=g.generation_id,
+        leader_id=g.leader_id,
+        members=[
+            MemberRecord(
+                member_id=m.member_id,
+                group_instance_id=m.group_instance_id,
+                client_id=m.client_id,
+                client_host=m.client_host,
+                rebalance_timeout_ms=m.rebalance_timeout_ms,
+                session_timeout_ms=m.session_timeout_ms,
+                protocol_type=m.protocol_type,
+                protocols=list(m.protocols),
+                assignment=m.assignment,
+                last_heartbeat_ms=m.last_heartbeat_ms,
+            )
+            for m in g.members.values()
+        ],
+    )

@@ -30,7 +30,7 @@ from typing import Generic, TypeVar
 
 from protocol.errors import ErrorCode
 
-from . import admin, durability, join, lifecycle, membership, offsets, sync
+from . import admin, durability, handover, join, lifecycle, membership, offsets, sync
 from .config import GroupConfig
 from .consumer import admin as consumer_admin
 from .consumer import classic as consumer_classic
@@ -45,9 +45,10 @@ from .context import AnyGroup, Context, Shard, default_member_id, no_topics
 from .deadlines import TimerKind
 from .effects import Effects
 from .group import ClassicGroup
+from .handover import GroupHandover
 from .offsets_manager import OffsetsManager
 from .rebalance import join_timer_fired, sync_timer_fired
-from .records import Record
+from .records import GroupMetadataRecord, Record
 from .requests import (
     HeartbeatInput,
     JoinGroupInput,
@@ -329,14 +330,30 @@ class GroupCoordinator(Generic[T]):
     # -- lifecycle ---------------------------------------------------------------------------
 
     def load(
-        self, records: Iterable[Record], now_ms: int, fresh_sessions: bool = False
+        self,
+        records: Iterable[Record],
+        now_ms: int,
+        fresh_sessions: bool = False,
+        handovers: Iterable[GroupHandover] = (),
+        handover_max_age_ms: int = 0,
     ) -> Effects[T]:
         """Rebuild groups and offsets from stored records: at start, before any request; in
         a cluster, also for each coordinator partition this node acquires (then with
-        ``fresh_sessions``: members get a whole session, as after a Kafka failover)."""
+        ``fresh_sessions``: members get a whole session, as after a Kafka failover, unless
+        the previous owner handed the group over alive: ``handovers``, handover.py)."""
         ctx = self._context(now_ms)
-        lifecycle.load(ctx, records, fresh_sessions)
+        by_group = {h.group_id: h for h in handovers}
+        lifecycle.load(ctx, records, fresh_sessions, by_group, handover_max_age_ms)
         return self._done(ctx)
+
+    def handover(
+        self, belongs: Callable[[str], bool], now_ms: int
+    ) -> list[tuple[GroupMetadataRecord | None, GroupHandover]]:
+        """The groups for which ``belongs(group_id)`` as memory holds them: each classic
+        group's snapshot (a consumer group's records are stored already) with what the
+        next owner needs besides (handover.py), to be stored with the release of their
+        coordinator partition, before ``unload``."""
+        return handover.take(self._shard, belongs, now_ms)
 
     def unload(self, belongs: Callable[[str], bool], now_ms: int) -> Effects[T]:
         """Drop every group for which ``belongs(group_id)``: its coordinator partition moved
@@ -354,6 +371,17 @@ class GroupCoordinator(Generic[T]):
         durability.unload(ctx, sorted(g for g in known if belongs(g)))
         for group_id in [g for g in shard.group_configs if belongs(g)]:
             del shard.group_configs[group_id]
+        return self._done(ctx)
+
+    def renew_sessions(
+        self, belongs: Callable[[str], bool], now_ms: int, ending_within_ms: int | None = None
+    ) -> Effects[T]:
+        """A whole session from now for every member of the groups for which
+        ``belongs(group_id)`` (only those whose session ends within ``ending_within_ms``, if
+        given): their coordinator is unreachable (a cluster node whose lease ran out), or
+        was and is back, as if it loaded them anew."""
+        ctx = self._context(now_ms)
+        lifecycle.renew_sessions(ctx, belongs, ending_within_ms)
         return self._done(ctx)
 
     def checkpoint(self, now_ms: int) -> Effects[T]:

@@ -12,16 +12,17 @@ answered NOT_COORDINATOR, as Kafka does when a coordinator partition moves away.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import assert_never
 
 from protocol.errors import ErrorCode
 
-from . import events
+from . import events, handover
 from .consumer import durability as consumer_durability
 from .consumer import group_configs
 from .consumer.group import ConsumerGroupState
 from .context import AnyGroup, Context
+from .deadlines import consumer_session_key
 from .events import RebalanceTrigger
 from .group import ClassicGroup
 from .rebalance import prepare_rebalance
@@ -43,11 +44,19 @@ from .states import DEAD, STABLE, GroupState
 from .subscriptions import subscribed_topics
 
 
-def load(ctx: Context, records: Iterable[Record], fresh_sessions: bool = False) -> None:
+def load(
+    ctx: Context,
+    records: Iterable[Record],
+    fresh_sessions: bool = False,
+    handovers: Mapping[str, handover.GroupHandover] | None = None,
+    handover_max_age_ms: int = 0,
+) -> None:
     """Add the groups ``records`` describe (at start: all of them; in a cluster: those of
     a coordinator partition this node acquired). ``fresh_sessions``: every member gets a
     whole session from now, as Kafka's coordinator grants on load (a failover must not
-    expire members that were heartbeating the previous owner)."""
+    expire members that were heartbeating the previous owner). ``handovers``: what the
+    previous owner handed over with the groups it gave up alive (handover.py); a group's
+    members then get what was left of their sessions, its pending member ids are known."""
     snapshots: dict[str, GroupMetadataRecord] = {}
     consumer_snapshots: dict[str, ConsumerGroupRecord] = {}
     consumer_members: dict[str, dict[str, ConsumerMemberRecord]] = {}
@@ -103,6 +112,9 @@ def load(ctx: Context, records: Iterable[Record], fresh_sessions: bool = False) 
             # (its offsets are shared): the consumer group's records are the newer ones.
             members = consumer_members.get(group_id, {}).values()
             consumer = consumer_durability.restore(ctx, consumer_record, members)
+            handed = (handovers or {}).get(group_id)
+            if handed is not None:
+                handover.restore_consumer_sessions(ctx, consumer, handed, handover_max_age_ms)
             ctx.groups[group_id] = consumer
             ctx.event(
                 events.GroupLoaded(
@@ -113,7 +125,15 @@ def load(ctx: Context, records: Iterable[Record], fresh_sessions: bool = False) 
         g = ClassicGroup(group_id)
         snapshot = snapshots.get(group_id)
         if snapshot is not None:
-            _restore(ctx, g, snapshot, heartbeats)
+            handed = (handovers or {}).get(group_id)
+            lasts = (
+                None
+                if handed is None
+                else handover.last_heartbeats(handed, snapshot, ctx.now, handover_max_age_ms)
+            )
+            _restore(ctx, g, snapshot, heartbeats, lasts)
+            if handed is not None and lasts is not None:
+                handover.restore_pending(ctx, g, handed, handover_max_age_ms)
         ctx.groups[group_id] = g
         ctx.event(events.GroupLoaded(group_id, g.state.value, len(g.members), offset_count))
         if snapshot is not None:
@@ -158,7 +178,9 @@ def _restore(
     g: ClassicGroup,
     snapshot: GroupMetadataRecord,
     heartbeats: dict[tuple[str, str], int],
+    lasts: Mapping[str, int] | None = None,
 ) -> None:
+    """``lasts``: member id -> its last heartbeat as a hand-over gives it (taken as it is)."""
     g.protocol_type = snapshot.protocol_type
     g.generation_id = snapshot.generation_id
     g.state_timestamp_ms = snapshot.state_timestamp_ms
@@ -176,8 +198,11 @@ def _restore(
         m.assignment = mr.assignment
         g.add(m)
         # Only what is left of the session; a timestamp from the future counts as now.
-        checkpointed = heartbeats.get((g.group_id, mr.member_id), 0)
-        last = min(max(mr.last_heartbeat_ms, checkpointed), ctx.now)
+        if lasts is not None:
+            last = lasts[mr.member_id]
+        else:
+            checkpointed = heartbeats.get((g.group_id, mr.member_id), 0)
+            last = min(max(mr.last_heartbeat_ms, checkpointed), ctx.now)
         ctx.deadlines.schedule_heartbeat(
             ctx.out, m.heartbeat_key, g.group_id, m.member_id, last + m.session_timeout_ms
         )
@@ -192,6 +217,37 @@ def _restore(
     # Loaded groups with members are Stable (Kafka's GroupMetadataValue replay): this is
     # how the group object starts, not a transition.
     g.state = g.previous_state = STABLE
+
+
+def renew_sessions(
+    ctx: Context, belongs: Callable[[str], bool], ending_within_ms: int | None = None
+) -> None:
+    """Every member of the groups for which ``belongs(group_id)`` gets a whole session from
+    now, as on a load: their coordinator could not be reached (a cluster node whose lease
+    had run out refuses every request) and is back, or is not back yet and must not expire
+    anyone meanwhile. ``ending_within_ms``: only the sessions that end that soon. A member
+    waiting for a JoinGroup or SyncGroup answer counts as alive already."""
+    from .consumer.heartbeat import schedule_session  # (consumer/heartbeat imports this)
+
+    horizon = None if ending_within_ms is None else ctx.now + ending_within_ms
+    deadline = ctx.deadlines.deadline
+    for group_id, g in ctx.groups.items():
+        if not belongs(group_id):
+            continue
+        if isinstance(g, ClassicGroup):
+            if g.state is DEAD:
+                continue
+            for m in g.members.values():
+                if m.join_token is not None or m.sync_token is not None:
+                    continue
+                ends = deadline(m.heartbeat_key)
+                if horizon is None or (ends is not None and ends <= horizon):
+                    ctx.restart_session(g, m)
+        else:
+            for cm in g.members.values():
+                ends = deadline(consumer_session_key(group_id, cm.member_id))
+                if horizon is None or (ends is not None and ends <= horizon):
+                    schedule_session(ctx, g, cm)
 
 
 def checkpoint(ctx: Context) -> None:

@@ -148,6 +148,7 @@ def _body(e: NodeEvent) -> dict[str, Any] | None:
                 "groups": e.groups,
                 "load_ms": e.load_ms,
                 "owned": e.owned,
+                "handed_over": e.handed_over,
             }
         case cluster.PartitionsReleased():
             return {
@@ -155,6 +156,7 @@ def _body(e: NodeEvent) -> dict[str, Any] | None:
                 "partitions": e.partitions,
                 "reason": e.reason,
                 "owned": e.owned,
+                "handed_over": e.handed_over,
             }
         case cluster.PartitionsFenced():
             return {"type": "partitions_fenced", "partitions": e.partitions, "owned": e.owned}

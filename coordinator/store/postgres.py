@@ -37,6 +37,7 @@ import asyncpg
 from ..accounts import AclBinding, Operation, PatternType, Permission, ResourceType, ScramCredential
 from ..cluster.placement import partition_for
 from ..errors import StartupError
+from ..group.handover import GroupHandover
 from ..group.records import (
     ConsumerGroupDeletedRecord,
     ConsumerGroupRecord,
@@ -57,6 +58,8 @@ from .snapshots import (
     consumer_group_to_json,
     consumer_member_from_json,
     consumer_member_to_json,
+    handover_from_json,
+    handover_to_json,
     snapshot_from_json,
     snapshot_to_json,
 )
@@ -184,6 +187,18 @@ MIGRATIONS: list[str] = [
         coordinator_partition integer
     );
     CREATE INDEX group_configs_by_partition ON group_configs (coordinator_partition);
+    """,
+    # 8: classic groups handed over alive (group/handover.py), written with the release of
+    # their partition at the releasing owner's epoch, read and deleted by the next owner.
+    """
+    CREATE TABLE group_handovers (
+        group_id text PRIMARY KEY,
+        coordinator_partition integer NOT NULL,
+        epoch bigint NOT NULL,
+        data text NOT NULL,
+        written_at timestamptz NOT NULL DEFAULT now()
+    );
+    CREATE INDEX group_handovers_by_partition ON group_handovers (coordinator_partition);
     """,
 ]
 
@@ -338,6 +353,58 @@ class PostgresStore(Store):
         """Everything stored for the groups of ``partitions``, for ``GroupCoordinator.load``."""
         async with bounded.transaction(self.pool, self.budget_ms(), "load") as conn:
             return await _load_records(conn, partitions)
+
+    async def take_over(self, acquired: dict[int, int]) -> tuple[list[Record], list[GroupHandover]]:
+        """What ``load_partitions`` reads for the partitions taken (partition -> the new
+        epoch), and the hand-overs their previous owner wrote when it released them: only
+        those of the epoch just before ours (an older one was another owner's, and the
+        groups may have changed since). Every hand-over of these partitions is consumed."""
+        partitions = sorted(acquired)
+        async with bounded.transaction(self.pool, self.budget_ms(), "load") as conn:
+            records = await _load_records(conn, partitions)
+            rows = await conn.fetch(
+                "DELETE FROM group_handovers WHERE coordinator_partition = ANY($1) RETURNING"
+                " group_id, coordinator_partition, epoch, data,"
+                " (extract(epoch FROM now() - written_at) * 1000)::bigint AS age_ms",
+                partitions,
+            )
+        return records, [
+            handover_from_json(r["group_id"], json.loads(r["data"]), r["age_ms"])
+            for r in rows
+            if r["epoch"] + 1 == acquired.get(r["coordinator_partition"])
+        ]
+
+    async def write_handovers(
+        self,
+        conn: asyncpg.Connection,
+        released: dict[int, int],
+        groups: list[tuple[GroupMetadataRecord | None, GroupHandover]],
+    ) -> None:
+        """Inside the transaction that released partitions (partition -> the epoch this
+        node held it at, for those it did release): each group of those partitions as
+        memory holds it, a classic group's snapshot replacing the stored one, and its
+        hand-over."""
+        snapshots: list[Record] = []
+        rows: list[tuple[str, int, int, str]] = []
+        for snapshot, handover in groups:
+            partition = self.partition_of(handover.group_id)
+            if partition not in released:
+                continue
+            if snapshot is not None:
+                snapshots.append(snapshot)
+            data = json.dumps(handover_to_json(handover))
+            rows.append((handover.group_id, partition, released[partition], data))
+        if not rows:
+            return
+        if snapshots:
+            await _apply_run(conn, snapshots, self.partition_of)
+        await conn.executemany(
+            "INSERT INTO group_handovers (group_id, coordinator_partition, epoch, data)"
+            " VALUES ($1, $2, $3, $4) ON CONFLICT (group_id) DO UPDATE SET"
+            " coordinator_partition = excluded.coordinator_partition,"
+            " epoch = excluded.epoch, data = excluded.data, written_at = now()",
+            rows,
+        )
 
     @property
     def pool(self) -> asyncpg.Pool:

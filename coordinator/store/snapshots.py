@@ -8,6 +8,7 @@ import base64
 import dataclasses
 from typing import Any
 
+from ..group.handover import GroupHandover
 from ..group.records import (
     ConsumerGroupRecord,
     ConsumerMemberRecord,
@@ -118,3 +119,21 @@ def _check_version(group_id: str, d: dict[str, Any]) -> None:
         raise ValueError(
             f"consumer group {group_id!r}: unknown record version {d.get('version')!r}"
         )
+
+
+HANDOVER_VERSION = 1
+
+
+def handover_to_json(h: GroupHandover) -> dict[str, Any]:
+    return {
+        "version": HANDOVER_VERSION,
+        "generation_id": h.generation_id,
+        "sessions": h.sessions,
+        "pending": h.pending,
+    }
+
+
+def handover_from_json(group_id: str, d: dict[str, Any], age_ms: int) -> GroupHandover:
+    if d.get("version") != HANDOVER_VERSION:
+        raise ValueError(f"group {group_id!r}: unknown hand-over version {d.get('version')!r}")
+    return GroupHandover(group_id, d["generation_id"], d["sessions"], d["pending"], age_ms)
