@@ -345,9 +345,10 @@ def check(h: History, fetched: dict[str, int]) -> dict[str, Any]:
     per_fault = []
     for i, f in enumerate(h.faults):
         end = h.faults[i + 1].began if i + 1 < len(h.faults) else float("inf")
-        # Every commit answered after the fault began and sent before the next one (a
-        # commit in flight when the fault struck is part of it).
-        window = [c for c in h.commits if c.answered >= f.began and c.sent < end]
+        # Every commit answered after the fault began and before the next one did (a
+        # commit in flight when the fault struck is part of it; one sent just before the
+        # next fault and held up by it is the next one's).
+        window = [c for c in h.commits if f.began <= c.answered < end]
         by_group: dict[str, float] = {}
         gaps: dict[str, float] = {}
         refused_elsewhere = 0
