@@ -424,8 +424,14 @@ def check(h: History, fetched: dict[str, int]) -> dict[str, Any]:
 
 
 async def run(
-    quick: bool, root: Path, history: str | None = None, real_groups: int = REAL_GROUPS
+    quick: bool,
+    root: Path,
+    history: str | None = None,
+    real_groups: int = REAL_GROUPS,
+    librdkafka: dict[str, str] | None = None,
 ) -> dict[str, Any]:
+    """``librdkafka``: settings added to every confluent-kafka member's (e.g.
+    ``socket.timeout.ms``, which bounds a commit in flight to a paused node)."""
     with postgres_server() as pg:
         url = pg.create_database("chaos")
         cluster = Cluster(root, pg, url, QUICK_SETTLE_MS if quick else 2 * LEASE_MS)
@@ -457,7 +463,10 @@ async def run(
             if not quick:
                 bootstrap = ",".join(cluster.bootstrap())
                 for lib, (kind, config) in REAL.items():
-                    for n in range(real_groups if lib.startswith("confluent") else 1):
+                    confluent = lib.startswith("confluent")
+                    if confluent:
+                        config = {**config, **(librdkafka or {})}
+                    for n in range(real_groups if confluent else 1):
                         real[f"chaos-{lib}-{n}"] = [
                             await asyncio.to_thread(
                                 kind,
@@ -542,9 +551,18 @@ def main() -> None:
         default=REAL_GROUPS,
         help="groups of each confluent-kafka kind in the full run (default %(default)s)",
     )
+    parser.add_argument(
+        "--librdkafka",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a setting for every confluent-kafka member (repeatable)",
+    )
     args = parser.parse_args()
+    settings = dict(kv.split("=", 1) for kv in args.librdkafka)
     with tempfile.TemporaryDirectory(prefix="chaos-") as tmp:
-        result = asyncio.run(run(args.quick, Path(tmp), args.history, args.real_groups))
+        result = asyncio.run(run(args.quick, Path(tmp), args.history, args.real_groups, settings))
+    result["librdkafka_settings"] = settings
     text = json.dumps(result, indent=2)
     print(text)
     if args.out:
