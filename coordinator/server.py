@@ -1,9 +1,10 @@
 """The TCP server: frames bytes, keeps responses in order, applies back-pressure. No group logic.
 
 One ``KafkaConnection`` (an asyncio Protocol) per client connection. Requests on a
-connection are handled one at a time and answered strictly in order: while a JoinGroup,
-SyncGroup or Fetch is parked, later requests on that connection wait (Kafka mutes the
-channel the same way), and reading pauses if too many pile up.
+connection are handled one at a time and answered strictly in order: while a JoinGroup or
+SyncGroup is parked, later requests on that connection wait (Kafka mutes the channel the
+same way), and reading pauses if too many pile up. A parked Fetch waits for nothing but
+its time (there are never records), so another request arriving ends it at once.
 """
 
 from __future__ import annotations
