@@ -87,6 +87,7 @@ class Runtime:
         self.event_sinks: list[Callable[[NodeEvent], None]] = []
         self.metrics: Metrics | None = None
         self._delayed: dict[asyncio.Future[Any], tuple[asyncio.TimerHandle, Any]] = {}
+        self._until_next_request: set[asyncio.Future[Any]] = set()
         # The next run of each periodic job, by job: a re-armed job replaces its handle, so
         # nothing accumulates however long the daemon runs.
         self._periodic: dict[str, asyncio.TimerHandle] = {}
@@ -255,7 +256,18 @@ class Runtime:
         handle = self.loop.call_later(wait.delay_ms / 1000, _resolve, answer, wait.body)
         self._delayed[answer] = (handle, wait.body)
         answer.add_done_callback(self._delayed.pop)
+        if wait.until_next_request:
+            self._until_next_request.add(answer)
+            answer.add_done_callback(self._until_next_request.discard)
         return answer
+
+    def next_request_behind(self, answer: asyncio.Future[Any]) -> None:
+        """Another request arrived behind the parked ``answer``: a long poll that waits
+        for nothing but its time (``Delayed.until_next_request``) is answered now."""
+        if answer in self._until_next_request:
+            handle, value = self._delayed[answer]
+            handle.cancel()
+            _resolve(answer, value)
 
     def _offloaded(self, wait: Offloaded[R, Any]) -> asyncio.Future[Any]:
         answer: asyncio.Future[Any] = self.loop.create_future()

@@ -1,9 +1,10 @@
 """The TCP server: frames bytes, keeps responses in order, applies back-pressure. No group logic.
 
 One ``KafkaConnection`` (an asyncio Protocol) per client connection. Requests on a
-connection are handled one at a time and answered strictly in order: while a JoinGroup,
-SyncGroup or Fetch is parked, later requests on that connection wait (Kafka mutes the
-channel the same way), and reading pauses if too many pile up.
+connection are handled one at a time and answered strictly in order: while a JoinGroup or
+SyncGroup is parked, later requests on that connection wait (Kafka mutes the channel the
+same way), and reading pauses if too many pile up. A parked Fetch waits for nothing but
+its time (there are never records), so another request arriving ends it at once.
 """
 
 from __future__ import annotations
@@ -100,6 +101,7 @@ class KafkaConnection(asyncio.Protocol):
         self._batching = False
         #: The parked request's API, version and correlation id (its reply is awaited).
         self._parked: tuple[Api, int, int] | None = None
+        self._parked_reply: asyncio.Future[Any] | None = None
         self._callback_context = contextvars.copy_context()
 
     # -- asyncio.Protocol ------------------------------------------------------------------
@@ -194,6 +196,8 @@ class KafkaConnection(asyncio.Protocol):
         elif frames or self.partial_since is None:
             self.partial_since = now  # a new request has started arriving
         self.queue.extend(frames)
+        if frames and self._parked_reply is not None:
+            self.runtime.next_request_behind(self._parked_reply)  # may end a long poll
         if not self.busy and not self._drain_scheduled:
             self._drain()
         if len(self.queue) > MAX_QUEUED_REQUESTS and not self.paused:
@@ -283,11 +287,15 @@ class KafkaConnection(asyncio.Protocol):
             # Only what the response's envelope needs waits, not the decoded request.
             self.busy = True
             self._parked = (request.api, request.version, request.header.correlation_id)
+            self._parked_reply = reply
             reply.add_done_callback(self._deferred_done, context=self._callback_context)
+            if self.queue:  # already something behind it
+                self.runtime.next_request_behind(reply)
 
     def _deferred_done(self, fut: asyncio.Future[Any]) -> None:
         self.busy = False
         parked, self._parked = self._parked, None
+        self._parked_reply = None
         if self.closed or fut.cancelled() or parked is None:
             return
         api, version, correlation_id = parked

@@ -464,5 +464,8 @@ def fetch(
     wait_ms = min(max(body.max_wait_ms, 0), node.settings.fetch_max_wait_cap_ms)
     if wait_ms == 0 or node.closing:
         return Outcome(response)
-    # There are never records to return, so a fetch waits out its max wait (a long poll).
-    return Outcome(Delayed(wait_ms, response))
+    # There are never records to return, so a fetch waits out its max wait (a long poll),
+    # or until the client sends something else on the connection: answers go in order, and
+    # a FindCoordinator held 500 ms behind a fetch kept librdkafka members from ever
+    # reaching a moved coordinator (docs/cluster.md, "Failover of librdkafka members").
+    return Outcome(Delayed(wait_ms, response, until_next_request=True))

@@ -81,6 +81,9 @@ class Delayed(Generic[R]):
 
     delay_ms: int
     body: R
+    #: Answered at once when the client sends another request on the connection (a long
+    #: poll with nothing to wait for: the next request must not queue behind it).
+    until_next_request: bool = False
 
 
 @frozen

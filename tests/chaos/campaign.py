@@ -27,11 +27,13 @@ import asyncio
 import contextlib
 import itertools
 import json
+import math
 import os
 import signal
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,6 +57,11 @@ QUIET_S = 12.0
 #: The short run (``make test``): nodes settle after one lease, quiet spells are shorter.
 QUICK_SETTLE_MS = LEASE_MS
 QUICK_QUIET_S = 6.0
+#: A commit slower than this counts as disrupted (a librdkafka commit blocks, not fails,
+#: while its member looks for the coordinator).
+SLOW_COMMIT_S = 1.0
+#: Groups of each confluent-kafka kind in the full run (kafka-python: one).
+REAL_GROUPS = 3
 
 
 @dataclass
@@ -82,6 +89,9 @@ class History:
     owners: list[tuple[float, str, int]] = field(default_factory=list)  # (t, group, node)
     epochs: list[tuple[float, int, int]] = field(default_factory=list)  # (t, partition, epoch)
     faults: list[Fault] = field(default_factory=list)
+    #: Real clients' rebalance counts per group: at the end of the warm-up, at each fault
+    #: and at the end of the run.
+    rebalances: list[dict[str, int]] = field(default_factory=list)
 
 
 def node_args(url: str, node_id: int, settle_ms: int = 2 * LEASE_MS) -> tuple[str, ...]:
@@ -213,10 +223,13 @@ def owner_of(h: History, group: str, at: float) -> int | None:
     return found
 
 
-async def nemeses(cluster: Cluster, h: History, quick: bool) -> None:
+async def nemeses(
+    cluster: Cluster, h: History, quick: bool, rebalances: Callable[[], dict[str, int]]
+) -> None:
     def fault(name: str, node: int | None) -> Fault:
         f = Fault(name, node, time.monotonic())
         h.faults.append(f)
+        h.rebalances.append(rebalances())
         print(f"[{f.began - h.t0:6.1f}s] {name} {node or ''}", flush=True)
         return f
 
@@ -230,23 +243,23 @@ async def nemeses(cluster: Cluster, h: History, quick: bool) -> None:
             cluster.signal(victim, signal.SIGKILL)
             await asyncio.sleep(LEASE_MS / 1000 + 3)
             cluster.nodes[victim].stop(signal.SIGKILL)
-            cluster.start(victim)
+            await asyncio.to_thread(cluster.start, victim)
         elif name == "sigstop":
             cluster.signal(victim, signal.SIGSTOP)
             await asyncio.sleep(STALL_S)
             cluster.signal(victim, signal.SIGCONT)
         elif name == "sigterm":
-            cluster.nodes[victim].stop(signal.SIGTERM)
+            await asyncio.to_thread(cluster.nodes[victim].stop, signal.SIGTERM)
             await asyncio.sleep(2)
-            cluster.start(victim)
+            await asyncio.to_thread(cluster.start, victim)
         elif name == "frozen":
             cluster.proxies[victim].freeze()
             await asyncio.sleep(STALL_S)
             cluster.proxies[victim].thaw()
         elif name == "join-leave":
-            cluster.start(4)
+            await asyncio.to_thread(cluster.start, 4)
             await asyncio.sleep(QUIET_S)
-            cluster.nodes[4].stop(signal.SIGTERM)
+            await asyncio.to_thread(cluster.nodes[4].stop, signal.SIGTERM)
         elif name == "pg-restart":
             await asyncio.to_thread(cluster.pg.restart, 3.0)
         elif name == "pg-kill9":
@@ -265,8 +278,55 @@ async def nemeses(cluster: Cluster, h: History, quick: bool) -> None:
 def client_of(group: str) -> str:
     name = group.removeprefix("chaos-")
     if not name.isdigit():
-        return name
+        return name.rsplit("-", 1)[0]  # chaos-confluent-classic-2: confluent-classic
     return "own-kip848" if int(name) % 3 == 2 else "own-classic"
+
+
+def disrupted(c: Commit) -> bool:
+    return not c.ok or c.answered - c.sent > SLOW_COMMIT_S
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The nearest-rank ``q`` percentile (q in 0..1) of a non-empty list."""
+    ordered = sorted(values)
+    return round(ordered[max(0, math.ceil(q * len(ordered)) - 1)], 2)
+
+
+def by_client_kind(
+    h: History, per_fault: list[dict[str, Any]]
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per kind of fault and kind of client: failover p50/p99/max over the groups a fault
+    disrupted, the longest time a group went without an acknowledged commit, and the
+    real clients' rebalances during those faults."""
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for i, f in enumerate(per_fault):
+        # h.rebalances: [end of warm-up, at fault 0, at fault 1, ..., end of run]
+        before = h.rebalances[i + 1] if i + 1 < len(h.rebalances) else {}
+        after = h.rebalances[i + 2] if i + 2 < len(h.rebalances) else before
+        kinds = out.setdefault(f["fault"], {})
+
+        def entry(group: str, kinds: dict[str, dict[str, Any]] = kinds) -> dict[str, Any]:
+            empty: dict[str, Any] = {"failover": [], "gaps": [], "rebalances": 0}
+            return kinds.setdefault(client_of(group), empty)
+
+        for g, seconds in f["failover_s_by_group"].items():
+            entry(g)["failover"].append(seconds)
+        for g, gap in f["longest_without_ack_s_by_group"].items():
+            entry(g)["gaps"].append(gap)
+        for g, n in after.items():
+            entry(g)["rebalances"] += n - before.get(g, n)
+    for kinds in out.values():
+        for kind, k in kinds.items():
+            failover, gaps = k.pop("failover"), k.pop("gaps")
+            k["groups_disrupted"] = len(failover)
+            if failover:
+                k["failover_p50_s"] = percentile(failover, 0.5)
+                k["failover_p99_s"] = percentile(failover, 0.99)
+                k["failover_max_s"] = round(max(failover), 2)
+            k["longest_without_ack_max_s"] = round(max(gaps), 2) if gaps else 0
+            if kind.startswith("own-"):
+                del k["rebalances"]  # counted for the real clients only
+    return out
 
 
 def check(h: History, fetched: dict[str, int]) -> dict[str, Any]:
@@ -285,7 +345,12 @@ def check(h: History, fetched: dict[str, int]) -> dict[str, Any]:
     per_fault = []
     for i, f in enumerate(h.faults):
         end = h.faults[i + 1].began if i + 1 < len(h.faults) else float("inf")
-        window = [c for c in h.commits if f.began <= c.sent < end]
+        # Every commit answered after the fault began and before the next one did (a
+        # commit in flight when the fault struck is part of it; one sent just before the
+        # next fault and held up by it is the next one's).
+        window = [c for c in h.commits if f.began <= c.answered < end]
+        by_group: dict[str, float] = {}
+        gaps: dict[str, float] = {}
         refused_elsewhere = 0
         failover: list[float] = []
         by_client: dict[str, float] = {}
@@ -302,13 +367,19 @@ def check(h: History, fetched: dict[str, int]) -> dict[str, Any]:
                 elsewhere = [t for t, gg, n in h.owners if gg == g and t > f.began and n != f.node]
                 moved_after.append(round(elsewhere[0] - f.began, 2) if elsewhere else -1)
             failed = [c for c in mine if not c.ok]
-            if failed:
-                back = [c.answered for c in mine if c.ok and c.sent >= failed[0].sent]
-                failover.append((back[0] if back else end) - f.began)
+            hit = [c for c in mine if disrupted(c)]
+            if hit:
+                back = [c.answered for c in mine if c.ok and c.sent >= hit[0].sent]
+                failover.append(min(back[0] if back else end, h.commits[-1].answered) - f.began)
+                by_group[g] = round(failover[-1], 2)
                 kind = client_of(g)
                 by_client[kind] = round(max(by_client.get(kind, 0.0), failover[-1]), 2)
                 if back:
                     after_end.append(max(0.0, back[0] - f.ended))
+            if mine:
+                last = min(end, h.commits[-1].answered)
+                acks = [f.began, *(c.answered for c in mine if c.ok), last]
+                gaps[g] = round(max(b - a for a, b in itertools.pairwise(acks)), 2)
             if known and owner_before != owner_of(h, g, min(end, h.owners[-1][0])):
                 owner_changed += 1
             seen = [n for t, gg, n in h.owners if gg == g and f.began <= t < end]
@@ -327,6 +398,8 @@ def check(h: History, fetched: dict[str, int]) -> dict[str, Any]:
                 "failover_p50_s": round(statistics.median(failover), 2) if failover else 0,
                 "failover_max_s": round(max(failover), 2) if failover else 0,
                 "failover_max_s_by_client": by_client,
+                "failover_s_by_group": by_group,
+                "longest_without_ack_s_by_group": gaps,
                 "coordinator_named_elsewhere_after_s": moved_after,
                 "served_again_after_fault_ended_max_s": round(max(after_end), 2)
                 if after_end
@@ -339,6 +412,7 @@ def check(h: History, fetched: dict[str, int]) -> dict[str, Any]:
             }
         )
     return {
+        "by_fault_and_client": by_client_kind(h, per_fault),
         "commits": len(h.commits),
         "acknowledged": sum(1 for c in h.commits if c.ok),
         "lost_acknowledged_commits": len(lost),
@@ -349,7 +423,15 @@ def check(h: History, fetched: dict[str, int]) -> dict[str, Any]:
     }
 
 
-async def run(quick: bool, root: Path, history: str | None = None) -> dict[str, Any]:
+async def run(
+    quick: bool,
+    root: Path,
+    history: str | None = None,
+    real_groups: int = REAL_GROUPS,
+    librdkafka: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """``librdkafka``: settings added to every confluent-kafka member's (e.g.
+    ``socket.timeout.ms``, which bounds a commit in flight to a paused node)."""
     with postgres_server() as pg:
         url = pg.create_database("chaos")
         cluster = Cluster(root, pg, url, QUICK_SETTLE_MS if quick else 2 * LEASE_MS)
@@ -381,18 +463,22 @@ async def run(quick: bool, root: Path, history: str | None = None) -> dict[str, 
             if not quick:
                 bootstrap = ",".join(cluster.bootstrap())
                 for lib, (kind, config) in REAL.items():
-                    real[f"chaos-{lib}"] = [
-                        await asyncio.to_thread(
-                            kind,
-                            bootstrap,
-                            f"chaos-{lib}",
-                            "t",
-                            client_id=f"{lib}-{i}",
-                            session_timeout_ms=10000,
-                            config=config,
-                        )
-                        for i in range(2)
-                    ]
+                    confluent = lib.startswith("confluent")
+                    if confluent:
+                        config = {**config, **(librdkafka or {})}
+                    for n in range(real_groups if confluent else 1):
+                        real[f"chaos-{lib}-{n}"] = [
+                            await asyncio.to_thread(
+                                kind,
+                                bootstrap,
+                                f"chaos-{lib}-{n}",
+                                "t",
+                                client_id=f"{lib}-{n}-{i}",
+                                session_timeout_ms=10000,
+                                config=config,
+                            )
+                            for i in range(2)
+                        ]
                 groups += list(real)
             stop = asyncio.Event()
             leaders = {m.group_id: m for m in members}  # one committer per group
@@ -400,11 +486,14 @@ async def run(quick: bool, root: Path, history: str | None = None) -> dict[str, 
             tasks += [asyncio.create_task(real_committer(ms[0], h, stop)) for ms in real.values()]
             tasks.append(asyncio.create_task(watch_owners(cluster, groups, h, stop)))
             await asyncio.sleep(QUICK_QUIET_S if quick else QUIET_S)  # warm-up
-            rebalances_before = {g: sum(m.rebalances for m in ms) for g, ms in real.items()}
-            await nemeses(cluster, h, quick)
-            rebalances = {
-                g: sum(m.rebalances for m in ms) - rebalances_before[g] for g, ms in real.items()
-            }
+
+            def counts() -> dict[str, int]:
+                return {g: sum(m.rebalances for m in ms) for g, ms in real.items()}
+
+            h.rebalances.append(counts())
+            await nemeses(cluster, h, quick, counts)
+            h.rebalances.append(counts())
+            rebalances = {g: n - h.rebalances[0][g] for g, n in h.rebalances[-1].items()}
             stop.set()
             await asyncio.gather(*tasks, return_exceptions=True)
             fetched: dict[str, int] = {}
@@ -456,9 +545,24 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--out")
     parser.add_argument("--history", help="also write the whole history here (JSON)")
+    parser.add_argument(
+        "--real-groups",
+        type=int,
+        default=REAL_GROUPS,
+        help="groups of each confluent-kafka kind in the full run (default %(default)s)",
+    )
+    parser.add_argument(
+        "--librdkafka",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a setting for every confluent-kafka member (repeatable)",
+    )
     args = parser.parse_args()
+    settings = dict(kv.split("=", 1) for kv in args.librdkafka)
     with tempfile.TemporaryDirectory(prefix="chaos-") as tmp:
-        result = asyncio.run(run(args.quick, Path(tmp), args.history))
+        result = asyncio.run(run(args.quick, Path(tmp), args.history, args.real_groups, settings))
+    result["librdkafka_settings"] = settings
     text = json.dumps(result, indent=2)
     print(text)
     if args.out:

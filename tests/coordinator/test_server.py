@@ -231,10 +231,9 @@ async def test_list_offsets_reports_an_empty_log(server: Server) -> None:
     c.close()
 
 
-async def test_fetch_long_polls_and_later_responses_wait_their_turn(server: Server) -> None:
-    c = await client(server)
-    fetch = FetchRequest(
-        max_wait_ms=300,
+def _fetch(max_wait_ms: int) -> FetchRequest:
+    return FetchRequest(
+        max_wait_ms=max_wait_ms,
         min_bytes=1,
         topics=[
             FetchTopic(
@@ -242,20 +241,39 @@ async def test_fetch_long_polls_and_later_responses_wait_their_turn(server: Serv
             )
         ],
     )
+
+
+async def test_a_fetch_alone_long_polls(server: Server) -> None:
+    c = await client(server)
     loop = asyncio.get_running_loop()
     start = loop.time()
-    fetch_fut = c.send(fetch, 12)
-    versions_fut = c.send(ApiVersionsRequest(), 0)
-    done_order: list[str] = []
-    fetch_fut.add_done_callback(lambda _: done_order.append("fetch"))
-    versions_fut.add_done_callback(lambda _: done_order.append("versions"))
-    resp = await fetch_fut
-    await versions_fut
-    await asyncio.sleep(0)  # let the done-callbacks run
+    resp = await c.request(_fetch(300), 12)
     assert loop.time() - start >= 0.25  # it waited out (most of) its max wait
-    assert done_order == ["fetch", "versions"]  # strictly in request order
     part = resp.responses[0].partitions[0]
     assert (part.error_code, part.high_watermark, part.records) == (ErrorCode.NONE, 0, b"")
+    c.close()
+
+
+async def test_a_request_behind_a_fetch_ends_its_long_poll_and_answers_stay_in_order(
+    server: Server,
+) -> None:
+    # A fetch has nothing to wait for here: a FindCoordinator queued 500 ms behind every
+    # fetch kept librdkafka members looping on a moved coordinator (docs/cluster.md).
+    c = await client(server)
+    fetch_fut = c.send(_fetch(60_000), 12)
+    await asyncio.sleep(0.05)  # the fetch is parked before the next request arrives
+    find_fut = c.send(FindCoordinatorRequest(key="g"), 2)
+    done_order: list[str] = []
+    fetch_fut.add_done_callback(lambda _: done_order.append("fetch"))
+    find_fut.add_done_callback(lambda _: done_order.append("find"))
+    resp, found = await asyncio.wait_for(asyncio.gather(fetch_fut, find_fut), 20)
+    await asyncio.sleep(0)  # let the done-callbacks run
+    assert done_order == ["fetch", "find"]  # strictly in request order
+    assert resp.responses[0].partitions[0].error_code == ErrorCode.NONE
+    assert found.error_code == ErrorCode.NONE
+    # Pipelined together, the same.
+    both = c.send(_fetch(60_000), 12), c.send(ApiVersionsRequest(), 0)
+    await asyncio.wait_for(asyncio.gather(*both), 20)
     c.close()
 
 
