@@ -234,7 +234,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     timing = FULL
     if args.quick:
         args.kills, args.seconds, args.runs, timing = 2, 1.0, 1, QUICK
-    with postgres_server() as pg, ProcessPoolExecutor(2) as pool:
+    with postgres_server(fsync=True) as pg, ProcessPoolExecutor(2) as pool:
         load.warm_up(pool)  # the generators are started before the first timed load
         took = failover(pg.create_database("failover"), args.kills, timing)
         rates: dict[int, list[dict[str, Any]]] = {1: [], 2: []}
