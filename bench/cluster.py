@@ -184,26 +184,27 @@ def heartbeats(
     try:
         asyncio.run(settled({i: d.port for i, d in nodes.items()}))
         targets = [nodes[1 + w % nodes_count] for w in range(2)]
-        jobs = []
-        start_at = time.monotonic() + timing.lead_s
+        formed = []
         for w, server in enumerate(targets):
             node_id = 1 + w % nodes_count
             names = asyncio.run(
                 groups_on(server.port, node_id, 64, f"hb-{nodes_count}-{w}-{time.time_ns()}")
             )
-            version, members = asyncio.run(_form(server.port, names))
-            jobs.append(
-                load.Job(
-                    port=server.port,
-                    version=version,
-                    members=[members],
-                    depth=64,
-                    interval_s=0.0,
-                    start_at=start_at,
-                    seconds=seconds,
-                    warmup_s=0.5,
-                )
+            formed.append((server, *asyncio.run(_form(server.port, names))))
+        start_at = time.monotonic() + timing.lead_s  # counted once the groups are formed
+        jobs = [
+            load.Job(
+                port=server.port,
+                version=version,
+                members=[members],
+                depth=64,
+                interval_s=0.0,
+                start_at=start_at,
+                seconds=seconds,
+                warmup_s=0.5,
             )
+            for server, version, members in formed
+        ]
         futures = [pool.submit(load.run_job, job) for job in jobs]
         time.sleep(max(0.0, start_at - time.monotonic()))
         cpu0 = sum(d.cpu_seconds() for d in nodes.values())
