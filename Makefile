@@ -49,8 +49,12 @@ test-fast: install
 bench: install
 	$(PY) -m bench
 
-# A bounded fault campaign against a 3-node cluster (a few minutes; tests/chaos/campaign.py).
+# A bounded fault campaign against a 3-node cluster (a few minutes; tests/chaos/campaign.py),
+# after the random-moment kill tests at 20 kill/restart cycles each (`make test` runs 5).
+KILL_TESTS := tests/integration/test_durability.py::test_every_acknowledged_commit_survives_sigkill_at_a_random_moment \
+	tests/integration/test_cluster.py::test_no_acknowledged_commit_is_lost_when_the_owner_is_killed_again_and_again
 chaos: install
+	KILL_CYCLES=20 $(PY) -m pytest -q $(KILL_TESTS)
 	$(PY) -m tests.chaos.campaign --out bench/results/chaos.json
 
 lint: install

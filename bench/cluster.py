@@ -26,6 +26,7 @@ import platform
 import statistics
 import time
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,12 +45,28 @@ LEASE_MS = 3000
 RENEW_MS = 300
 
 
-def node_args(url: str, node_id: int) -> tuple[str, ...]:
+@dataclass(frozen=True)
+class Timing:
+    lease_ms: int
+    #: How long a restarted node is live before it takes its share back (None: the
+    #: daemon's default, two leases).
+    settle_ms: int | None
+    #: From handing the heartbeat load to the generator processes to its start.
+    lead_s: float
+
+
+FULL = Timing(lease_ms=LEASE_MS, settle_ms=None, lead_s=3.0)
+#: ``--quick``: the same steps on shorter timers (a restarted node settles after one lease).
+QUICK = Timing(lease_ms=1500, settle_ms=1500, lead_s=1.0)
+
+
+def node_args(url: str, node_id: int, timing: Timing = FULL) -> tuple[str, ...]:
+    settle = ("--node-settle-ms", str(timing.settle_ms)) if timing.settle_ms is not None else ()
     return (
         "--store", "postgres", "--database-url", url, "--node-id", str(node_id),
-        "--lease-timeout-ms", str(LEASE_MS), "--lease-renew-interval-ms", str(RENEW_MS),
+        "--lease-timeout-ms", str(timing.lease_ms), "--lease-renew-interval-ms", str(RENEW_MS),
         "--topic", "bench:100", "--group-initial-rebalance-delay-ms", "0",
-        "--max-connections-per-ip", "20000", "--log-level", "WARNING",
+        "--max-connections-per-ip", "20000", "--log-level", "WARNING", *settle,
     )  # fmt: skip
 
 
@@ -94,21 +111,24 @@ async def settled(ports: dict[int, int]) -> None:
             c.close()
 
 
-def failover(url: str, kills: int) -> list[float]:
-    nodes = {n: start_daemon(name=f"node-{n}", args=node_args(url, n)) for n in (1, 2)}
+def failover(url: str, kills: int, timing: Timing = FULL) -> list[float]:
+    nodes = {n: start_daemon(name=f"node-{n}", args=node_args(url, n, timing)) for n in (1, 2)}
     took: list[float] = []
     try:
         for round_ in range(kills):
             victim, survivor = (1, 2) if round_ % 2 == 0 else (2, 1)
-            took.append(asyncio.run(_kill_once(nodes, victim, survivor, round_)))
-            nodes[victim] = start_daemon(name=f"node-{victim}", args=node_args(url, victim))
+            took.append(asyncio.run(_kill_once(nodes, victim, survivor, round_, timing)))
+            args = node_args(url, victim, timing)
+            nodes[victim] = start_daemon(name=f"node-{victim}", args=args)
     finally:
         for d in nodes.values():
             d.stop()
     return took
 
 
-async def _kill_once(nodes: dict[int, ServerProcess], victim: int, survivor: int, n: int) -> float:
+async def _kill_once(
+    nodes: dict[int, ServerProcess], victim: int, survivor: int, n: int, timing: Timing
+) -> float:
     await settled({i: d.port for i, d in nodes.items()})
     (group,) = await groups_on(nodes[survivor].port, victim, 1, f"failover-{n}")
     c = await connect("127.0.0.1", nodes[victim].port)
@@ -126,7 +146,7 @@ async def _kill_once(nodes: dict[int, ServerProcess], victim: int, survivor: int
     killed = time.monotonic()
     nodes[victim].proc.wait(10)
     try:
-        while time.monotonic() - killed < LEASE_MS / 1000 + 20:
+        while time.monotonic() - killed < timing.lease_ms / 1000 + 20:
             moved = await coordinator_of(other, group) == survivor
             if moved and await heartbeat(other, group, member, generation, "instance") == 0:
                 return time.monotonic() - killed
@@ -153,36 +173,38 @@ async def _form(port: int, names: list[str]) -> tuple[int, list[groups.Member]]:
 
 
 def heartbeats(
-    url: str, nodes_count: int, seconds: float, pool: ProcessPoolExecutor
+    url: str, nodes_count: int, seconds: float, pool: ProcessPoolExecutor, timing: Timing = FULL
 ) -> dict[str, Any]:
     """Two generator processes, one connection each at depth 64, on groups coordinated by
     the node(s): both on node 1, or one per node."""
     nodes = {
-        n: start_daemon(name=f"node-{n}", args=node_args(url, n)) for n in range(1, nodes_count + 1)
+        n: start_daemon(name=f"node-{n}", args=node_args(url, n, timing))
+        for n in range(1, nodes_count + 1)
     }
     try:
         asyncio.run(settled({i: d.port for i, d in nodes.items()}))
         targets = [nodes[1 + w % nodes_count] for w in range(2)]
-        jobs = []
-        start_at = time.monotonic() + 3.0
+        formed = []
         for w, server in enumerate(targets):
             node_id = 1 + w % nodes_count
             names = asyncio.run(
                 groups_on(server.port, node_id, 64, f"hb-{nodes_count}-{w}-{time.time_ns()}")
             )
-            version, members = asyncio.run(_form(server.port, names))
-            jobs.append(
-                load.Job(
-                    port=server.port,
-                    version=version,
-                    members=[members],
-                    depth=64,
-                    interval_s=0.0,
-                    start_at=start_at,
-                    seconds=seconds,
-                    warmup_s=0.5,
-                )
+            formed.append((server, *asyncio.run(_form(server.port, names))))
+        start_at = time.monotonic() + timing.lead_s  # counted once the groups are formed
+        jobs = [
+            load.Job(
+                port=server.port,
+                version=version,
+                members=[members],
+                depth=64,
+                interval_s=0.0,
+                start_at=start_at,
+                seconds=seconds,
+                warmup_s=0.5,
             )
+            for server, version, members in formed
+        ]
         futures = [pool.submit(load.run_job, job) for job in jobs]
         time.sleep(max(0.0, start_at - time.monotonic()))
         cpu0 = sum(d.cpu_seconds() for d in nodes.values())
@@ -210,22 +232,24 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--no-write", action="store_true", help="do not write bench/results")
     args = parser.parse_args(argv)
+    timing = FULL
     if args.quick:
-        args.kills, args.seconds, args.runs = 2, 1.0, 1
-    with postgres_server() as pg, ProcessPoolExecutor(2) as pool:
-        took = failover(pg.create_database("failover"), args.kills)
+        args.kills, args.seconds, args.runs, timing = 2, 1.0, 1, QUICK
+    with postgres_server(fsync=True) as pg, ProcessPoolExecutor(2) as pool:
+        load.warm_up(pool)  # the generators are started before the first timed load
+        took = failover(pg.create_database("failover"), args.kills, timing)
         rates: dict[int, list[dict[str, Any]]] = {1: [], 2: []}
         for run in range(args.runs):
             for count in (1, 2):  # alternate, so drift in machine load hits both
                 url = pg.create_database(f"heartbeats_{count}_{run}")
-                rates[count].append(heartbeats(url, count, args.seconds, pool))
+                rates[count].append(heartbeats(url, count, args.seconds, pool, timing))
     one = statistics.median(r["rate_per_s"] for r in rates[1])
     two = statistics.median(r["rate_per_s"] for r in rates[2])
     result = {
         "meta": {
             "python": platform.python_version(),
             "cpus": os.cpu_count(),
-            "lease_timeout_ms": LEASE_MS,
+            "lease_timeout_ms": timing.lease_ms,
             "lease_renew_interval_ms": RENEW_MS,
             "kills": args.kills,
             "seconds": args.seconds,
@@ -244,7 +268,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         write_report(result)
     print(
         f"failover p50 {result['failover_s']['p50']:.2f}s p99 {result['failover_s']['p99']:.2f}s"
-        f" (lease {LEASE_MS / 1000:g}s); heartbeats 1 node {one:,.0f}/s, 2 nodes {two:,.0f}/s"
+        f" (lease {timing.lease_ms / 1000:g}s);"
+        f" heartbeats 1 node {one:,.0f}/s, 2 nodes {two:,.0f}/s"
         f" ({two / one:.2f}x)"
     )
     return result

@@ -117,7 +117,7 @@ async def _load(port: int, committers: int, partitions: int, seconds: float) -> 
 
 def measure(committer_counts: list[int], partitions: int, seconds: float, runs: int) -> list[Run]:
     results: list[Run] = []
-    with tempfile.TemporaryDirectory() as tmp, postgres_server() as pg:
+    with tempfile.TemporaryDirectory() as tmp, postgres_server(fsync=True) as pg:
         url = pg.create_database("durable")
         daemons = {store: start_store_daemon(store, Path(tmp) / store, url) for store in STORES}
         try:

@@ -60,25 +60,27 @@ async def _form(port: int, count: int, session_ms: int) -> tuple[int, list[Membe
     return first.versions.pick(HeartbeatRequest), list(members)
 
 
-def session_ms_for(seconds: float, warmup_s: float) -> int:
+def session_ms_for(seconds: float, warmup_s: float, lead_s: float = 2.0) -> int:
     # Members must outlive every scenario of the run. Tansu answers a fresh group's
     # JoinGroup only after half the session timeout, so it is not made longer than needed.
-    per_scenario = seconds + warmup_s + 3
+    per_scenario = seconds + warmup_s + lead_s + 1
     return max(6000, math.ceil(2 * 1000 * per_scenario * len(SCENARIOS)))
 
 
 def measure_server(
-    server: ServerProcess, pool: Executor, seconds: float, warmup_s: float
+    server: ServerProcess, pool: Executor, seconds: float, warmup_s: float, lead_s: float = 2.0
 ) -> dict[str, dict[str, Any]]:
-    """Every scenario against one running server."""
+    """Every scenario against one running server; each starts ``lead_s`` after its jobs
+    are handed to the generator processes (room for them to connect)."""
     total = sum(s.members for s in SCENARIOS)
-    version, members = uvloop.run(_form(server.port, total, session_ms_for(seconds, warmup_s)))
+    session_ms = session_ms_for(seconds, warmup_s, lead_s)
+    version, members = uvloop.run(_form(server.port, total, session_ms))
     out: dict[str, dict[str, Any]] = {}
     offset = 0
     for scenario in SCENARIOS:
         mine = members[offset : offset + scenario.members]
         offset += scenario.members
-        out[scenario.name] = _run(server, pool, scenario, mine, version, seconds, warmup_s)
+        out[scenario.name] = _run(server, pool, scenario, mine, version, seconds, warmup_s, lead_s)
     return out
 
 
@@ -90,9 +92,10 @@ def _run(
     version: int,
     seconds: float,
     warmup_s: float,
+    lead_s: float,
 ) -> dict[str, Any]:
     per_conn = [members[i :: scenario.connections] for i in range(scenario.connections)]
-    start_at = time.monotonic() + 2.0 + warmup_s  # room for the worker processes to connect
+    start_at = time.monotonic() + lead_s + warmup_s
     jobs = [
         load.Job(
             port=server.port,

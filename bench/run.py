@@ -30,6 +30,7 @@ from . import (
     console_slow_http,
     durable,
     heartbeat,
+    load,
     rebalance,
     regex_attack,
     report,
@@ -57,6 +58,9 @@ class Plan:
     codec_number: int
     codec_repeats: int
     durable_args: tuple[str, ...]
+    #: From handing a load to the (already started) generator processes to its start.
+    lead_s: float
+    scale_interval_s: float
 
 
 FULL = Plan(
@@ -73,6 +77,8 @@ FULL = Plan(
     codec_number=5000,
     codec_repeats=7,
     durable_args=(),
+    lead_s=2.0,
+    scale_interval_s=3.0,
 )
 QUICK = Plan(
     runs=1,
@@ -88,6 +94,8 @@ QUICK = Plan(
     codec_number=20,
     codec_repeats=1,
     durable_args=("--quick", "--no-write"),
+    lead_s=1.0,
+    scale_interval_s=0.5,
 )
 
 
@@ -105,7 +113,9 @@ def run_heartbeat(plan: Plan, pool: ProcessPoolExecutor, names: list[str]) -> di
             if server is None:
                 continue
             with server:
-                measured = heartbeat.measure_server(server, pool, plan.hb_seconds, plan.hb_warmup_s)
+                measured = heartbeat.measure_server(
+                    server, pool, plan.hb_seconds, plan.hb_warmup_s, plan.lead_s
+                )
             for scenario, row in measured.items():
                 raw.setdefault(scenario, {}).setdefault(name, []).append(row)
             print(f"heartbeat run {r + 1}/{plan.runs} {name}: done", flush=True)
@@ -226,6 +236,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     }
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(2, mp_context=ctx) as pool:
+        if parts & {"heartbeat", "scale"}:
+            load.warm_up(pool)
         if "heartbeat" in parts:
             result["heartbeat"] = run_heartbeat(plan, pool, names)
         if "rebalance" in parts:
@@ -237,9 +249,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     pool,
                     groups_n=plan.scale_groups,
                     per_group=plan.scale_per_group,
-                    interval_s=3.0,
+                    interval_s=plan.scale_interval_s,
                     heartbeat_connections=plan.scale_connections,
                     seconds=plan.scale_seconds,
+                    lead_s=plan.lead_s,
                 )
             print(f"scale: {result['scale']}", flush=True)
     if "codec" in parts:

@@ -69,6 +69,7 @@ def measure(
     heartbeat_connections: int,
     seconds: float,
     workers: int = 2,
+    lead_s: float = 2.0,
 ) -> dict[str, Any]:
     rss_empty = server.rss_bytes()
     t0 = time.monotonic()
@@ -92,7 +93,7 @@ def measure(
     version = 4
     conns = [members[i::heartbeat_connections] for i in range(heartbeat_connections)]
     warmup_s = interval_s  # one full round before measuring
-    start_at = time.monotonic() + 2.0 + warmup_s
+    start_at = time.monotonic() + lead_s + warmup_s  # room for the generators to connect
     jobs = [
         load.Job(
             port=server.port,

@@ -11,6 +11,7 @@ environment, which wins over the file. ``group-coordinator.toml`` is a commented
 from __future__ import annotations
 
 import difflib
+import importlib
 import json
 import os
 import tomllib
@@ -20,11 +21,7 @@ from typing import Any, TypeVar
 
 import click
 
-from .admin_cli import groups, offsets
-from .analytics.command import analyze
-from .cluster.status import cluster
 from .config import Settings, parse_database_url, parse_host_port, parse_topic
-from .conformance.command import conformance
 from .console.options import console_limits_from_options, console_options
 from .console.settings import ConsoleSettings
 from .consumer_options import consumer_config_from_options, consumer_group_options
@@ -32,7 +29,6 @@ from .errors import StartupError
 from .group.config import GroupConfig
 from .limits import ConnectionLimits
 from .observability import ObservabilitySettings
-from .security.admin_cli import acls, users
 from .security.options import (
     listener_options,
     listeners_from_options,
@@ -132,7 +128,29 @@ def _topics(_ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]
         raise click.BadParameter(str(exc)) from exc
 
 
+#: The admin commands, imported when one is run or listed: the daemon's start-up (which
+#: every integration test waits on) then imports neither the Kafka client nor asyncpg.
+_ADMIN_COMMANDS = {
+    "groups": "coordinator.admin_cli",
+    "offsets": "coordinator.admin_cli",
+    "conformance": "coordinator.conformance.command",
+    "users": "coordinator.security.admin_cli",
+    "acls": "coordinator.security.admin_cli",
+    "analyze": "coordinator.analytics.command",
+    "cluster": "coordinator.cluster.status",
+}
+
+
 class _Commands(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *_ADMIN_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in _ADMIN_COMMANDS and cmd_name not in self.commands:
+            module = importlib.import_module(_ADMIN_COMMANDS[cmd_name])
+            self.add_command(getattr(module, cmd_name), cmd_name)
+        return super().get_command(ctx, cmd_name)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -529,14 +547,6 @@ def settings_from_options(options: dict[str, Any]) -> Settings:
         security=security_from_options(options),
     )
 
-
-main.add_command(groups)
-main.add_command(offsets)
-main.add_command(conformance)
-main.add_command(users)
-main.add_command(acls)
-main.add_command(analyze)
-main.add_command(cluster)
 
 if __name__ == "__main__":
     main()

@@ -35,6 +35,7 @@ class FaultProxy:
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._server: asyncio.Server | None = None
+        self._writers: set[asyncio.StreamWriter] = set()  # both ends of every link
         self._thread.start()
         self._ready.wait(10)
 
@@ -68,6 +69,10 @@ class FaultProxy:
         self._ready.set()
         self._loop.run_forever()
         self._server.close()
+        # Closed means gone: a daemon sees its connections reset (instead of waiting on them
+        # until it is killed) and PostgreSQL's backends end (a shutdown waits for them).
+        for writer in self._writers:
+            writer.transport.abort()
         tasks = asyncio.all_tasks(self._loop)
         for task in tasks:
             task.cancel()
@@ -82,6 +87,7 @@ class FaultProxy:
         except OSError:
             writer.close()
             return
+        self._writers |= {writer, up_writer}
         await asyncio.gather(
             self._pump(reader, up_writer, upstream=True, link=writer),
             self._pump(up_reader, writer, upstream=False),

@@ -20,6 +20,10 @@ pytestmark = pytest.mark.integration
 #: machine busy with other work (a cluster node restarted beside a CPU hog).
 START_TIMEOUT_S = 60
 
+#: Kill/restart cycles of the tests that SIGKILL a daemon at a random moment while it
+#: acknowledges commits: a handful in `make test`, 20 in `make chaos` (``KILL_CYCLES=20``).
+KILL_CYCLES = int(os.environ.get("KILL_CYCLES", "5"))
+
 
 def free_port() -> int:
     with socket.socket() as s:

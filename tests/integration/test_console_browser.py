@@ -24,8 +24,10 @@ TOPIC = "t6"
 SHOWN_MS = 10_000
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """One chromium for the module's tests (a launch takes seconds); each page a test opens
+    has a browser context of its own (``new_page``): no cookies or storage are shared."""
     with chromium() as b:
         yield b
 

@@ -14,7 +14,7 @@ import pytest
 from coordinator.client.connection import ConnectionClosed, connect
 from tests.wire import Offsets, commit, fetch
 
-from .conftest import Daemon
+from .conftest import KILL_CYCLES, Daemon
 
 pytestmark = pytest.mark.integration
 
@@ -100,7 +100,7 @@ def test_every_acknowledged_commit_survives_sigkill_at_a_random_moment(
     rng = random.Random(20261122)
     daemon = start_daemon("--topic", "t:8", *store_args)
     started = time.monotonic()
-    for cycle in range(20):
+    for cycle in range(KILL_CYCLES):
         acked = asyncio.run(_write_until_killed(daemon, 8, rng))
         assert max(acked) > 0, f"cycle {cycle}: nothing was acknowledged"
         daemon.stop(signal.SIGKILL)  # reap it
@@ -108,7 +108,7 @@ def test_every_acknowledged_commit_survives_sigkill_at_a_random_moment(
         found = asyncio.run(_fetch_all_crash(daemon.port))
         for p, value in enumerate(acked):
             assert found.get(p, -1) >= value, (cycle, p, value, found.get(p))
-    print(f"20 kill/restart cycles in {time.monotonic() - started:.1f}s")
+    print(f"{KILL_CYCLES} kill/restart cycles in {time.monotonic() - started:.1f}s")
 
 
 async def _fetch_all_crash(port: int) -> dict[int, int]:

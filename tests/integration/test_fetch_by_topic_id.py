@@ -15,7 +15,7 @@ from .conftest import Daemon, free_port
 
 pytestmark = pytest.mark.integration
 
-POLL_SECONDS = 30
+POLL_SECONDS = 10
 
 # Runs in its own process so that its CPU time is its own.
 CONSUMER = """
@@ -50,7 +50,7 @@ def fetch_versions(metrics_port: int) -> dict[int, float]:
     return counts
 
 
-def test_librdkafka_polls_by_topic_id_for_30_seconds_without_an_error(
+def test_librdkafka_polls_by_topic_id_for_10_seconds_without_an_error(
     start_daemon: Callable[..., Daemon],
 ) -> None:
     metrics_port = free_port()
@@ -73,7 +73,7 @@ def test_librdkafka_polls_by_topic_id_for_30_seconds_without_an_error(
     assert result["assigned"] == [0, 1, 2]
     by_version = fetch_versions(metrics_port)
     # Every fetch names its topic by id, and the long polls keep coming all along
-    # (fetch.wait.max.ms is 500 ms: dozens of fetches in 30 s, not a handful).
+    # (fetch.wait.max.ms is 500 ms: a fetch every half second, not a handful in all).
     assert by_version and min(by_version) >= 13, by_version
     assert sum(by_version.values()) >= POLL_SECONDS
     # Its fetch loop waits on the daemon's long polls instead of spinning on a version

@@ -103,7 +103,9 @@ async def test_the_analysis_hint_names_commands_and_options_that_exist(
     words = [{"JOURNAL": str(journal), "OUT": str(out)}.get(w, w) for w in shlex.split(analyze)]
     assert words[:2] == ["group-coordinator", "analyze"]
     # click parses them as the command line would (an unknown option raises UsageError).
-    with cli.main.commands["analyze"].make_context("analyze", words[2:]) as ctx:
+    command = cli.main.get_command(cli.main.make_context("group-coordinator", []), "analyze")
+    assert command is not None
+    with command.make_context("analyze", words[2:]) as ctx:
         assert ctx.params["out"] == str(out)
         assert ctx.params["journal_paths"] == (str(journal),)
     serve_args = [{"OUT": str(out)}.get(w, w) for w in shlex.split(option)]
