@@ -154,6 +154,7 @@ async def test_a_kip848_group_page_has_every_field(
         await asyncio.gather(a.close(), b.close())
 
 
+@pytest.mark.integration  # waits for a real second without heartbeats
 async def test_a_member_whose_heartbeats_stopped_is_marked_late(
     server: Server, http: aiohttp.ClientSession
 ) -> None:
