@@ -234,6 +234,7 @@ async def test_every_kind_of_limit_hit_is_counted(tmp_path: Path) -> None:
         await srv.stop()
 
 
+@pytest.mark.integration  # group members heartbeating on real timers
 async def test_consumer_groups_have_their_gauges_target_assignments_and_reconcile_times(
     tmp_path: Path,
 ) -> None:
