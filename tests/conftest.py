@@ -9,11 +9,10 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from tests.hypothesis_profiles import CI, FAST
 from tests.postgres_server import PostgresServer, postgres_server
 
-# CI reruns must see the same examples: a red build is then reproducible, not a dice roll.
-settings.register_profile("ci", derandomize=True, print_blob=True)
-settings.load_profile("ci")
+settings.load_profile(CI)
 
 ROOT = Path(__file__).resolve().parent.parent
 # Tool caches are the tools' business; anything else a test leaves in the checkout (a
@@ -38,6 +37,15 @@ def _tree() -> set[str] | None:
         for line in out.splitlines()
         if not any(part in CACHES or part.endswith(".egg-info") for part in Path(line[3:]).parts)
     }
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A run that leaves the integration tests out (``make test-fast``) runs the property
+    sweeps on fewer examples (``hypothesis_profiles``); ``--hypothesis-profile`` wins."""
+    if config.getoption("hypothesis_profile", None) is None and "not integration" in (
+        config.getoption("markexpr", "") or ""
+    ):
+        settings.load_profile(FAST)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

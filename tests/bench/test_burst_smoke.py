@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from bench import burst
+
+pytestmark = pytest.mark.integration  # a daemon process
 
 
 def test_burst_benchmark_runs_and_no_member_is_fenced() -> None:

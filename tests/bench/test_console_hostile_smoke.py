@@ -3,7 +3,11 @@ benchmarks' job: bench/results/console_slow_http.md and console_live.md)."""
 
 from __future__ import annotations
 
+import pytest
+
 from bench import console_live, console_slow_http
+
+pytestmark = pytest.mark.integration  # daemon processes, seconds of load each
 
 
 def test_slow_http_clients_benchmark_probes_kafka_in_both_conditions() -> None:

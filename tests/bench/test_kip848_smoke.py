@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from bench import kip848
+
+pytestmark = pytest.mark.integration  # a daemon process
 
 
 def test_kip848_benchmark_runs_and_a_joiner_moves_only_its_share() -> None:

@@ -68,6 +68,7 @@ def _heartbeat(p: Pipeline, conn: Any, req: ConsumerGroupHeartbeatRequest) -> An
     return sent.body if sent.body is not None else sent.later()
 
 
+@pytest.mark.integration  # starts the regex worker process
 def test_a_regex_assigns_only_the_topics_the_member_may_describe(secured: Pipeline) -> None:
     conn = secured.connect(SASL)
     login(secured, conn, *ALICE)
@@ -190,6 +191,7 @@ def test_group_configs_need_describe_configs_and_alter_configs(secured: Pipeline
     assert values["consumer.session.timeout.ms"] == ("50000", 8)
 
 
+@pytest.mark.integration  # starts the regex worker process
 def test_regex_matches_follow_acl_changes_within_the_refresh_interval(secured: Pipeline) -> None:
     """Kafka resolves a group's regexes again every group.consumer.regex.refresh.interval.ms
     (10 minutes): a topic the member may no longer describe leaves its subscription."""

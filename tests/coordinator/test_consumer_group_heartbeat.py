@@ -134,6 +134,7 @@ async def test_a_member_joins_commits_and_fetches_at_its_epoch(server: Server) -
     c.close()
 
 
+@pytest.mark.integration  # starts the regex worker process
 async def test_a_member_subscribes_by_regular_expression(server: Server) -> None:
     c = await connect("127.0.0.1", server.port)
 

@@ -102,6 +102,7 @@ def test_the_compiled_pattern_cache_keeps_to_its_byte_budget() -> None:
     assert 0 < len(cache) <= (1 << 20) // cost("t0-(" + "|".join(f"x{j}" for j in range(2000)))
 
 
+@pytest.mark.integration  # starts the regex worker process
 async def test_memory_stays_bounded_under_many_distinct_huge_patterns(server: Server) -> None:
     """One member sending a new ~60 KB pattern in every heartbeat (and 1.6 MB ones, over
     the limit): the daemon keeps only the pattern in use, the worker within its budget."""
@@ -127,6 +128,7 @@ async def test_memory_stays_bounded_under_many_distinct_huge_patterns(server: Se
     c.close()
 
 
+@pytest.mark.integration  # starts the regex worker process
 async def test_an_unrelated_member_is_answered_while_a_pattern_compiles(server: Server) -> None:
     attacker = await connect("127.0.0.1", server.port)
     other = await connect("127.0.0.1", server.port)
@@ -155,6 +157,7 @@ async def test_an_unrelated_member_is_answered_while_a_pattern_compiles(server: 
     other.close()
 
 
+@pytest.mark.integration  # starts the regex worker process
 async def test_a_pattern_that_takes_too_long_is_refused(tmp_path: Path) -> None:
     srv = await _server(tmp_path, regex_resolve_timeout_ms=2000)
     try:
@@ -170,6 +173,7 @@ async def test_a_pattern_that_takes_too_long_is_refused(tmp_path: Path) -> None:
         await srv.stop()
 
 
+@pytest.mark.integration  # starts the regex worker process
 async def test_members_joining_with_one_pattern_at_once_all_get_in(tmp_path: Path) -> None:
     """One resolution serves them all: none is told to retry, even with one place."""
     srv = await _server(tmp_path, regex_max_pending=1)

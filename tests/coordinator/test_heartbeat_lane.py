@@ -36,6 +36,7 @@ from protocol.apis.join_group import JoinGroupRequest, JoinGroupRequestProtocol
 from protocol.apis.sync_group import SyncGroupRequest
 from protocol.errors import ErrorCode
 from protocol.frames import Request, decode_response, encode_request
+from tests.hypothesis_profiles import examples
 
 from .pipeline import Answer, Pipeline
 from .test_pipeline import secured
@@ -115,7 +116,9 @@ def heartbeat_frame(
     return encode_request(body, version, correlation, client_id)[4:]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=examples(150, fast=50), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(data=st.data())
 def test_the_lane_answers_byte_for_byte_as_the_general_path(data: st.DataObject) -> None:
     p = Pipeline(Settings(group=GroupConfig(initial_rebalance_delay_ms=0)))
@@ -324,6 +327,7 @@ async def _member(w: Wire, session_ms: int) -> tuple[str, int]:
     return member_id, generation
 
 
+@pytest.mark.integration  # waits for a real session to run out (over 2 s)
 async def test_over_sockets_heartbeats_keep_a_session_and_its_end_expires_it(
     server: Server,
 ) -> None:

@@ -86,6 +86,7 @@ async def wait_for(srv: Server, check: object, timeout_s: float = 10.0) -> Sampl
         await asyncio.sleep(0.1)
 
 
+@pytest.mark.integration  # waits for a real session to run out, members heartbeating in real time
 async def test_metrics_follow_groups_members_rebalances_and_expiries(server: Server) -> None:
     before = await scrape(server)
     assert value(before, "group_coordinator_groups", state="Stable") == 0
@@ -233,6 +234,7 @@ async def test_every_kind_of_limit_hit_is_counted(tmp_path: Path) -> None:
         await srv.stop()
 
 
+@pytest.mark.integration  # group members heartbeating on real timers
 async def test_consumer_groups_have_their_gauges_target_assignments_and_reconcile_times(
     tmp_path: Path,
 ) -> None:

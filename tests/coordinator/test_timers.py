@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from coordinator.timers import COMPACT_SLACK, KeyedTimers
+from tests.hypothesis_profiles import examples
 
 
 class _Handle:
@@ -168,7 +169,7 @@ _OPS = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300, fast=100), deadline=None)
 @given(_OPS)
 def test_against_a_model_each_key_fires_at_its_latest_deadline(
     ops: list[tuple[str, str, int]],

@@ -16,6 +16,8 @@ import pytest
 
 from tests.integration.conftest import free_port
 
+pytestmark = pytest.mark.integration  # mounts filesystems and starts the daemon
+
 
 @pytest.fixture
 def small_fs(tmp_path: Path) -> Iterator[Path]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from construct import Construct, Flag, FormatField
@@ -68,5 +69,8 @@ def for_struct(ks: KStruct) -> st.SearchStrategy[Struct]:
     return st.fixed_dictionaries(fields).map(lambda kw: ks.cls(**kw))
 
 
+@functools.cache
 def messages(cls: type[Struct], version: int) -> st.SearchStrategy[Struct]:
+    # Built once: the tests draw it in every example, and a new strategy tree costs more
+    # than the draw.
     return for_struct(build_struct(cls, version, is_flexible(cls, version)))

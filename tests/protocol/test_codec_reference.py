@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from protocol import codec
 from protocol.apis import ALL
 from protocol.schema import Struct
+from tests.hypothesis_profiles import examples
 
 from .strategies import messages
 
@@ -21,7 +22,9 @@ CASES = [
 
 
 @pytest.mark.parametrize(("cls", "version"), CASES, ids=lambda x: getattr(x, "__name__", x))
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=examples(15, fast=3), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(data=st.data())
 def test_compiled_codec_matches_construct(
     cls: type[Struct], version: int, data: st.DataObject

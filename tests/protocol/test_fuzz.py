@@ -23,6 +23,7 @@ from protocol.consumer import (
 from protocol.errors import DecodeError
 from protocol.frames import FrameSplitter, FrameTooLarge, decode_request, decode_response
 from protocol.schema import Struct
+from tests.hypothesis_profiles import examples
 
 from .strategies import messages
 
@@ -62,7 +63,9 @@ def _mutate(wire: bytearray, data: st.DataObject) -> bytes:
 
 
 @pytest.mark.parametrize(("cls", "version"), CASES)
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=examples(25, fast=4), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(data=st.data())
 def test_mutated_requests_raise_only_decode_error(
     cls: type[Struct], version: int, data: st.DataObject
@@ -72,7 +75,9 @@ def test_mutated_requests_raise_only_decode_error(
 
 
 @pytest.mark.parametrize(("cls", "version"), RESPONSE_CASES)
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=examples(12, fast=2), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(data=st.data())
 def test_mutated_responses_raise_only_decode_error(
     cls: type[Struct], version: int, data: st.DataObject

@@ -23,8 +23,11 @@ from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAs
 
 from coordinator.assignors import ASSIGNORS, Assignment, Subscription
 from coordinator.assignors.sticky_user_data import encode_sticky_user_data
+from tests.hypothesis_profiles import examples
 
-CHECK = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+CHECK = settings(
+    max_examples=examples(40, fast=15), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 class FakeCluster:

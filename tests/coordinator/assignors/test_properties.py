@@ -10,9 +10,10 @@ from hypothesis import strategies as st
 
 from coordinator.assignors import ASSIGNORS, SERVER_ASSIGNORS, Assignment, Assignor, Subscription
 from coordinator.assignors.sticky_user_data import encode_sticky_user_data
+from tests.hypothesis_profiles import examples
 
 PROPERTY_SETTINGS = settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=examples(25, fast=10), deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 ALL_ASSIGNORS: list[Assignor] = [*ASSIGNORS.values(), *SERVER_ASSIGNORS.values()]
 

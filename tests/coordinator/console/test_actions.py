@@ -55,6 +55,7 @@ async def test_actions_are_refused_without_http_admin(tmp_path: Path) -> None:
         await srv.stop()
 
 
+@pytest.mark.integration  # group members heartbeating on real timers
 async def test_remove_a_static_member_reset_offsets_and_delete_the_group(
     admin_server: Server,
 ) -> None:

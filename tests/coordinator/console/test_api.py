@@ -49,6 +49,7 @@ async def test_the_console_is_off_unless_asked_for(tmp_path: Path) -> None:
         await srv.stop()
 
 
+@pytest.mark.integration  # group members heartbeating on real timers
 async def test_a_group_shows_members_decoded_assignment_offsets_and_its_rebalances(
     server: Server, http: aiohttp.ClientSession
 ) -> None:
@@ -116,6 +117,7 @@ async def test_a_group_shows_members_decoded_assignment_offsets_and_its_rebalanc
     await a.close()
 
 
+@pytest.mark.integration  # group members heartbeating on real timers
 async def test_groups_are_searched_sorted_and_paginated_on_the_server(
     server: Server, http: aiohttp.ClientSession
 ) -> None:
@@ -159,6 +161,7 @@ async def test_groups_are_searched_sorted_and_paginated_on_the_server(
     await a.close()
 
 
+@pytest.mark.integration  # group members heartbeating on real timers
 async def test_a_stream_pushes_each_change_without_asking(
     server: Server, http: aiohttp.ClientSession
 ) -> None:
@@ -195,6 +198,7 @@ async def test_a_stream_pushes_each_change_without_asking(
     await a.close()
 
 
+@pytest.mark.integration  # group members heartbeating on real timers
 async def test_pages_render_and_load_only_the_daemons_assets(
     server: Server, http: aiohttp.ClientSession
 ) -> None:
@@ -234,6 +238,7 @@ async def test_a_console_port_in_use_stops_the_start_in_one_line(tmp_path: Path)
         await srv.stop()
 
 
+@pytest.mark.integration  # group members heartbeating on real timers
 async def test_prometheus_metrics_are_also_on_the_console_port(tmp_path: Path) -> None:
     s = dataclasses.replace(
         settings(tmp_path), observability=ObservabilitySettings(metrics_listen=("127.0.0.1", 0))

@@ -38,6 +38,7 @@ async def until(predicate: object, timeout_s: float = 10) -> None:
         await asyncio.sleep(0.02)
 
 
+@pytest.mark.integration  # group members heartbeating on real timers
 async def test_consumer_groups_are_listed_beside_classic_ones_and_described(
     server: Server,
 ) -> None:

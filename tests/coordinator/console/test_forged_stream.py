@@ -53,6 +53,7 @@ def test_every_line_ending_form_becomes_its_own_data_line(ending: str) -> None:
     assert name == "update" and FORGED in data and data.startswith("<p>one")
 
 
+@pytest.mark.integration  # group members heartbeating on real timers
 async def test_a_client_id_with_bare_crs_does_not_forge_the_group_page(server: Server) -> None:
     attacker = GroupMember(
         f"127.0.0.1:{server.port}", "shop", topics=["orders"], client_id=ATTACK

@@ -66,6 +66,7 @@ def overview_cells(text: str) -> dict[str, dict[str, int]]:
     return out
 
 
+@pytest.mark.integration  # group members heartbeating on real timers
 async def test_the_overview_counts_each_group_type_in_its_own_row(
     server: Server, http: aiohttp.ClientSession
 ) -> None:
@@ -113,6 +114,7 @@ async def test_the_analysis_hint_names_commands_and_options_that_exist(
         assert ctx.params["http_analytics"] == out
 
 
+@pytest.mark.integration  # group members heartbeating on real timers
 async def test_a_kip848_group_page_has_every_field(
     server: Server, http: aiohttp.ClientSession
 ) -> None:
@@ -156,6 +158,7 @@ async def test_a_kip848_group_page_has_every_field(
         await asyncio.gather(a.close(), b.close())
 
 
+@pytest.mark.integration  # waits for a real second without heartbeats
 async def test_a_member_whose_heartbeats_stopped_is_marked_late(
     server: Server, http: aiohttp.ClientSession
 ) -> None:
@@ -190,6 +193,7 @@ def partition_colours(text: str) -> dict[int, tuple[str, str]]:
     return {int(p): (owner, fill) for p, owner, fill in found}
 
 
+@pytest.mark.integration  # group members heartbeating on real timers
 async def test_partitions_that_did_not_move_keep_their_colour(
     server: Server, http: aiohttp.ClientSession
 ) -> None:
@@ -215,6 +219,7 @@ async def test_partitions_that_did_not_move_keep_their_colour(
     await asyncio.gather(*(m.close() for m in rest))
 
 
+@pytest.mark.integration  # group members heartbeating on real timers
 async def test_commits_are_counted_not_listed_as_events(
     server: Server, http: aiohttp.ClientSession
 ) -> None:

@@ -36,6 +36,7 @@ from coordinator.group.results import (
 )
 from coordinator.group.states import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE
 from protocol.errors import ErrorCode
+from tests.hypothesis_profiles import examples
 
 from .harness import Harness
 
@@ -269,7 +270,7 @@ class Run:
 
 
 @settings(
-    max_examples=300,
+    max_examples=examples(300, fast=100),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
