@@ -40,11 +40,16 @@ run: install-run
 	@echo 'group-coordinator on 127.0.0.1:9092 with a demo topic "demo" of 6 partitions, its console on http://127.0.0.1:8080/ (Ctrl-C stops it)'
 	$(VENV)/bin/group-coordinator serve --topic demo:6 --http-listen 127.0.0.1:8080
 
+# Every core runs tests (pytest-xdist; most tests wait on sockets, timers and processes);
+# bytecode is cached (in __pycache__, which git ignores) even where the environment turns
+# it off, since every worker would otherwise compile the project and its tests again.
+PYTEST := PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -n auto --maxprocesses 4 --dist worksteal
+
 test: install
-	$(PY) -m pytest -q
+	$(PYTEST)
 
 test-fast: install
-	$(PY) -m pytest -q -m "not integration"
+	$(PYTEST) -m "not integration"
 
 bench: install
 	$(PY) -m bench

@@ -40,12 +40,17 @@ async def started(s: Settings) -> Server:
     return srv
 
 
+#: Long enough that a loaded machine (the suite runs on every core) never expires a member
+#: whose heartbeats are merely late; the tests that want an expiry set their own.
+SESSION_MS = 6000
+
+
 def member(srv: Server, group: str, instance: str | None = None) -> GroupMember:
     return GroupMember(
         f"127.0.0.1:{srv.port}",
         group,
         topics=["orders"],
-        session_timeout_ms=1000,
+        session_timeout_ms=SESSION_MS,
         heartbeat_interval_ms=100,
         group_instance_id=instance,
     )

@@ -17,6 +17,7 @@ from coordinator.errors import StartupError
 from coordinator.observability import ObservabilitySettings
 from coordinator.server import Server
 from tests.coordinator.console.helpers import (
+    SESSION_MS,
     base_url,
     events,
     get_json,
@@ -77,7 +78,7 @@ async def test_a_group_shows_members_decoded_assignment_offsets_and_its_rebalanc
     by_member = {m["member_id"]: m["assignment"] for m in group["members"]}
     assert by_member[a.member_id] == a.assignment
     assert by_member[b.member_id] == b.assignment
-    assert all(m["session_timeout_ms"] == 1000 for m in group["members"])
+    assert all(m["session_timeout_ms"] == SESSION_MS for m in group["members"])
     assert all(m["since_heartbeat_ms"] is not None for m in group["members"])
     [offset] = group["offsets"]
     assert (offset["topic"], offset["partition"], offset["offset"]) == ("orders", 0, 42)
