@@ -25,7 +25,7 @@ import os
 import platform
 import statistics
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -111,15 +111,33 @@ async def settled(ports: dict[int, int]) -> None:
             c.close()
 
 
+def start_nodes(url: str, count: int, timing: Timing) -> dict[int, ServerProcess]:
+    """Nodes 1..count, started side by side (each start is mostly its interpreter's
+    imports)."""
+    with ThreadPoolExecutor(count) as starting:
+        started = {
+            n: starting.submit(start_daemon, name=f"node-{n}", args=node_args(url, n, timing))
+            for n in range(1, count + 1)
+        }
+    failed = [f for f in started.values() if f.exception() is not None]
+    if failed:
+        for f in started.values():
+            if f.exception() is None:
+                f.result().stop()
+        raise failed[0].exception()  # type: ignore[misc]
+    return {n: f.result() for n, f in started.items()}
+
+
 def failover(url: str, kills: int, timing: Timing = FULL) -> list[float]:
-    nodes = {n: start_daemon(name=f"node-{n}", args=node_args(url, n, timing)) for n in (1, 2)}
+    nodes = start_nodes(url, 2, timing)
     took: list[float] = []
     try:
         for round_ in range(kills):
             victim, survivor = (1, 2) if round_ % 2 == 0 else (2, 1)
             took.append(asyncio.run(_kill_once(nodes, victim, survivor, round_, timing)))
-            args = node_args(url, victim, timing)
-            nodes[victim] = start_daemon(name=f"node-{victim}", args=args)
+            if round_ + 1 < kills:  # no restart after the last round
+                args = node_args(url, victim, timing)
+                nodes[victim] = start_daemon(name=f"node-{victim}", args=args)
     finally:
         for d in nodes.values():
             d.stop()
@@ -177,10 +195,7 @@ def heartbeats(
 ) -> dict[str, Any]:
     """Two generator processes, one connection each at depth 64, on groups coordinated by
     the node(s): both on node 1, or one per node."""
-    nodes = {
-        n: start_daemon(name=f"node-{n}", args=node_args(url, n, timing))
-        for n in range(1, nodes_count + 1)
-    }
+    nodes = start_nodes(url, nodes_count, timing)
     try:
         asyncio.run(settled({i: d.port for i, d in nodes.items()}))
         targets = [nodes[1 + w % nodes_count] for w in range(2)]

@@ -49,19 +49,47 @@ from tests.faultproxy import FaultProxy
 from tests.integration.clients import ConfluentMember, KafkaPythonMember, Member
 from tests.integration.conftest import Daemon
 from tests.integration.kip848_member import ConsumerProtocolMember
+from tests.integration.test_cluster import spread
 from tests.postgres_server import PostgresServer, postgres_server
 
 LEASE_MS = 3000
 STALL_S = LEASE_MS / 1000 * 2.5
 QUIET_S = 12.0
-#: The short run (``make test``): nodes settle after one lease, quiet spells are shorter.
-QUICK_SETTLE_MS = LEASE_MS
-QUICK_QUIET_S = 6.0
 #: A commit slower than this counts as disrupted (a librdkafka commit blocks, not fails,
 #: while its member looks for the coordinator).
 SLOW_COMMIT_S = 1.0
 #: Groups of each confluent-kafka kind in the full run (kafka-python: one).
 REAL_GROUPS = 3
+
+
+@dataclass(frozen=True)
+class Timing:
+    """The cluster's timers and the campaign's pauses, which follow from them."""
+
+    lease_ms: int
+    renew_ms: int
+    #: How long a restarted node is live before it takes its share back.
+    settle_ms: int
+    #: The warm-up, and the quiet spell after each fault: longer than ``settle_ms``, so a
+    #: restarted node has taken its groups back before the next fault.
+    quiet_s: float
+
+    @property
+    def stall_s(self) -> float:
+        """A SIGSTOP or a frozen database connection: 2.5 leases."""
+        return self.lease_ms / 1000 * 2.5
+
+    @property
+    def dead_s(self) -> float:
+        """How long a node killed with kill -9 stays down: past its lease, with time for
+        its groups to be served elsewhere."""
+        return self.lease_ms / 1000 + self.settle_ms / 1000 / 2
+
+
+FULL = Timing(lease_ms=LEASE_MS, renew_ms=500, settle_ms=2 * LEASE_MS, quiet_s=QUIET_S)
+#: The short run (``make test``): the same faults and checks on half the lease; a
+#: restarted node settles after one lease, and the quiet spells outlast that by 2 s.
+QUICK = Timing(lease_ms=1500, renew_ms=250, settle_ms=1500, quiet_s=3.5)
 
 
 @dataclass
@@ -94,19 +122,20 @@ class History:
     rebalances: list[dict[str, int]] = field(default_factory=list)
 
 
-def node_args(url: str, node_id: int, settle_ms: int = 2 * LEASE_MS) -> tuple[str, ...]:
+def node_args(url: str, node_id: int, timing: Timing = FULL) -> tuple[str, ...]:
     return (
         "--store", "postgres", "--database-url", url, "--node-id", str(node_id),
-        "--lease-timeout-ms", str(LEASE_MS), "--lease-renew-interval-ms", "500",
+        "--lease-timeout-ms", str(timing.lease_ms),
+        "--lease-renew-interval-ms", str(timing.renew_ms),
         "--offsets-topic-num-partitions", "12", "--topic", "t:4",
         "--group-initial-rebalance-delay-ms", "0", "--log-level", "WARNING",
-        "--node-settle-ms", str(settle_ms),
+        "--node-settle-ms", str(timing.settle_ms),
     )  # fmt: skip
 
 
 class Cluster:
-    def __init__(self, root: Path, pg: PostgresServer, url: str, settle_ms: int) -> None:
-        self.root, self.pg, self.url, self.settle_ms = root, pg, url, settle_ms
+    def __init__(self, root: Path, pg: PostgresServer, url: str, timing: Timing = FULL) -> None:
+        self.root, self.pg, self.url, self.timing = root, pg, url, timing
         self.nodes: dict[int, Daemon] = {}
         self.proxies: dict[int, FaultProxy] = {}
 
@@ -116,7 +145,7 @@ class Cluster:
             (self.root / f"n{node_id}").mkdir(exist_ok=True)
             url = self.proxies[node_id].url(self.url)
             self.nodes[node_id] = Daemon(
-                self.root / f"n{node_id}", *node_args(url, node_id, self.settle_ms)
+                self.root / f"n{node_id}", *node_args(url, node_id, self.timing)
             )
         self.nodes[node_id].start()
 
@@ -239,14 +268,15 @@ async def nemeses(
     for i, name in enumerate(plan):
         victim = 1 + i % 3
         f = fault(name, None if name.startswith("pg") or name == "join-leave" else victim)
+        timing = cluster.timing
         if name == "kill9":
             cluster.signal(victim, signal.SIGKILL)
-            await asyncio.sleep(LEASE_MS / 1000 + 3)
+            await asyncio.sleep(timing.dead_s)
             cluster.nodes[victim].stop(signal.SIGKILL)
             await asyncio.to_thread(cluster.start, victim)
         elif name == "sigstop":
             cluster.signal(victim, signal.SIGSTOP)
-            await asyncio.sleep(STALL_S)
+            await asyncio.sleep(timing.stall_s)
             cluster.signal(victim, signal.SIGCONT)
         elif name == "sigterm":
             await asyncio.to_thread(cluster.nodes[victim].stop, signal.SIGTERM)
@@ -254,11 +284,11 @@ async def nemeses(
             await asyncio.to_thread(cluster.start, victim)
         elif name == "frozen":
             cluster.proxies[victim].freeze()
-            await asyncio.sleep(STALL_S)
+            await asyncio.sleep(timing.stall_s)
             cluster.proxies[victim].thaw()
         elif name == "join-leave":
             await asyncio.to_thread(cluster.start, 4)
-            await asyncio.sleep(QUIET_S)
+            await asyncio.sleep(timing.quiet_s)
             await asyncio.to_thread(cluster.nodes[4].stop, signal.SIGTERM)
         elif name == "pg-restart":
             await asyncio.to_thread(cluster.pg.restart, 3.0)
@@ -272,7 +302,7 @@ async def nemeses(
                 except RuntimeError:
                     continue
         f.ended = time.monotonic()
-        await asyncio.sleep(QUICK_QUIET_S if quick else QUIET_S)
+        await asyncio.sleep(timing.quiet_s)
 
 
 def client_of(group: str) -> str:
@@ -429,15 +459,25 @@ async def run(
     history: str | None = None,
     real_groups: int = REAL_GROUPS,
     librdkafka: dict[str, str] | None = None,
+    shared_pg: PostgresServer | None = None,
 ) -> dict[str, Any]:
     """``librdkafka``: settings added to every confluent-kafka member's (e.g.
-    ``socket.timeout.ms``, which bounds a commit in flight to a paused node)."""
-    with postgres_server() as pg:
+    ``socket.timeout.ms``, which bounds a commit in flight to a paused node).
+    ``shared_pg``: a running server to create the campaign's database in, for the short
+    run (its faults leave PostgreSQL alone); the full run restarts and kills its own."""
+    if shared_pg is not None and not quick:
+        raise ValueError("the full campaign restarts PostgreSQL: it starts its own")
+    own = contextlib.nullcontext(shared_pg) if shared_pg is not None else postgres_server()
+    with own as pg:
         url = pg.create_database("chaos")
-        cluster = Cluster(root, pg, url, QUICK_SETTLE_MS if quick else 2 * LEASE_MS)
+        cluster = Cluster(root, pg, url, QUICK if quick else FULL)
         try:
-            for n in (1, 2, 3):
-                cluster.start(n)
+            # Side by side: each start is mostly the interpreter's imports.
+            await asyncio.gather(*(asyncio.to_thread(cluster.start, n) for n in (1, 2, 3)))
+            # Members started while the nodes still hand partitions to each other sometimes
+            # waited ~10 s (a rebalance timeout) for their first assignment; the warm-up is
+            # meant to be the cluster's steady state.
+            await spread(cluster.nodes)
             h = History()
             count = 4 if quick else 15
             groups = [f"chaos-{i}" for i in range(count)]
@@ -485,7 +525,7 @@ async def run(
             tasks = [asyncio.create_task(committer(m, h, stop)) for m in leaders.values()]
             tasks += [asyncio.create_task(real_committer(ms[0], h, stop)) for ms in real.values()]
             tasks.append(asyncio.create_task(watch_owners(cluster, groups, h, stop)))
-            await asyncio.sleep(QUICK_QUIET_S if quick else QUIET_S)  # warm-up
+            await asyncio.sleep(cluster.timing.quiet_s)  # warm-up
 
             def counts() -> dict[str, int]:
                 return {g: sum(m.rebalances for m in ms) for g, ms in real.items()}

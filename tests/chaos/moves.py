@@ -72,7 +72,7 @@ async def run(kind: str, fault: str, cycles: int, settings: dict[str, str]) -> N
     cls: type[Member] = ConsumerProtocolMember if kind == "kip848" else ConfluentMember
     group = f"moves-{kind}"
     with tempfile.TemporaryDirectory(prefix="moves-") as tmp, postgres_server() as pg:
-        cluster = Cluster(Path(tmp), pg, pg.create_database("moves"), 2 * LEASE_MS)
+        cluster = Cluster(Path(tmp), pg, pg.create_database("moves"))
         try:
             for n in (1, 2, 3):
                 cluster.start(n)

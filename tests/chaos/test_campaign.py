@@ -1,4 +1,5 @@
-"""The short fault campaign (``make chaos`` runs the whole one): a node SIGSTOPped past its
+"""The short fault campaign (``make chaos`` runs the whole one, on the full timers; this one
+runs on ``campaign.QUICK``'s, half the lease): a node SIGSTOPped past its
 lease, then another killed with kill -9 and restarted, under committing groups. No
 acknowledged commit is lost, no epoch goes backwards, no other node's group is refused
 during the stall, and only the killed node's groups move (away, and at most once back)."""
@@ -10,15 +11,17 @@ from pathlib import Path
 
 import pytest
 
+from tests.postgres_server import PostgresServer
+
 from .campaign import run
 
 pytestmark = pytest.mark.integration
 
 
 def test_a_short_campaign_keeps_every_commit_and_moves_only_the_faulted_nodes_groups(
-    tmp_path: Path,
+    tmp_path: Path, postgres: PostgresServer
 ) -> None:
-    result = asyncio.run(run(quick=True, root=tmp_path))
+    result = asyncio.run(run(quick=True, root=tmp_path, shared_pg=postgres))
     print(result)
     assert result["acknowledged"] > 0
     assert result["lost_acknowledged_commits"] == 0, result["lost"]
