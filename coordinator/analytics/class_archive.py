@@ -66,8 +66,8 @@ def jvm_options(directory: Path | None = None) -> list[str]:
     part, log = archive.with_suffix(".part.jsa"), archive.with_suffix(".part.log")
     quiet = ["-Xlog:disable", "-Xlog:all=warning:stderr"]  # the JVM's warnings to its log
     try:
-        if not archive.exists() and part.exists() and WRITTEN in _read(log):
-            os.replace(part, archive)
+        if part.exists() and WRITTEN in _read(log):
+            os.replace(part, archive)  # the newest written: a later run's if two wrote
             log.unlink(missing_ok=True)
         if archive.exists():
             return [*quiet, f"-XX:SharedArchiveFile={archive}"]
