@@ -474,7 +474,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--workdir", type=Path, default=None)
     args = parser.parse_args(argv)
     if args.quick:
-        args.events, args.groups = 3_000, 30
+        args.events, args.groups = 1_000, 10
     with tempfile.TemporaryDirectory(prefix="analytics-bench-") as tmp:
         workdir = args.workdir or Path(tmp)
         result = run(

@@ -247,8 +247,17 @@ def with_class_archive(settings: dict[str, str]) -> dict[str, str]:
     local job's driver JVM options, when those are ours (the user's are left alone)."""
     if settings.get("spark.driver.extraJavaOptions") != " ".join(SMALL_JVM):
         return settings
+    if jvm_running():
+        return settings  # its options were set when it started: claim no archive to write
     options = [*SMALL_JVM, *class_archive.jvm_options()]
     return {**settings, "spark.driver.extraJavaOptions": " ".join(options)}
+
+
+def jvm_running() -> bool:
+    """Whether this process started its Spark JVM already (a session stopped keeps it)."""
+    from pyspark import SparkContext
+
+    return SparkContext._gateway is not None
 
 
 def input_bytes(paths: tuple[str, ...] | list[str]) -> int | None:

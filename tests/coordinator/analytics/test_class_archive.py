@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.analytics import class_archive
+from coordinator.analytics import class_archive, command
 from coordinator.analytics.command import (
     NO_JAVA,
     SMALL_JVM,
@@ -63,6 +63,13 @@ def test_only_a_small_local_jobs_own_jvm_options_get_the_archive(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    # A JVM started already (by a session before) keeps its options: nothing is claimed.
+    monkeypatch.setattr(command, "jvm_running", lambda: True)
+    assert with_class_archive(analysis_settings(1000, {}, None)) == analysis_settings(
+        1000, {}, None
+    )
+    assert not list(tmp_path.glob("group-coordinator/spark-classes/*"))
+    monkeypatch.setattr(command, "jvm_running", lambda: False)
     small = with_class_archive(analysis_settings(1000, {}, None))
     assert small["spark.driver.extraJavaOptions"].startswith(" ".join(SMALL_JVM) + " ")
     assert "-XX:ArchiveClassesAtExit=" in small["spark.driver.extraJavaOptions"]
