@@ -45,7 +45,7 @@ def test_spark_submit_to_a_standalone_master_writes_tables_to_a_uri(tmp_path: Pa
              entry_point.__file__, str(journals),
              "--out", tables.as_uri(), "--report", str(report),
              "--conf", "spark.sql.shuffle.partitions=2"],
-            env=env, cwd=tmp_path, capture_output=True, text=True, timeout=240,
+            env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600,
         )  # fmt: skip
         assert done.returncode == 0, done.stderr[-3000:]
         state = cluster.state()
