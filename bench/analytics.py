@@ -324,8 +324,17 @@ def check(
             raise AssertionError(f"{name}: {row['seconds_in_state']} != generated {seconds}")
 
 
-def run(events: int, groups: int, nodes: int, workdir: Path, rerun: bool = True) -> dict[str, Any]:
-    from coordinator.analytics.command import analyze_journals, spark_session
+def run(
+    events: int, groups: int, nodes: int, workdir: Path, rerun: bool = True, sized: bool = False
+) -> dict[str, Any]:
+    """``sized``: the session gets the settings ``analyze`` would give these journals (a
+    quick run's are a small job's), rather than Spark's defaults."""
+    from coordinator.analytics.command import (
+        analysis_settings,
+        analyze_journals,
+        spark_session,
+        with_class_archive,
+    )
 
     journals = workdir / "journals"
     journals.mkdir(parents=True, exist_ok=True)
@@ -336,7 +345,9 @@ def run(events: int, groups: int, nodes: int, workdir: Path, rerun: bool = True)
 
     load_before = os.getloadavg()[0]
     started = time.perf_counter()
-    spark = spark_session()  # the defaults: local[*], Spark's own driver memory (1g)
+    # Unless sized: Spark's defaults, local[*] and its own driver memory (1g).
+    settings = with_class_archive(analysis_settings(journal_bytes, {}, None)) if sized else {}
+    spark = spark_session(None, settings)
     startup_s = time.perf_counter() - started
     try:
         started = time.perf_counter()
@@ -456,15 +467,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--groups", type=int, default=1_000)
     parser.add_argument("--nodes", type=int, default=3)
-    parser.add_argument("--quick", action="store_true", help="tiny run, to prove it works")
+    parser.add_argument(
+        "--quick", action="store_true", help="tiny run with analyze's settings, to prove it works"
+    )
     parser.add_argument("--no-write", action="store_true", help="do not write bench/results")
     parser.add_argument("--workdir", type=Path, default=None)
     args = parser.parse_args(argv)
     if args.quick:
-        args.events, args.groups = 3_000, 30
+        args.events, args.groups = 1_000, 10
     with tempfile.TemporaryDirectory(prefix="analytics-bench-") as tmp:
         workdir = args.workdir or Path(tmp)
-        result = run(args.events, args.groups, args.nodes, workdir, rerun=not args.quick)
+        result = run(
+            args.events, args.groups, args.nodes, workdir, rerun=not args.quick, sized=args.quick
+        )
     if not args.no_write:
         write_report(result)
     print(

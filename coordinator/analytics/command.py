@@ -25,6 +25,7 @@ from urllib.parse import unquote, urlparse
 import click
 
 from ..private_files import private_tree
+from . import class_archive
 from .job import Analysis, AnalysisOptions
 
 APP_NAME = "group-coordinator-analyze"
@@ -150,7 +151,7 @@ def analyze(
     options = AnalysisOptions(
         storm_threshold, storm_window_s, top_groups, incremental=not full, in_memory=in_memory
     )
-    confs = analysis_settings(size, confs, master, spark_ui=spark_ui)
+    confs = with_class_archive(analysis_settings(size, confs, master, spark_ui=spark_ui))
     report_dir.mkdir(parents=True, exist_ok=True)
     spark_log = report_dir / SPARK_LOG
     click.echo(
@@ -198,6 +199,17 @@ IN_MEMORY_BYTES = 32 * 2**20
 #: Input per shuffle partition (Spark's own target size for adaptive coalescing).
 BYTES_PER_SHUFFLE_PARTITION = 64 * 2**20
 SHUFFLE_PARTITIONS_MAX = 200  # Spark's default, which was every job's
+#: A small job's driver JVM: the client compiler only, the serial collector.
+SMALL_JVM = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
+#: Below this, queries are evaluated, not compiled: generating and compiling Java for every
+#: operator (Janino, then the JIT) cost a quarter of a 1,000-entry job's CPU, to run code
+#: over a few rows. The plan's text for the (off) web UI in its short form.
+INTERPRETED_BYTES = 32 * 2**20
+INTERPRETED = {
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+    "spark.sql.ui.explainMode": "simple",
+}
 
 
 def analysis_settings(
@@ -219,10 +231,33 @@ def analysis_settings(
         settings["spark.sql.shuffle.partitions"] = str(
             min(max(partitions, 1), SHUFFLE_PARTITIONS_MAX)
         )
-        local = (master or confs.get("spark.master") or "local[*]").startswith("local")
-        if local and size < SMALL_INPUT_BYTES:
-            settings["spark.driver.extraJavaOptions"] = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+        if size < INTERPRETED_BYTES:
+            settings.update(INTERPRETED)
+            if spark_ui:
+                del settings["spark.sql.ui.explainMode"]
+        if size < SMALL_INPUT_BYTES:
+            local = (master or confs.get("spark.master") or "local[*]").startswith("local")
+            if local:
+                settings["spark.driver.extraJavaOptions"] = " ".join(SMALL_JVM)
     return {**settings, **confs}
+
+
+def with_class_archive(settings: dict[str, str]) -> dict[str, str]:
+    """``settings`` with the class archive's options (``class_archive``) added to a small
+    local job's driver JVM options, when those are ours (the user's are left alone)."""
+    if settings.get("spark.driver.extraJavaOptions") != " ".join(SMALL_JVM):
+        return settings
+    if jvm_running():
+        return settings  # its options were set when it started: claim no archive to write
+    options = [*SMALL_JVM, *class_archive.jvm_options()]
+    return {**settings, "spark.driver.extraJavaOptions": " ".join(options)}
+
+
+def jvm_running() -> bool:
+    """Whether this process started its Spark JVM already (a session stopped keeps it)."""
+    from pyspark import SparkContext
+
+    return SparkContext._gateway is not None
 
 
 def input_bytes(paths: tuple[str, ...] | list[str]) -> int | None:

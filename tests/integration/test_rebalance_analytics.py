@@ -13,7 +13,13 @@ from typing import Any
 
 import pytest
 
-from coordinator.analytics.command import NO_JAVA, java_available, spark_session
+from coordinator.analytics.command import (
+    NO_JAVA,
+    analysis_settings,
+    java_available,
+    spark_session,
+    with_class_archive,
+)
 from coordinator.client.connection import connect
 from coordinator.client.member import GroupMember
 from tests.wire import describe
@@ -129,7 +135,8 @@ def test_analysis_finds_exactly_the_scripted_rebalances(
     # kafka-python's etl: 3 rebalances a cycle (joined, rejoined, left), a storm too.
     assert "4 groups, " in said[1] and " 2 storms" in said[1]
 
-    spark = spark_session("local[2]")  # analyze stopped its own session
+    # analyze stopped its own session; the tables are read back in a small job's session.
+    spark = spark_session("local[2]", with_class_archive(analysis_settings(1, {}, "local[2]")))
     tables = out / "tables"
     rows = spark.read.parquet(str(tables / "group_summary")).collect()
     groups: dict[str, Any] = {r["group"]: r.asDict(recursive=True) for r in rows}

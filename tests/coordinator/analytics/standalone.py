@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from coordinator.analytics.command import SMALL_JVM
+
 START_TIMEOUT_S = 60.0
 
 
@@ -69,6 +71,8 @@ def standalone_cluster(tmp: Path, cores: int = 1, memory: str = "1g") -> Iterato
         "SPARK_LOCAL_IP": "127.0.0.1",
         "SPARK_LOG_DIR": str(tmp / "logs"),
         "SPARK_WORKER_DIR": str(tmp / "work"),
+        # The master and worker: a few seconds of work each, not hours.
+        "SPARK_DAEMON_JAVA_OPTS": " ".join(SMALL_JVM),
     }
     tmp.mkdir(parents=True, exist_ok=True)
     port, web_port = free_port(), free_port()

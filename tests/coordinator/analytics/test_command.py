@@ -38,13 +38,19 @@ def test_a_small_local_journal_gets_settings_for_a_small_job(tmp_path: Path) -> 
     assert settings["spark.sql.adaptive.enabled"] == "true"
     assert settings["spark.sql.shuffle.partitions"] == "1"  # not 200 nearly empty tasks
     assert "TieredStopAtLevel=1" in settings["spark.driver.extraJavaOptions"]
-    assert analysis_settings(size, {}, None, spark_ui=True)["spark.ui.enabled"] == "true"
+    # Evaluated, not compiled: no Java generated and compiled for a few rows.
+    assert settings["spark.sql.codegen.wholeStage"] == "false"
+    assert settings["spark.sql.codegen.factoryMode"] == "NO_CODEGEN"
+    with_ui = analysis_settings(size, {}, None, spark_ui=True)
+    assert with_ui["spark.ui.enabled"] == "true"
+    assert "spark.sql.ui.explainMode" not in with_ui  # the UI's plans in full
 
 
 def test_a_large_or_remote_journal_keeps_what_suits_it_and_the_user_always_wins() -> None:
     big = analysis_settings(2 * 2**30, {}, "local[*]")
     assert big["spark.sql.shuffle.partitions"] == "32"
     assert "spark.driver.extraJavaOptions" not in big  # a long job wants the full JIT
+    assert "spark.sql.codegen.wholeStage" not in analysis_settings(64 * 2**20, {}, None)
     assert input_bytes(["hdfs:///journals", "."]) is None
     remote = analysis_settings(None, {}, "spark://h:7077")
     assert "spark.sql.shuffle.partitions" not in remote

@@ -17,7 +17,14 @@ from typing import Any
 import pytest
 
 from coordinator.analytics import charts, ingest
-from coordinator.analytics.command import NO_JAVA, analyze_journals, java_available, spark_session
+from coordinator.analytics.command import (
+    NO_JAVA,
+    analysis_settings,
+    analyze_journals,
+    java_available,
+    spark_session,
+    with_class_archive,
+)
 from coordinator.analytics.job import Analysis, AnalysisOptions
 
 from .journal import T0, Journal
@@ -107,11 +114,12 @@ def scenario() -> Journal:
 
 @pytest.fixture(scope="module")
 def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    # The user's settings, and under them what analyze gives a journal this small.
+    mine = {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "1",
+            "spark.sql.session.timeZone": "UTC"}  # fmt: skip
     session = spark_session(
-        "local[2]",
-        {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "1",
-         "spark.sql.session.timeZone": "UTC"},
-    )  # fmt: skip
+        "local[2]", with_class_archive(analysis_settings(50_000, mine, "local[2]"))
+    )
     yield session
     session.stop()
 
@@ -161,6 +169,9 @@ def test_the_user_settings_are_the_sessions(spark: Any) -> None:
     assert spark.sparkContext.master == "local[2]"
     assert spark.conf.get("spark.sql.shuffle.partitions") == "1"
     assert spark.conf.get("spark.ui.enabled") == "false"
+    # Under them, a small job's: its queries evaluated, not compiled (the tables below are
+    # the same as compiled ones: the bench's analysis of a generated journal checks them).
+    assert spark.conf.get("spark.sql.codegen.wholeStage") == "false"
 
 
 def test_counts_and_time_in_each_state_across_nodes(run: dict[str, Any]) -> None:

@@ -12,7 +12,13 @@ import pytest
 
 import coordinator.analytics.__main__ as entry_point
 from bench import analytics as bench_analytics
-from coordinator.analytics.command import APP_NAME, NO_JAVA, java_available
+from coordinator.analytics.command import (
+    APP_NAME,
+    INTERPRETED,
+    NO_JAVA,
+    SMALL_JVM,
+    java_available,
+)
 
 from .standalone import spark_home, standalone_cluster
 
@@ -22,7 +28,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.skipif(not java_available(), 
 def test_spark_submit_to_a_standalone_master_writes_tables_to_a_uri(tmp_path: Path) -> None:
     journals = tmp_path / "journals"
     journals.mkdir()
-    truth = bench_analytics.generate(journals, 2_000, 20, 2)
+    truth = bench_analytics.generate(journals, 300, 10, 2)
     tables = tmp_path / "warehouse" / "rebalances"
     report = tmp_path / "report"
     with standalone_cluster(tmp_path / "spark") as cluster:
@@ -32,10 +38,14 @@ def test_spark_submit_to_a_standalone_master_writes_tables_to_a_uri(tmp_path: Pa
             [str(spark_home() / "bin" / "spark-submit"), "--master", cluster.url,
              "--driver-memory", "512m", "--executor-memory", "512m",
              "--conf", "spark.ui.enabled=false",
+             # A small job's JVMs and evaluation, as a user of a small cluster would say.
+             "--driver-java-options", " ".join(SMALL_JVM),
+             "--conf", f"spark.executor.extraJavaOptions={' '.join(SMALL_JVM)}",
+             *(a for k, v in INTERPRETED.items() for a in ("--conf", f"{k}={v}")),
              entry_point.__file__, str(journals),
              "--out", tables.as_uri(), "--report", str(report),
              "--conf", "spark.sql.shuffle.partitions=2"],
-            env=env, cwd=tmp_path, capture_output=True, text=True, timeout=240,
+            env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600,
         )  # fmt: skip
         assert done.returncode == 0, done.stderr[-3000:]
         state = cluster.state()
