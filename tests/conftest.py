@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -41,11 +44,25 @@ def _tree() -> set[str] | None:
 
 def pytest_configure(config: pytest.Config) -> None:
     """A run that leaves the integration tests out (``make test-fast``) runs the property
-    sweeps on fewer examples (``hypothesis_profiles``); ``--hypothesis-profile`` wins."""
+    sweeps on fewer examples (``hypothesis_profiles``); ``--hypothesis-profile`` wins.
+
+    What tools cache for the user (Spark's class archive, matplotlib's fonts, chromium)
+    goes to one temporary directory for the run: a test run writes nothing in the user's
+    home. The xdist workers inherit it from the process that starts them."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        cache = tempfile.mkdtemp(prefix="group-coordinator-tests-cache-")
+        config.stash[_CACHE] = cache
+        os.environ["XDG_CACHE_HOME"] = cache
     if config.getoption("hypothesis_profile", None) is None and "not integration" in (
         config.getoption("markexpr", "") or ""
     ):
         settings.load_profile(FAST)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    cache = config.stash.get(_CACHE, None)
+    if cache is not None:
+        shutil.rmtree(cache, ignore_errors=True)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -72,6 +89,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 
 
 _TREE = pytest.StashKey[set[str] | None]()
+_CACHE = pytest.StashKey[str]()
 _CHANGED = pytest.StashKey[list[str]]()
 
 
