@@ -254,5 +254,6 @@ def test_slow_clients_do_not_delay_heartbeats(tmp_path: Path) -> None:
     p99_ms = slow_clients.percentile_ms(latencies, 0.99)
     print(f"heartbeat p99 under attack: {p99_ms:.2f} ms over {len(latencies)} heartbeats")
     # The target, 10 ms, is measured by bench/slow_clients.py against a baseline; this bound
-    # only catches a daemon that lets the attackers stall the loop.
-    assert p99_ms < 50
+    # only catches a daemon that lets the attackers stall the loop (a blocked write holds
+    # it for seconds), not a busy machine (79 ms seen beside another test worker at load 15).
+    assert p99_ms < 500
