@@ -46,12 +46,14 @@ run: install-run
 PYTEST := PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -n auto --maxprocesses 4 --dist worksteal
 
 test: install
-	$(PYTEST)
+	$(PYTEST) -m "not bench"
 
 test-fast: install
-	$(PYTEST) -m "not integration"
+	$(PYTEST) -m "not integration and not bench"
 
+# The benchmarks' end-to-end checks at their smallest size first (minutes), then the runs.
 bench: install
+	$(PYTEST) -m bench tests/bench
 	$(PY) -m bench
 
 # A bounded fault campaign against a 3-node cluster (a few minutes; tests/chaos/campaign.py),

@@ -9,7 +9,11 @@ from bench import analytics
 from coordinator.analytics.command import NO_JAVA, java_available
 
 # Spark needs Java: without it these are skipped with that one line as the reason.
-pytestmark = [pytest.mark.integration, pytest.mark.skipif(not java_available(), reason=NO_JAVA)]
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.bench,
+    pytest.mark.skipif(not java_available(), reason=NO_JAVA),
+]
 
 
 def test_analytics_benchmark_agrees_with_its_generator() -> None:

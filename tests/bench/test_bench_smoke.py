@@ -12,6 +12,7 @@ from bench import run, servers
 pytestmark = pytest.mark.integration
 
 
+@pytest.mark.bench
 def test_quick_bench_measures_every_server_and_writes_the_report(tmp_path: Path) -> None:
     result = run.main(["--quick", "--out", str(tmp_path), "--only", "heartbeat,rebalance,scale"])
     expected = {"daemon", "ceiling"} | ({"tansu"} if servers.tansu_binary() else set())

@@ -7,7 +7,7 @@ import pytest
 
 from bench import cluster
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.bench]
 
 
 def test_cluster_benchmark_measures_failover_and_both_node_counts() -> None:
