@@ -109,6 +109,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         timed = any(item.path.is_relative_to(d) for d in TIMED)
         if timed or "postgres" in getattr(item, "fixturenames", ()) or "postgres" in params:
             item.add_marker(integration)
+    # Longest first, so that on several workers (make test) the last minutes are not one
+    # Spark job or cluster run that started late: Spark, then other integration tests.
+    items.sort(key=_run_first)
+
+
+#: Where the longest tests are (whole JVMs): started before anything else.
+LONGEST = (ROOT / "tests" / "coordinator" / "analytics", ROOT / "tests" / "chaos")
+
+
+def _run_first(item: pytest.Item) -> int:
+    if any(item.path.is_relative_to(d) for d in LONGEST) or "analytics" in item.path.name:
+        return 0
+    return 1 if item.get_closest_marker("integration") is not None else 2
 
 
 @pytest.fixture(scope="session")
