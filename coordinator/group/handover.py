@@ -16,7 +16,10 @@ The next owner loads that snapshot (``lifecycle.load``) and, with the hand-over:
   database's clock: the nodes' clocks need not agree), at most a whole session; a member
   that was waiting for its JoinGroup or SyncGroup answer (alive, and now looking for the
   new coordinator: that answer was NOT_COORDINATOR) gets a whole session;
-- knows the pending member ids, so their JoinGroup is not refused UNKNOWN_MEMBER_ID;
+- knows the pending member ids, so their JoinGroup is not refused UNKNOWN_MEMBER_ID (not
+  an id whose MEMBER_ID_REQUIRED answer still waits for a write, which the release fails:
+  the JoinGroup that created the group; its client never learnt the id, and a join phase
+  waits for every pending id, so the next owner would wait for it until it ran out);
 - restarts a rebalance that was in progress (its members rejoin with their ids), which an
   absent member now delays only for what was left of its session, not a whole session
   after every move.
@@ -91,7 +94,13 @@ def take(
                 WAITING if parked or deadline is None else max(deadline - now, 0)
             )
         pending: dict[str, int] = {}
+        in_flight = shard.unstored.get(group_id, ())
         for member_id in g.pending_join_members:
+            waits = g.unannounced.get(member_id)
+            if waits is not None and any(r is waits for r in in_flight):
+                # Its answer waits for a write the release fails: the client never learns
+                # the id, and the next owner's join phase would wait for it in vain.
+                continue
             deadline = deadlines.deadline(heartbeat_key(group_id, member_id))
             if deadline is not None and deadline > now:
                 pending[member_id] = deadline - now

@@ -123,6 +123,8 @@ def _join_new_member(ctx: Context, g: ClassicGroup, token: object, req: JoinGrou
             ctx.reply(token, JoinGroupResult(ErrorCode.GROUP_MAX_SIZE_REACHED))
             return
         g.add_pending_member(new_id)
+        if ctx.out.records:  # this call created the group: its answer waits for the write
+            g.unannounced[new_id] = ctx.out.records[-1]
         deadline = ctx.now + req.session_timeout_ms
         key = heartbeat_key(g.group_id, new_id)
         ctx.deadlines.schedule_heartbeat(ctx.out, key, g.group_id, new_id, deadline)
