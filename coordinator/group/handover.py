@@ -35,6 +35,7 @@ gives whole sessions, as Kafka does, and keeps only the pending ids.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from .consumer.group import ConsumerGroup
 from .context import Context, Shard, snapshot
@@ -86,8 +87,24 @@ def take(
         snapshotted = group_id in shard.durable or group_id in shard.unstored
         if g.state is DEAD or not (g.members or g.pending_join_members or snapshotted):
             continue  # deleted, or known by its offsets only: no snapshot to write
+        record = snapshot(g)
+        # A member that joined with no id and whose JoinGroup is still parked: the release
+        # answers it NOT_COORDINATOR, so its client never learns the id and rejoins as a
+        # new member. Handed over, it would hold the next owner's join phase for a whole
+        # rebalance timeout; a crash (no hand-over) forgets it, as Kafka does.
+        untold = {
+            m.member_id
+            for m in g.members.values()
+            if m.id_untold and m.is_new and m.join_token is not None
+        }
+        if untold:
+            leader = None if record.leader_id in untold else record.leader_id
+            kept = [mr for mr in record.members if mr.member_id not in untold]
+            record = replace(record, leader_id=leader, members=kept)
         sessions: dict[str, int] = {}
         for m in g.members.values():
+            if m.member_id in untold:
+                continue
             deadline = deadlines.deadline(m.heartbeat_key)
             parked = m.join_token is not None or m.sync_token is not None
             sessions[m.member_id] = (
@@ -104,7 +121,7 @@ def take(
             deadline = deadlines.deadline(heartbeat_key(group_id, member_id))
             if deadline is not None and deadline > now:
                 pending[member_id] = deadline - now
-        taken.append((snapshot(g), GroupHandover(group_id, g.generation_id, sessions, pending)))
+        taken.append((record, GroupHandover(group_id, g.generation_id, sessions, pending)))
     return taken
 
 

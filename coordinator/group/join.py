@@ -232,6 +232,7 @@ def _add_member_and_rebalance(
         list(req.protocols),
     )
     member.is_new = True
+    member.id_untold = not req.member_id and req.group_instance_id is None
     if g.state is PREPARING_REBALANCE and g.previous_state is EMPTY:
         g.new_member_added = True  # extends the initial delay (spec 4.5)
     g.add(member, token)

@@ -256,3 +256,24 @@ def test_an_id_whose_answer_was_given_is_handed_over_while_the_group_is_being_st
     h.store(ok=False)
     assert not isinstance(h.result(created), JoinGroupResult)
     assert set(handover.pending) == {given}
+
+
+def test_a_member_that_joined_without_an_id_and_was_not_answered_is_not_handed_over():
+    """JoinGroup v0-3: a new member learns its id from the JoinGroup answer. The release
+    answers its parked JoinGroup NOT_COORDINATOR, so it comes back as another new member;
+    the next owner must not wait for the id it never learnt (a crash forgets it too)."""
+    h = Harness()
+    (a, b), generation = h.stable_group(2, session=SESSION)
+    newcomer = h.join(session=SESSION)  # v3, no id: parked, and a rebalance starts
+    assert h.result(h.join(a, session=SESSION)) is None
+    assert h.group().state is GroupState.PREPARING_REBALANCE
+    snapshot, handover = hand_over(h)
+    assert h.join_result(newcomer).error_code == ErrorCode.NOT_COORDINATOR
+    assert {m.member_id for m in snapshot.members} == set(handover.sessions) == {a, b}
+
+    other = next_owner(h, snapshot, handover)
+    tokens = [other.join(a, session=SESSION), other.join(b, session=SESSION)]
+    results = [other.join_result(t) for t in tokens]  # everyone it knows is in: at once
+    assert [r.error_code for r in results] == [0, 0]
+    assert results[0].generation_id == generation + 1
+    assert set(other.group().members) == {a, b}
