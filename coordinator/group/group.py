@@ -44,6 +44,9 @@ class ClassicGroup:
     members: dict[str, Member] = field(default_factory=dict)
     static_members: dict[str, str] = field(default_factory=dict)  # instance id -> member id
     pending_join_members: set[str] = field(default_factory=set)  # KIP-394 ids handed out
+    #: Pending ids whose MEMBER_ID_REQUIRED answer waits for a record's write (the call
+    #: that created the group wrote one): until it lands, the client has not learnt them.
+    unannounced: dict[str, object] = field(default_factory=dict)  # id -> record (identity)
     pending_sync_members: set[str] = field(default_factory=set)
     num_members_awaiting_join: int = 0
     supported_protocols: Counter[str] = field(default_factory=Counter)  # name -> members
@@ -184,6 +187,7 @@ class ClassicGroup:
         if self.leader_id is None:
             self.leader_id = member.member_id
         self.pending_join_members.discard(member.member_id)
+        self.unannounced.pop(member.member_id, None)
 
     def remove(self, member_id: str) -> Member | None:
         """Forget a member (or a pending id). Parked tokens are the caller's to answer."""
@@ -198,6 +202,7 @@ class ClassicGroup:
             # Any remaining member; a leader without a parked join is replaced at completion.
             self.leader_id = next(iter(self.members), None)
         self.pending_join_members.discard(member_id)
+        self.unannounced.pop(member_id, None)
         self.pending_sync_members.discard(member_id)
         return member
 

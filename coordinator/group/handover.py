@@ -16,7 +16,10 @@ The next owner loads that snapshot (``lifecycle.load``) and, with the hand-over:
   database's clock: the nodes' clocks need not agree), at most a whole session; a member
   that was waiting for its JoinGroup or SyncGroup answer (alive, and now looking for the
   new coordinator: that answer was NOT_COORDINATOR) gets a whole session;
-- knows the pending member ids, so their JoinGroup is not refused UNKNOWN_MEMBER_ID;
+- knows the pending member ids, so their JoinGroup is not refused UNKNOWN_MEMBER_ID (not
+  an id whose MEMBER_ID_REQUIRED answer still waits for a write, which the release fails:
+  the JoinGroup that created the group; its client never learnt the id, and a join phase
+  waits for every pending id, so the next owner would wait for it until it ran out);
 - restarts a rebalance that was in progress (its members rejoin with their ids), which an
   absent member now delays only for what was left of its session, not a whole session
   after every move.
@@ -32,6 +35,7 @@ gives whole sessions, as Kafka does, and keeps only the pending ids.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from .consumer.group import ConsumerGroup
 from .context import Context, Shard, snapshot
@@ -83,19 +87,41 @@ def take(
         snapshotted = group_id in shard.durable or group_id in shard.unstored
         if g.state is DEAD or not (g.members or g.pending_join_members or snapshotted):
             continue  # deleted, or known by its offsets only: no snapshot to write
+        record = snapshot(g)
+        # A member that joined with no id and whose JoinGroup is still parked: the release
+        # answers it NOT_COORDINATOR, so its client never learns the id and rejoins as a
+        # new member. Handed over, it would hold the next owner's join phase for a whole
+        # rebalance timeout; a crash (no hand-over) forgets it, as Kafka does.
+        untold = {
+            m.member_id
+            for m in g.members.values()
+            if m.id_untold and m.is_new and m.join_token is not None
+        }
+        if untold:
+            leader = None if record.leader_id in untold else record.leader_id
+            kept = [mr for mr in record.members if mr.member_id not in untold]
+            record = replace(record, leader_id=leader, members=kept)
         sessions: dict[str, int] = {}
         for m in g.members.values():
+            if m.member_id in untold:
+                continue
             deadline = deadlines.deadline(m.heartbeat_key)
             parked = m.join_token is not None or m.sync_token is not None
             sessions[m.member_id] = (
                 WAITING if parked or deadline is None else max(deadline - now, 0)
             )
         pending: dict[str, int] = {}
+        in_flight = shard.unstored.get(group_id, ())
         for member_id in g.pending_join_members:
+            waits = g.unannounced.get(member_id)
+            if waits is not None and any(r is waits for r in in_flight):
+                # Its answer waits for a write the release fails: the client never learns
+                # the id, and the next owner's join phase would wait for it in vain.
+                continue
             deadline = deadlines.deadline(heartbeat_key(group_id, member_id))
             if deadline is not None and deadline > now:
                 pending[member_id] = deadline - now
-        taken.append((snapshot(g), GroupHandover(group_id, g.generation_id, sessions, pending)))
+        taken.append((record, GroupHandover(group_id, g.generation_id, sessions, pending)))
     return taken
 
 

@@ -123,6 +123,8 @@ def _join_new_member(ctx: Context, g: ClassicGroup, token: object, req: JoinGrou
             ctx.reply(token, JoinGroupResult(ErrorCode.GROUP_MAX_SIZE_REACHED))
             return
         g.add_pending_member(new_id)
+        if ctx.out.records:  # this call created the group: its answer waits for the write
+            g.unannounced[new_id] = ctx.out.records[-1]
         deadline = ctx.now + req.session_timeout_ms
         key = heartbeat_key(g.group_id, new_id)
         ctx.deadlines.schedule_heartbeat(ctx.out, key, g.group_id, new_id, deadline)
@@ -230,6 +232,7 @@ def _add_member_and_rebalance(
         list(req.protocols),
     )
     member.is_new = True
+    member.id_untold = not req.member_id and req.group_instance_id is None
     if g.state is PREPARING_REBALANCE and g.previous_state is EMPTY:
         g.new_member_added = True  # extends the initial delay (spec 4.5)
     g.add(member, token)

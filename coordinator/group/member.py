@@ -22,6 +22,8 @@ class Member:
     join_token: object | None = None  # a parked JoinGroup
     sync_token: object | None = None  # a parked SyncGroup
     is_new: bool = False  # added by JoinGroup and not yet through a join completion
+    #: Joined with no member id (JoinGroup v0-3): it learns its id from the JoinGroup answer.
+    id_untold: bool = False
     last_heartbeat_ms: int = 0  # persisted, so a reload grants only the remaining session
     protocol_names: frozenset[str] = field(init=False)
 

@@ -10,6 +10,7 @@ from dataclasses import replace
 from coordinator.group.deadlines import consumer_session_key
 from coordinator.group.handover import GroupHandover
 from coordinator.group.records import GroupMetadataRecord
+from coordinator.group.results import JoinGroupResult
 from coordinator.group.states import GroupState
 from protocol.errors import ErrorCode
 
@@ -218,3 +219,61 @@ def test_a_group_known_only_by_its_offsets_has_nothing_to_hand_over():
     other = Harness()
     other.apply(other.co.load(h.stored, other.now))
     assert other.co.handover(lambda g: True, other.now) == []
+
+
+def test_an_id_whose_answer_never_left_the_old_owner_does_not_hold_the_next_owners_join():
+    """The JoinGroup that creates a group is answered once the group's first record is
+    stored; a release in between fails that answer (NOT_COORDINATOR, no member id). Its
+    client never learnt the id it was handed, so the next owner must not wait for it:
+    it used to, for a whole rebalance timeout (cluster nodes spreading at start)."""
+    h = Harness(store_at_once=False)
+    created = h.join(version=4, session=SESSION, rebalance=SESSION)  # b: makes the group
+    assert h.result(created) is None  # its MEMBER_ID_REQUIRED waits for the first write
+    a = h.join_result(h.join(version=4, session=SESSION, rebalance=SESSION)).member_id
+    assert h.result(h.join(a, version=4, session=SESSION, rebalance=SESSION)) is None
+    snapshot, handover = hand_over(h)
+    h.store(ok=False)  # the write is fenced: the partition is the next owner's
+    assert not isinstance(h.result(created), JoinGroupResult)  # failed: no id learnt
+    assert handover.pending == {}
+
+    other = next_owner(h, snapshot, handover)
+    assert other.group().pending_join_members == set()
+    b = other.join_result(other.join(version=4, session=SESSION, rebalance=SESSION)).member_id
+    rejoined = other.join(a, version=4, session=SESSION, rebalance=SESSION)
+    assert other.result(rejoined) is None  # b's id is pending: the join phase waits for it
+    joined = other.join(b, version=4, session=SESSION, rebalance=SESSION)
+    # Everyone is in: the join completes now, not when a rebalance timeout runs out.
+    results = [other.join_result(t) for t in (rejoined, joined)]
+    assert [r.error_code for r in results] == [0, 0]
+    assert {r.member_id for r in results} == {a, b}
+
+
+def test_an_id_whose_answer_was_given_is_handed_over_while_the_group_is_being_stored():
+    h = Harness(store_at_once=False)
+    created = h.join(version=4, session=SESSION)
+    given = h.join_result(h.join(version=4, session=SESSION)).member_id  # answered at once
+    _, handover = hand_over(h)
+    h.store(ok=False)
+    assert not isinstance(h.result(created), JoinGroupResult)
+    assert set(handover.pending) == {given}
+
+
+def test_a_member_that_joined_without_an_id_and_was_not_answered_is_not_handed_over():
+    """JoinGroup v0-3: a new member learns its id from the JoinGroup answer. The release
+    answers its parked JoinGroup NOT_COORDINATOR, so it comes back as another new member;
+    the next owner must not wait for the id it never learnt (a crash forgets it too)."""
+    h = Harness()
+    (a, b), generation = h.stable_group(2, session=SESSION)
+    newcomer = h.join(session=SESSION)  # v3, no id: parked, and a rebalance starts
+    assert h.result(h.join(a, session=SESSION)) is None
+    assert h.group().state is GroupState.PREPARING_REBALANCE
+    snapshot, handover = hand_over(h)
+    assert h.join_result(newcomer).error_code == ErrorCode.NOT_COORDINATOR
+    assert {m.member_id for m in snapshot.members} == set(handover.sessions) == {a, b}
+
+    other = next_owner(h, snapshot, handover)
+    tokens = [other.join(a, session=SESSION), other.join(b, session=SESSION)]
+    results = [other.join_result(t) for t in tokens]  # everyone it knows is in: at once
+    assert [r.error_code for r in results] == [0, 0]
+    assert results[0].generation_id == generation + 1
+    assert set(other.group().members) == {a, b}
