@@ -228,14 +228,19 @@ async def release(
     node_id: int,
     partitions: list[int],
     hand_over: HandOver | None = None,
+    stopping: bool = False,
 ) -> None:
     """Give partitions back (the node has stopped serving them); the others take them on
     the notification. ``hand_over``: what the node had in memory for them goes with them,
-    in the same transaction (only for the partitions it did still own)."""
+    in the same transaction (only for the partitions it did still own). ``stopping``: the
+    node drains before it stops; it is remembered as their previous owner, so that if it
+    comes back it gets back what it had (SIGTERM and restart), not other nodes' groups."""
+    previous = "owner" if stopping else "previous_owner"
     async with bounded.transaction(pool, budget_ms, "release") as conn:
         rows = await conn.fetch(
-            "UPDATE coordinator_partitions SET owner = NULL, changed_at = now()"
-            " WHERE partition = ANY($1) AND owner = $2 RETURNING partition, epoch",
+            f"UPDATE coordinator_partitions SET owner = NULL, previous_owner = {previous},"
+            " changed_at = now() WHERE partition = ANY($1) AND owner = $2"
+            " RETURNING partition, epoch",
             partitions,
             node_id,
         )
@@ -249,7 +254,8 @@ async def leave(pool: asyncpg.Pool, budget_ms: int, node_id: int) -> None:
     tick, or are free to take as a dead node's)."""
     async with bounded.transaction(pool, budget_ms, "leave") as conn:
         await conn.execute(
-            "UPDATE coordinator_partitions SET owner = NULL, changed_at = now() WHERE owner = $1",
+            "UPDATE coordinator_partitions SET owner = NULL, previous_owner = owner,"
+            " changed_at = now() WHERE owner = $1",
             node_id,
         )
         await conn.execute("DELETE FROM cluster_nodes WHERE node_id = $1", node_id)

@@ -201,7 +201,7 @@ class ClusterMembership:
             hand_over, handed = self._hand_over(result.released)
             self._unload(result.released)  # stop serving them first...
             await leases.release(  # ...then hand over
-                pool, self.lease_left_ms(), self.node_id, result.released, hand_over
+                pool, self.lease_left_ms(), self.node_id, result.released, hand_over, draining
             )
             for p in result.released:
                 routing.owners.pop(p, None)  # nobody's until the next owner takes it

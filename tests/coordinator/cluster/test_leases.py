@@ -224,3 +224,34 @@ async def test_a_node_back_after_its_lease_ran_out_keeps_its_own_but_takes_nothi
     assert a.epochs == mine[1]
     settled = await tick(a, 1, settle_ms=0)  # once settled it takes b's (still dead)
     assert sorted(settled.acquired) == sorted(mine[2])
+
+
+async def test_a_node_stopped_and_started_again_gets_back_its_own_partitions(postgres: Any):
+    """SIGTERM, then a restart: the node drains, the others take its partitions; back, it
+    gets exactly those again, and no partition the others had before moves."""
+    url = postgres.create_database("leases_drain")
+    nodes = {n: await open_store(url) for n in (1, 2, 3)}
+    try:
+        for _ in range(3):  # node 3 first: it holds low partitions, not the last ones
+            for n in (3, 2, 1):
+                await tick(nodes[n], n)
+        before = {n: set(store.epochs) for n, store in nodes.items()}
+        assert before[3] != {PARTITIONS - 2, PARTITIONS - 1}
+        assert all(len(held) == PARTITIONS // 3 for held in before.values())
+        stopping = await leases.place(
+            nodes[3].pool, 5000, 3, LISTENERS, 60_000, PARTITIONS, dict(nodes[3].epochs), 0, True
+        )
+        assert stopping is not None and sorted(stopping.released) == sorted(before[3])
+        await leases.release(nodes[3].pool, 5000, 3, stopping.released, stopping=True)
+        await leases.leave(nodes[3].pool, 5000, 3)
+        nodes[3].epochs.clear()
+        for n in (1, 2):
+            await tick(nodes[n], n)
+        assert set(nodes[1].epochs) | set(nodes[2].epochs) == set(range(PARTITIONS))
+        for _ in range(3):  # back: the others give, it takes
+            for n, store in nodes.items():
+                await tick(store, n)
+        assert {n: set(store.epochs) for n, store in nodes.items()} == before
+    finally:
+        for store in nodes.values():
+            await store.close()
