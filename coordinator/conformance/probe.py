@@ -64,6 +64,12 @@ class Skipped(Exception):
     """The target does not advertise what the scenario needs."""
 
 
+class Stalled(Exception):
+    """A timing precondition did not hold: the host or the target stood still long enough
+    that what happened may have been right (a session that really ran out). The runner
+    runs such a scenario again with fresh groups."""
+
+
 def error_name(code: int | None) -> str:
     if code is None:
         return "None"

@@ -15,12 +15,14 @@ from protocol.apis.metadata import MetadataRequest, MetadataRequestTopic
 from protocol.errors import ErrorCode
 
 from ..client.connection import connect
-from .probe import Failure, Probe, Skipped, Target
+from .probe import Failure, Probe, Skipped, Stalled, Target
 from .registry import Scenario
 
 PASS, FAIL, SKIP = "pass", "fail", "skip"
 #: No scenario may take longer than this (they are designed for seconds).
 SCENARIO_TIMEOUT_S = 60.0
+#: Runs of a scenario whose timing precondition failed (a stalled host) before it fails.
+STALLED_ATTEMPTS = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +88,23 @@ async def run_one(
     groups_used: list[str] | None = None,
 ) -> Result:
     start = time.monotonic()
+    stalls: list[str] = []
+    for _ in range(STALLED_ATTEMPTS):
+        try:
+            return await _attempt(target, versions, scenario, groups_used, start)
+        except Stalled as exc:
+            stalls.append(str(exc))
+    message = f"timing precondition failed {len(stalls)} times: {'; '.join(stalls)}"
+    return Result(scenario, FAIL, time.monotonic() - start, message)
+
+
+async def _attempt(
+    target: Target,
+    versions: dict[int, tuple[int, int]],
+    scenario: Scenario,
+    groups_used: list[str] | None,
+    start: float,
+) -> Result:
     probe = Probe(target, versions, scenario.name)
     if groups_used is not None:
         probe.groups_used = groups_used
@@ -102,6 +121,8 @@ async def run_one(
         for key, version in scenario.requires:
             probe.version(key, at_least=version)
         await asyncio.wait_for(scenario.run(probe), SCENARIO_TIMEOUT_S)
+    except Stalled:
+        raise  # run_one tries again
     except Skipped as exc:
         return done(SKIP, str(exc))
     except Failure as exc:
