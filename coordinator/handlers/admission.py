@@ -156,6 +156,19 @@ READ, DESCRIBE, DELETE = Operation.READ, Operation.DESCRIBE, Operation.DELETE
 JOIN_GROUP = Route("JoinGroup", READ, Answer.ONE, _group_id)
 SYNC_GROUP = Route("SyncGroup", READ, Answer.ONE, _group_id)
 HEARTBEAT = Route("Heartbeat", READ, Answer.ONE, _group_id)
+
+
+def heartbeat_refused_code(code: ErrorCode) -> ErrorCode:
+    """What a Heartbeat refused with ``code`` is answered: a group whose coordinator
+    partition is still loading gets NONE, as Kafka answers it (blindly: the member is not
+    checked, and a fresh session follows the load). aiokafka, told
+    COORDINATOR_LOAD_IN_PROGRESS in a heartbeat, stops coordinating until the application
+    next polls and takes the error."""
+    if code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
+        return ErrorCode.NONE
+    return code
+
+
 LEAVE_GROUP = Route("LeaveGroup", READ, Answer.ONE, _group_id)
 OFFSET_COMMIT = Route("OffsetCommit", READ, Answer.ONE, _group_id, topics=READ)
 OFFSET_FETCH = Route("OffsetFetch", DESCRIBE, Answer.EACH, _offset_fetch_groups, topics=DESCRIBE)

@@ -85,7 +85,14 @@ from ..node import Node
 from ..security.acls import Operation
 from ..security.authz import group_operations, may_cluster, may_topic
 from . import versions as V
-from .admission import LIST_GROUPS, OFFSET_COMMIT, OFFSET_DELETE, OFFSET_FETCH, refusal
+from .admission import (
+    LIST_GROUPS,
+    OFFSET_COMMIT,
+    OFFSET_DELETE,
+    OFFSET_FETCH,
+    heartbeat_refused_code,
+    refusal,
+)
 from .outcome import Outcome, Pending, answer_in, call
 
 GROUP_AUTHORIZATION_FAILED = ErrorCode.GROUP_AUTHORIZATION_FAILED
@@ -256,7 +263,7 @@ def _heartbeat_failed(code: ErrorCode) -> HeartbeatResponse:
 
 
 def heartbeat_refused(body: HeartbeatRequest, version: int, code: ErrorCode) -> HeartbeatResponse:
-    return HeartbeatResponse(error_code=code)
+    return HeartbeatResponse(error_code=heartbeat_refused_code(code))
 
 
 def leave_group(

@@ -33,7 +33,7 @@ from protocol.headers import RequestHeader
 
 from ..connection_context import ConnectionContext
 from ..node import Node
-from .admission import HEARTBEAT, refusal
+from .admission import HEARTBEAT, heartbeat_refused_code, refusal
 
 HEARTBEAT_KEY = 12
 #: Decoded heartbeat frames remembered (of all connections); a full memo is simply
@@ -124,7 +124,7 @@ class HeartbeatLane:
                 self.node, conn.principal, conn.client_host, HEARTBEAT, group_id, None, now_ms
             )
         ) is not None:
-            error, key, deadline = refused, None, 0
+            error, key, deadline = heartbeat_refused_code(refused), None, 0
         else:
             error, key, deadline = self._heartbeat_now(
                 group_id, generation_id, member_id, instance, now_ms

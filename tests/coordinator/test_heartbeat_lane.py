@@ -15,6 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from coordinator.cluster.placement import partition_for
+from coordinator.cluster.routing import ClusterRouting, PartitionState
 from coordinator.config import Settings
 from coordinator.connection import ConnectionProtocol
 from coordinator.group.config import GroupConfig
@@ -161,6 +163,35 @@ def test_a_heartbeat_the_acls_forbid_is_refused_by_the_lane_as_by_the_general_pa
     assert body.error_code == ErrorCode.GROUP_AUTHORIZATION_FAILED
     answer = lane.answer(frame, fast.conn, p.clock.now_ms())
     assert answer is not None and answer[0] == expected
+
+
+@pytest.mark.parametrize(
+    ("state", "code"),
+    [
+        (None, ErrorCode.NOT_COORDINATOR),
+        # Kafka answers a heartbeat for a group still loading blindly with NONE (aiokafka
+        # stops coordinating on COORDINATOR_LOAD_IN_PROGRESS there).
+        (PartitionState.LOADING, ErrorCode.NONE),
+    ],
+)
+def test_a_group_this_node_does_not_serve_yet_is_answered_by_the_lane_as_by_the_general_path(
+    state: PartitionState | None, code: ErrorCode
+) -> None:
+    p = Pipeline(Settings(node_id=1))
+    mine = {} if state is None else {partition_for(GROUP, 6): state}
+    p.node.routing = ClusterRouting(
+        node_id=1, partitions=6, mine=mine, lease_valid_until_ms=p.clock.now_ms() + 60_000
+    )
+    lane = HeartbeatLane(p.node)
+    general, fast = p.connect(), p.connect()
+    for version in range(5):
+        frame = heartbeat_frame(version, 7, "c", GROUP, 1, "m", None)
+        expected = general_answer(p, general, frame)
+        _, body = decode_response(BY_KEY[12], version, expected[4:])
+        assert isinstance(body, HeartbeatResponse) and body.error_code == code
+        answer = lane.answer(frame, fast.conn, p.clock.now_ms())
+        assert answer is not None and answer[0] == expected
+    assert GROUP not in p.node.groups.groups  # nothing was created or checked
 
 
 @pytest.mark.parametrize(
