@@ -45,7 +45,8 @@ class Snippet:
             stderr=subprocess.PIPE,
             text=True,
             bufsize=1,
-            env={"PYTHONUNBUFFERED": "1", "PATH": "/usr/bin:/bin"},
+            # faulthandler: a snippet that hangs is aborted with every thread's stack shown.
+            env={"PYTHONUNBUFFERED": "1", "PYTHONFAULTHANDLER": "1", "PATH": "/usr/bin:/bin"},
         )
         self.lines: list[str] = []
 
@@ -65,8 +66,14 @@ class Snippet:
         raise AssertionError(f"no {prefix!r} in {self.lines}; stderr: {self.stderr()}")
 
     def stderr(self) -> str:
+        """What it printed on stderr; a snippet still running is aborted first, so its
+        threads' stacks are there (what it hangs on)."""
         if self.proc.poll() is None:
-            return "(running)"
+            self.proc.send_signal(signal.SIGABRT)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                return "(running)"
         assert self.proc.stderr is not None
         return self.proc.stderr.read()
 
