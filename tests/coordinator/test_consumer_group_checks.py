@@ -68,8 +68,8 @@ def _heartbeat(p: Pipeline, conn: Any, req: ConsumerGroupHeartbeatRequest) -> An
     return sent.body if sent.body is not None else sent.later()
 
 
-@pytest.mark.integration  # starts the regex worker process
-def test_a_regex_assigns_only_the_topics_the_member_may_describe(secured: Pipeline) -> None:
+def _regex_join(secured: Pipeline, pattern: str) -> tuple[Any, Any]:
+    """Alice's connection and the answer to member m-1 joining group g with ``pattern``."""
     conn = secured.connect(SASL)
     login(secured, conn, *ALICE)
     join = ConsumerGroupHeartbeatRequest(
@@ -78,10 +78,15 @@ def test_a_regex_assigns_only_the_topics_the_member_may_describe(secured: Pipeli
         member_epoch=0,
         rebalance_timeout_ms=30000,
         subscribed_topic_names=[],
-        subscribed_topic_regex=".*",
+        subscribed_topic_regex=pattern,
         topic_partitions=[],
     )
-    r = _heartbeat(secured, conn, join)
+    return conn, _heartbeat(secured, conn, join)
+
+
+@pytest.mark.integration  # starts the regex worker process
+def test_a_regex_assigns_only_the_topics_the_member_may_describe(secured: Pipeline) -> None:
+    _, r = _regex_join(secured, ".*")
     assert isinstance(r, ConsumerGroupHeartbeatResponse) and r.error_code == 0
     assert r.assignment is not None
     names = {secured.node.catalog.by_id(tp.topic_id).name for tp in r.assignment.topic_partitions}
@@ -195,18 +200,7 @@ def test_group_configs_need_describe_configs_and_alter_configs(secured: Pipeline
 def test_regex_matches_follow_acl_changes_within_the_refresh_interval(secured: Pipeline) -> None:
     """Kafka resolves a group's regexes again every group.consumer.regex.refresh.interval.ms
     (10 minutes): a topic the member may no longer describe leaves its subscription."""
-    conn = secured.connect(SASL)
-    login(secured, conn, *ALICE)
-    join = ConsumerGroupHeartbeatRequest(
-        group_id="g",
-        member_id="m-1",
-        member_epoch=0,
-        rebalance_timeout_ms=30000,
-        subscribed_topic_names=[],
-        subscribed_topic_regex="t.*",
-        topic_partitions=[],
-    )
-    r = _heartbeat(secured, conn, join)
+    conn, r = _regex_join(secured, "t.*")
     assert r.error_code == 0
     g = secured.node.groups.consumer_group("g")
     assert g is not None and g.subscribed_topics() == {"t", "tx"}
