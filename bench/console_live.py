@@ -35,6 +35,7 @@ import aiohttp
 from coordinator.client.connection import connect
 from tests.wire import commit, heartbeat, join_static_leader
 
+from .probe import percentile_ms, timed_requests
 from .servers import free_port
 
 RESULTS = Path(__file__).parent / "results"
@@ -121,23 +122,17 @@ def probe(port: int, group: str, seconds: float) -> list[float]:
     async def run() -> list[float]:
         c = await connect("127.0.0.1", port)
         member_id, generation = await join_static_leader(c, group, f"{group}-0", b"a")
-        latencies = []
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            sent = time.perf_counter()
+
+        async def beat() -> None:
             error = await heartbeat(c, group, member_id, generation, f"{group}-0")
             if error:
                 raise RuntimeError(f"heartbeat failed with error {error}")
-            latencies.append(time.perf_counter() - sent)
-            await asyncio.sleep(0.01)
+
+        latencies = await timed_requests(beat, seconds)
         c.close()
-        return sorted(latencies)
+        return latencies
 
     return asyncio.run(run())
-
-
-def percentile_ms(latencies: list[float], q: float) -> float:
-    return 1000 * latencies[min(len(latencies) - 1, int(len(latencies) * q))]
 
 
 def measure(

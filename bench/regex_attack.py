@@ -34,6 +34,7 @@ from protocol.apis.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatResponse,
 )
 
+from .probe import percentile_ms, timed_requests
 from .servers import start_daemon
 
 RESULTS = Path(__file__).parent / "results"
@@ -108,17 +109,15 @@ def probe_latencies(
         if attacked:
             attacker.start()
             await asyncio.sleep(1.0)  # the worker starts, the attack gets going
-        latencies = []
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            sent = time.perf_counter()
+
+        async def send() -> None:
             r = await c.request(beat, 1, ConsumerGroupHeartbeatResponse)
             if r.error_code:
                 raise RuntimeError(f"heartbeat failed: {r.error_code} {r.error_message}")
-            latencies.append(time.perf_counter() - sent)
-            await asyncio.sleep(0.01)
+
+        latencies = await timed_requests(send, seconds)
         c.close()
-        return sorted(latencies)
+        return latencies
 
     try:
         return asyncio.run(probe())
@@ -127,10 +126,6 @@ def probe_latencies(
             attacker.join(seconds + 30)
             if attacker.is_alive():
                 attacker.kill()
-
-
-def percentile_ms(latencies: list[float], q: float) -> float:
-    return 1000 * latencies[min(len(latencies) - 1, int(len(latencies) * q))]
 
 
 def _rss_mb(pid: int) -> float:

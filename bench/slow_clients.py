@@ -27,6 +27,7 @@ from protocol.apis.metadata import MetadataRequest
 from protocol.frames import encode_request
 from tests.wire import heartbeat, join_static_leader
 
+from .probe import percentile_ms, timed_requests
 from .servers import start_daemon
 
 RESULTS = Path(__file__).parent / "results"
@@ -91,17 +92,15 @@ def probe_latencies(port: int, group: str, seconds: float, attack: bool) -> list
         if attack:
             attackers.start()
             await asyncio.sleep(0.5)  # let the attack get going
-        latencies = []
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            sent = time.perf_counter()
+
+        async def beat() -> None:
             error = await heartbeat(c, group, member_id, generation, f"{group}-0")
             if error:
                 raise RuntimeError(f"heartbeat failed with error {error}")
-            latencies.append(time.perf_counter() - sent)
-            await asyncio.sleep(0.01)
+
+        latencies = await timed_requests(beat, seconds)
         c.close()
-        return sorted(latencies)
+        return latencies
 
     try:
         return asyncio.run(probe())
@@ -110,10 +109,6 @@ def probe_latencies(port: int, group: str, seconds: float, attack: bool) -> list
             attackers.join(seconds + 15)
             if attackers.is_alive():
                 attackers.kill()
-
-
-def percentile_ms(latencies: list[float], q: float) -> float:
-    return 1000 * latencies[min(len(latencies) - 1, int(len(latencies) * q))]
 
 
 def measure(runs: int, seconds: float) -> dict[str, list[dict[str, float]]]:
