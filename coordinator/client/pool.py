@@ -21,7 +21,7 @@ highest version both this client and the broker support.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
@@ -35,6 +35,7 @@ from .connection import KafkaConnectionClient, connect
 from .errors import KafkaClientError, UnsupportedApiError
 
 T = TypeVar("T", bound=Struct)
+R = TypeVar("R")
 Address = tuple[str, int]
 
 SOFTWARE_NAME = "group-coordinator-client"
@@ -83,6 +84,15 @@ class ApiVersionTable:
         return high
 
 
+async def within(awaitable: Awaitable[R], seconds: float) -> R:
+    """``awaitable``'s result, or TimeoutError after ``seconds``. Not ``asyncio.wait_for``:
+    on Python 3.11 it turns a cancellation that arrives as the awaited future fails (a
+    connection closing as its member is closed) into that failure, which a member's
+    retry loop then catches and retries for ever, cancelled or not."""
+    async with asyncio.timeout(seconds):
+        return await awaitable
+
+
 class BrokerConnection:
     """One connection and the versions negotiated for its broker."""
 
@@ -100,7 +110,7 @@ class BrokerConnection:
         """Send ``body`` (at the negotiated version unless given) and await its response."""
         if version is None:
             version = self.versions.pick(type(body))
-        return await asyncio.wait_for(self.client.send(body, version), timeout)
+        return await within(self.client.send(body, version), timeout)
 
     def close(self) -> None:
         self.client.close()
@@ -114,11 +124,11 @@ async def negotiate_versions(client: KafkaConnectionClient, timeout: float) -> A
         client_software_name=SOFTWARE_NAME, client_software_version=SOFTWARE_VERSION
     )
     try:
-        resp = await asyncio.wait_for(client.send(request, newest), timeout)
+        resp = await within(client.send(request, newest), timeout)
         if resp.error_code != ErrorCode.NONE:
             raise KafkaClientError.of(resp.error_code, "ApiVersions")
     except (KafkaClientError, ValueError):
-        resp = await asyncio.wait_for(client.send(ApiVersionsRequest(), 0), timeout)
+        resp = await within(client.send(ApiVersionsRequest(), 0), timeout)
     assert isinstance(resp, ApiVersionsResponse)
     if resp.error_code != ErrorCode.NONE:
         raise KafkaClientError.of(resp.error_code, "ApiVersions")
@@ -155,7 +165,7 @@ class ConnectionPool:
         if self._closed:
             raise KafkaClientError("connection pool is closed")
         try:
-            return await asyncio.wait_for(
+            return await within(
                 connect(address[0], address[1], self.client_id), self.connect_timeout_s
             )
         except (OSError, TimeoutError) as exc:

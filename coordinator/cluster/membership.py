@@ -102,8 +102,11 @@ class ClusterMembership:
 
     async def _run(self) -> None:
         while not self._stopping:
+            # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a
+            # cancellation that arrives as the wake-up does.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.renew_interval_s)
+                async with asyncio.timeout(self.renew_interval_s):
+                    await self._wake.wait()
             self._wake.clear()
             if self._stopping:
                 return

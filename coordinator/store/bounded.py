@@ -81,7 +81,8 @@ async def transaction(
     loop = asyncio.get_running_loop()
     deadline = loop.time() + budget_ms / 1000
     try:
-        conn = await asyncio.wait_for(pool.acquire(), budget_ms / 1000)
+        async with asyncio.timeout_at(deadline):  # (wait_for may swallow a cancellation)
+            conn = await pool.acquire()
     except TimeoutError:
         raise BudgetSpent(f"{label}: no connection within {budget_ms} ms") from None
     clean = False

@@ -115,7 +115,7 @@ async def test_session_expiry_while_heartbeats_pause_loses_partitions_then_rejoi
 ) -> None:
     pool = ConnectionPool()
     cb = Callbacks()
-    a = member(bootstrap, pool)
+    a = member(bootstrap, pool, session_timeout_ms=10000)  # only b's session is to run out
     b = member(bootstrap, pool, **cb.kwargs())
     await a.start(10)
     await b.start(10)
@@ -177,9 +177,10 @@ async def test_static_member_behind_a_rebalance_gets_illegal_generation_and_rejo
 ) -> None:
     pool = ConnectionPool()
     cb = Callbacks()
-    # Rebalance timeout 3 s: a rebalance started without b completes after 3 s, and b,
-    # not having synced, is dropped after another 3 s; b's paused heartbeat lands between.
-    slow = {"session_timeout_ms": 10000, "rebalance_timeout_ms": 3000}
+    # Rebalance timeout 5 s: a rebalance started without b completes after 5 s, and b,
+    # not having synced, is dropped after another 5 s; b's paused heartbeat lands between,
+    # 2.5 s from either end (a loaded machine delays the rebalance's start by a second).
+    slow = {"session_timeout_ms": 10000, "rebalance_timeout_ms": 5000}
     a = member(bootstrap, pool, **slow)
     b = member(bootstrap, pool, group_instance_id="i-b", **slow, **cb.kwargs())
     await a.start(10)
@@ -188,10 +189,10 @@ async def test_static_member_behind_a_rebalance_gets_illegal_generation_and_rejo
     assert a.is_leader
     owned, old_id, generation, mark = partitions(b), b.member_id, b.generation_id, len(cb.events)
 
-    await pause_heartbeats(b, 4.5)
+    await pause_heartbeats(b, 7.5)
     a.request_rejoin("test: the leader rebalances")  # the leader's rejoin starts one
     # b does not rejoin; being static it is kept, and a new generation forms without it.
-    await wait_for(lambda: a.generation_id > generation and a._stable.is_set())
+    await wait_for(lambda: a.generation_id > generation and a._stable.is_set(), 15)
     assert b.generation_id == generation
     # b's next heartbeat: ILLEGAL_GENERATION; it keeps its member id and rejoins.
     await wait_for(lambda: b.generation_id > generation and b._stable.is_set())
