@@ -66,12 +66,12 @@ def value(samples: Samples, name: str, **labels: str) -> float:
     return samples.get((name, tuple(sorted(labels.items()))), 0.0)
 
 
-def member(srv: Server, group: str) -> GroupMember:
+def member(srv: Server, group: str, session_timeout_ms: int = 10000) -> GroupMember:
     return GroupMember(
         f"127.0.0.1:{srv.port}",
         group,
         topics=["orders"],
-        session_timeout_ms=1000,
+        session_timeout_ms=session_timeout_ms,
         heartbeat_interval_ms=100,
     )
 
@@ -92,7 +92,8 @@ async def test_metrics_follow_groups_members_rebalances_and_expiries(server: Ser
     assert value(before, "group_coordinator_groups", state="Stable") == 0
     assert value(before, "group_coordinator_members") == 0
 
-    a, b = member(server, "metered"), member(server, "metered")
+    # Only b's session is short: it is the one to run out (a loaded machine must not end a's).
+    a, b = member(server, "metered"), member(server, "metered", session_timeout_ms=1000)
     await a.start(10)
     await b.start(10)
     formed = await wait_for(
