@@ -42,10 +42,14 @@ run: install-run
 
 # Tests run on several workers (pytest-xdist): most of them wait on sockets, timers and
 # processes, so three keep two cores busy (on this 2-core machine: 8:35 against 9:40 with
-# two). Bytecode is cached (in __pycache__, which git ignores) even where the environment
-# turns it off, since every worker would otherwise compile the project and its tests again.
+# two). Bytecode is cached even where the environment turns it off, since every worker
+# would otherwise compile the project and its tests again, but in a temporary directory,
+# as are pytest's and Hypothesis's caches (conftest.py): a test run writes nothing into
+# the checkout.
 TEST_WORKERS ?= 3
-PYTEST := PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal
+BYTECODE_CACHE ?= $(or $(TMPDIR),/tmp)/group-coordinator-bytecode
+PYTEST := PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(BYTECODE_CACHE) \
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal -p no:cacheprovider
 
 test: install
 	$(PYTEST) -m "not bench"

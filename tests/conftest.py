@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import settings
+from hypothesis.configuration import set_hypothesis_home_dir
 
 from tests.hypothesis_profiles import CI, FAST
 from tests.postgres_server import PostgresServer, postgres_server
@@ -47,12 +48,15 @@ def pytest_configure(config: pytest.Config) -> None:
     sweeps on fewer examples (``hypothesis_profiles``); ``--hypothesis-profile`` wins.
 
     What tools cache for the user (Spark's class archive, matplotlib's fonts, chromium)
-    goes to one temporary directory for the run: a test run writes nothing in the user's
-    home. The xdist workers inherit it from the process that starts them."""
+    and Hypothesis's examples go to one temporary directory for the run: a test run writes
+    nothing in the user's home or the checkout. The xdist workers inherit it from the
+    process that starts them."""
     if "PYTEST_XDIST_WORKER" not in os.environ:
         cache = tempfile.mkdtemp(prefix="group-coordinator-tests-cache-")
         config.stash[_CACHE] = cache
         os.environ["XDG_CACHE_HOME"] = cache
+        os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = os.path.join(cache, "hypothesis")
+    set_hypothesis_home_dir(os.environ["HYPOTHESIS_STORAGE_DIRECTORY"])
     if config.getoption("hypothesis_profile", None) is None and "not integration" in (
         config.getoption("markexpr", "") or ""
     ):
