@@ -128,13 +128,15 @@ class ClusterMembership:
         member can heartbeat: none is expired for it. A session about to end is given a
         whole one again (Kafka's coordinator expires nobody of a group it has unloaded, and
         gives whole sessions when it loads the group again)."""
-        now = self.runtime.now_ms()
-        if not self.held or now < self.routing.lease_valid_until_ms:
-            return
+        if self.held and self.runtime.now_ms() >= self.routing.lease_valid_until_ms:
+            self._renew_sessions(ending_within_ms=2 * self.lease_timeout_ms)  # past next tick
+
+    def _renew_sessions(self, ending_within_ms: int | None = None) -> None:
+        """A whole session from now for the members of every group this node holds (only
+        those whose session ends within ``ending_within_ms``, if given)."""
         kept, of = set(self.held), self.routing.partition_of
-        soon = 2 * self.lease_timeout_ms  # well past the next failed tick
-        groups = self.runtime.groups
-        self.runtime.apply(groups.renew_sessions(lambda g: of(g) in kept, now, soon))
+        groups, now = self.runtime.groups, self.runtime.now_ms()
+        self.runtime.apply(groups.renew_sessions(lambda g: of(g) in kept, now, ending_within_ms))
 
     def lease_left_ms(self) -> int:
         """What is left of this node's lease by its own clock (conservative: counted from
@@ -170,9 +172,7 @@ class ClusterMembership:
             # Back after the lease ran out (the database away, a pause): the node refused
             # every request meanwhile, so its members get a whole session from now, as a
             # load gives; none is expired for heartbeats it would not take.
-            kept, of = set(self.held), routing.partition_of
-            now = self.runtime.now_ms()
-            self.runtime.apply(self.runtime.groups.renew_sessions(lambda g: of(g) in kept, now))
+            self._renew_sessions()
         if not draining:
             target = view.target(self.partitions)
             held = self.held

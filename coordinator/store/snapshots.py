@@ -92,7 +92,7 @@ def consumer_group_to_json(r: ConsumerGroupRecord) -> dict[str, Any]:
 
 
 def consumer_group_from_json(group_id: str, d: dict[str, Any]) -> ConsumerGroupRecord:
-    _check_version(group_id, d)
+    _check_version(f"consumer group {group_id!r}", d)
     return ConsumerGroupRecord(
         group_id, d["group_epoch"], d["assignment_epoch"], d["subscription_metadata"]
     )
@@ -106,7 +106,7 @@ def consumer_member_to_json(r: ConsumerMemberRecord) -> dict[str, Any]:
 def consumer_member_from_json(
     group_id: str, member_id: str, d: dict[str, Any]
 ) -> ConsumerMemberRecord:
-    _check_version(group_id, d)
+    _check_version(f"consumer group {group_id!r}", d)
     fields = {k: v for k, v in d.items() if k != "version"}
     return ConsumerMemberRecord(group_id=group_id, member_id=member_id, **fields)
 
@@ -114,11 +114,9 @@ def consumer_member_from_json(
 _KEYS = ("group_id", "member_id")
 
 
-def _check_version(group_id: str, d: dict[str, Any]) -> None:
-    if d.get("version") != CONSUMER_SNAPSHOT_VERSION:
-        raise ValueError(
-            f"consumer group {group_id!r}: unknown record version {d.get('version')!r}"
-        )
+def _check_version(what: str, d: dict[str, Any], version: int = CONSUMER_SNAPSHOT_VERSION) -> None:
+    if d.get("version") != version:
+        raise ValueError(f"{what}: unknown record version {d.get('version')!r}")
 
 
 HANDOVER_VERSION = 1
@@ -134,6 +132,5 @@ def handover_to_json(h: GroupHandover) -> dict[str, Any]:
 
 
 def handover_from_json(group_id: str, d: dict[str, Any], age_ms: int) -> GroupHandover:
-    if d.get("version") != HANDOVER_VERSION:
-        raise ValueError(f"group {group_id!r}: unknown hand-over version {d.get('version')!r}")
+    _check_version(f"hand-over of group {group_id!r}", d, HANDOVER_VERSION)
     return GroupHandover(group_id, d["generation_id"], d["sessions"], d["pending"], age_ms)
