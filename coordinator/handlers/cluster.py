@@ -76,16 +76,22 @@ def api_versions(
     return Outcome(ApiVersionsResponse(error_code=error, api_keys=node.api_versions))
 
 
+def _leader(node: Node, partition: int) -> int:
+    """The node presented as a virtual topic's partition's leader: this one, or (its lease
+    run out) a live peer, so that clients fetch, and so look coordinators up, there."""
+    stand_in = node.routing.stand_in(node.now_ms(), partition)
+    return node.settings.node_id if stand_in is None else stand_in
+
+
 def _partition_metadata(node: Node, topic: Topic) -> list[MetadataResponsePartition]:
-    node_id = node.settings.node_id
     return [
         MetadataResponsePartition(
             error_code=0,
             partition_index=p,
-            leader_id=node_id,
+            leader_id=(leader := _leader(node, p)),
             leader_epoch=0,
-            replica_nodes=[node_id],
-            isr_nodes=[node_id],
+            replica_nodes=[leader],
+            isr_nodes=[leader],
             offline_replicas=[],
         )
         for p in range(topic.partitions)
@@ -104,15 +110,16 @@ def _topic_metadata(node: Node, topic: Topic) -> MetadataResponseTopic:
 
 def _brokers(node: Node, conn: ConnectionContext) -> list[MetadataResponseBroker]:
     """This node, and in a cluster every live node with a listener of the caller's security
-    protocol (as Kafka lists the brokers of the caller's listener)."""
+    protocol (as Kafka lists the brokers of the caller's listener). A node whose lease has
+    run out lists the others only, as Kafka's brokers leave a fenced broker out."""
     host, port = node.advertised_for(conn)
-    brokers = {
-        node.settings.node_id: MetadataResponseBroker(
-            node_id=node.settings.node_id, host=host, port=port
-        )
-    }
+    brokers: dict[int, MetadataResponseBroker] = {}
+    now = node.now_ms()
+    if node.routing.stand_in(now) is None:
+        me = node.settings.node_id
+        brokers[me] = MetadataResponseBroker(node_id=me, host=host, port=port)
     protocol = conn.listener.protocol if conn.listener is not None else None
-    for other in node.routing.nodes():
+    for other in node.routing.nodes(now):
         address = other.address_for(protocol)
         if other.node_id not in brokers and address is not None:
             brokers[other.node_id] = MetadataResponseBroker(
@@ -138,7 +145,7 @@ def metadata(
                 MetadataResponse(
                     brokers=brokers,
                     cluster_id=node.settings.cluster_id,
-                    controller_id=node.settings.node_id,
+                    controller_id=_leader(node, 0),
                     topics=refused,
                 )
             )
@@ -193,7 +200,7 @@ def metadata(
     out.reply = MetadataResponse(
         brokers=brokers,
         cluster_id=node.settings.cluster_id,
-        controller_id=node.settings.node_id,
+        controller_id=_leader(node, 0),
         topics=topics,
     )
     return out
@@ -258,17 +265,16 @@ def _owner_address(node: Node, conn: ConnectionContext, group_id: str) -> Locate
     """This node, or (in a cluster) the owner of the group's coordinator partition, at the
     address of the caller's listener protocol."""
     routing = node.routing
-    if routing.stale(node.now_ms()):
-        # Cut off from the database (or just woken from a pause): naming the owner it last
-        # knew would send clients back here, or to a node that no longer owns the group.
-        return NotFound(ErrorCode.COORDINATOR_NOT_AVAILABLE, "This node's lease has run out")
-    owner = routing.coordinator(group_id)
+    now = node.now_ms()
+    # A node whose lease has run out (cut off from the database, or just woken from a
+    # pause) names where its groups go without it, never itself (routing.py).
+    owner = routing.coordinator(group_id, now)
     if owner is None and routing.clustered:
         return NotFound(ErrorCode.COORDINATOR_NOT_AVAILABLE, "The group's coordinator is moving")
     if owner is None or owner == node.settings.node_id:
         return Located(node.settings.node_id, *node.advertised_for(conn))
     protocol = conn.listener.protocol if conn.listener is not None else None
-    address = next(n for n in routing.nodes() if n.node_id == owner).address_for(protocol)
+    address = next(n for n in routing.nodes(now) if n.node_id == owner).address_for(protocol)
     if address is None:
         return NotFound(ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator has no such listener")
     return Located(owner, *address)

@@ -46,6 +46,7 @@ def test_the_overview_lists_the_clusters_live_nodes_with_their_partitions() -> N
         owners={0: 1, 1: 1, 2: 2, 3: 2, 4: 2, 5: 3},
         live={n: NodeAddress(n, {"PLAINTEXT": (f"node{n}", 9092)}) for n in (1, 2)},
         mine={0: PartitionState.OWNED, 1: PartitionState.OWNED},
+        lease_valid_until_ms=clock.now_ms() + 60_000,
     )
     state = ConsoleState(node, Activity(clock.now_ms), lambda: 0)
     nodes = overview(state, Viewer(ANONYMOUS, "/127.0.0.1"))["nodes"]
