@@ -62,7 +62,7 @@ def test_a_node_whose_lease_ran_out_lists_only_the_others_and_never_names_itself
     a partition it owned is shown with the node that takes it (as FindCoordinator says)."""
     clock = ManualClock()
     node = Node(Settings(node_id=1), clock)
-    node.routing = ClusterRouting(
+    node.routing = routing = ClusterRouting(
         node_id=1,
         partitions=2,
         owners={0: 1, 1: 2},
@@ -71,7 +71,7 @@ def test_a_node_whose_lease_ran_out_lists_only_the_others_and_never_names_itself
         settled={1, 2},
         lease_valid_until_ms=clock.now_ms() + 1000,
     )
-    group = next(g for g in (f"g{i}" for i in range(100)) if node.routing.partition_of(g) == 0)
+    group = next(g for g in (f"g{i}" for i in range(100)) if routing.partition_of(g) == 0)
     assert coordinator(node, group) == {"node_id": 1, "this": True, "console_url": None}
     clock.advance(1000)
     state = ConsoleState(node, Activity(clock.now_ms), lambda: 0)
