@@ -160,8 +160,11 @@ def test_a_node_cut_off_from_the_database_sends_its_groups_clients_to_the_new_ow
             victim = await connect("127.0.0.1", nodes[CUT].port)
             proxy.arm(b"-- write", freeze)  # frozen holding the write's fencing lock
             late = asyncio.create_task(_simple_commit(victim, probe, 666))
-            while not cut_at:
+            for _ in range(1000):  # the probe's write arrives at once
+                if cut_at:
+                    break
                 await asyncio.sleep(0.01)
+            assert cut_at, "node 3 wrote nothing"
             await asyncio.sleep(LEASE_MS / 1000 + 1)  # past node 3's lease, by its clock
             asker = await connect("127.0.0.1", nodes[CUT].port)
             named = {lib: await coordinator_of(asker, g) for lib, g in groups.items()}
