@@ -65,7 +65,9 @@ class SingleNode:
     def nodes(self, now_ms: int) -> list[NodeAddress]:
         return []  # just this node
 
-    def stand_in(self, now_ms: int, index: int = 0) -> int | None:
+    def stand_in(
+        self, now_ms: int, index: int = 0, protocol: SecurityProtocol | None = None
+    ) -> int | None:
         return None  # this node answers for itself
 
 
@@ -141,13 +143,17 @@ class ClusterRouting:
         named = self.named(now_ms)
         return [named[n] for n in sorted(named)]
 
-    def stand_in(self, now_ms: int, index: int = 0) -> int | None:
+    def stand_in(
+        self, now_ms: int, index: int = 0, protocol: SecurityProtocol | None = None
+    ) -> int | None:
         """The node Metadata presents in this one's place (the leader of a virtual topic's
         partition ``index``, and its controller): None while this node's lease holds (it
-        presents itself), else one of the others (``named``; None if it knows of none)."""
+        presents itself), else one of the others with a listener of ``protocol``
+        (``named``; None if it knows of none)."""
         if not self.stale(now_ms):
             return None
-        others = sorted(self.named(now_ms))
+        named = self.named(now_ms)
+        others = sorted(n for n, a in named.items() if a.address_for(protocol) is not None)
         return others[index % len(others)] if others else None
 
 

@@ -76,19 +76,23 @@ def api_versions(
     return Outcome(ApiVersionsResponse(error_code=error, api_keys=node.api_versions))
 
 
-def _leader(node: Node, partition: int) -> int:
+def _leader(node: Node, conn: ConnectionContext, partition: int) -> int:
     """The node presented as a virtual topic's partition's leader: this one, or (its lease
-    run out) a live peer, so that clients fetch, and so look coordinators up, there."""
-    stand_in = node.routing.stand_in(node.now_ms(), partition)
+    run out) a live peer the caller can reach, so that clients fetch, and so look
+    coordinators up, there."""
+    protocol = conn.listener.protocol if conn.listener is not None else None
+    stand_in = node.routing.stand_in(node.now_ms(), partition, protocol)
     return node.settings.node_id if stand_in is None else stand_in
 
 
-def _partition_metadata(node: Node, topic: Topic) -> list[MetadataResponsePartition]:
+def _partition_metadata(
+    node: Node, topic: Topic, conn: ConnectionContext
+) -> list[MetadataResponsePartition]:
     return [
         MetadataResponsePartition(
             error_code=0,
             partition_index=p,
-            leader_id=(leader := _leader(node, p)),
+            leader_id=(leader := _leader(node, conn, p)),
             leader_epoch=0,
             replica_nodes=[leader],
             isr_nodes=[leader],
@@ -98,13 +102,13 @@ def _partition_metadata(node: Node, topic: Topic) -> list[MetadataResponsePartit
     ]
 
 
-def _topic_metadata(node: Node, topic: Topic) -> MetadataResponseTopic:
+def _topic_metadata(node: Node, topic: Topic, conn: ConnectionContext) -> MetadataResponseTopic:
     return MetadataResponseTopic(
         error_code=0,
         name=topic.name,
         topic_id=topic.topic_id,
         is_internal=False,
-        partitions=_partition_metadata(node, topic),
+        partitions=_partition_metadata(node, topic, conn),
     )
 
 
@@ -115,10 +119,10 @@ def _brokers(node: Node, conn: ConnectionContext) -> list[MetadataResponseBroker
     host, port = node.advertised_for(conn)
     brokers: dict[int, MetadataResponseBroker] = {}
     now = node.now_ms()
-    if node.routing.stand_in(now) is None:
+    protocol = conn.listener.protocol if conn.listener is not None else None
+    if node.routing.stand_in(now, 0, protocol) is None:
         me = node.settings.node_id
         brokers[me] = MetadataResponseBroker(node_id=me, host=host, port=port)
-    protocol = conn.listener.protocol if conn.listener is not None else None
     for other in node.routing.nodes(now):
         address = other.address_for(protocol)
         if other.node_id not in brokers and address is not None:
@@ -145,13 +149,13 @@ def metadata(
                 MetadataResponse(
                     brokers=brokers,
                     cluster_id=node.settings.cluster_id,
-                    controller_id=_leader(node, 0),
+                    controller_id=_leader(node, conn, 0),
                     topics=refused,
                 )
             )
     if all_topics:
         topics = [
-            _topic_metadata(node, t)
+            _topic_metadata(node, t, conn)
             for t in node.catalog.all()
             if may_topic(node.security, conn, Operation.DESCRIBE, t.name)
         ]
@@ -196,11 +200,11 @@ def metadata(
                     )
                 )
             else:
-                topics.append(_topic_metadata(node, topic))
+                topics.append(_topic_metadata(node, topic, conn))
     out.reply = MetadataResponse(
         brokers=brokers,
         cluster_id=node.settings.cluster_id,
-        controller_id=_leader(node, 0),
+        controller_id=_leader(node, conn, 0),
         topics=topics,
     )
     return out

@@ -9,6 +9,7 @@ from coordinator.cluster.placement import partition_for
 from coordinator.cluster.plan import plan
 from coordinator.cluster.routing import ClusterRouting, NodeAddress, PartitionState
 from coordinator.config import Settings
+from coordinator.security.config import SecurityProtocol
 from protocol.apis.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
 from protocol.apis.heartbeat import HeartbeatRequest, HeartbeatResponse
 from protocol.apis.join_group import JoinGroupRequest, JoinGroupRequestProtocol, JoinGroupResponse
@@ -200,3 +201,18 @@ def test_no_answer_names_a_node_whose_lease_ran_out_by_this_nodes_clock():
     meta = send(p, MetadataRequest(topics=[]), 9)
     assert isinstance(meta, MetadataResponse)
     assert [b.node_id for b in meta.brokers] == [1, 2]
+
+
+def test_a_node_whose_lease_ran_out_presents_only_peers_the_caller_can_reach():
+    """Metadata names brokers per listener: a stand-in without the caller's listener would
+    be a leader the client has no address for."""
+    p = three_nodes()
+    routing = p.node.routing
+    assert isinstance(routing, ClusterRouting)
+    routing.live[3] = NodeAddress(3, {"SASL_SSL": ("10.0.0.3", 9093)})
+    p.clock.advance(1000)
+    now = p.clock.now_ms()
+    plaintext = {routing.stand_in(now, i, SecurityProtocol.PLAINTEXT) for i in range(4)}
+    assert plaintext == {2}
+    assert {routing.stand_in(now, i, SecurityProtocol.SASL_SSL) for i in range(4)} == {3}
+    assert {routing.stand_in(now, i) for i in range(4)} == {2, 3}
