@@ -50,6 +50,8 @@ class View:
     owners: dict[int, int]  # partition -> owner (live or not)
     epochs: dict[int, int]
     previous: dict[int, int]  # partition -> the owner a failure took it from
+    #: Live node -> what was left of its lease when the transaction began.
+    lease_left_ms: dict[int, int] = field(default_factory=dict)
 
     def lost(self, node_id: int, held: dict[int, int]) -> list[int]:
         """Of the partitions ``node_id`` believes it holds (at an epoch), those the
@@ -89,6 +91,7 @@ class TickResult:
     #: Partitions this node believed it held (at an epoch) that the database gives to
     #: another owner or epoch: it was fenced.
     lost: list[int] = field(default_factory=list)
+    view: View | None = None  # what the placement's transaction saw
 
 
 _RENEW = (
@@ -123,7 +126,8 @@ async def _view(conn: asyncpg.Connection, settle_ms: int) -> View:
     nodes = await conn.fetch(
         "SELECT node_id, listeners, console_url,"
         " (live_since IS NULL OR live_since <= now() - $1 * interval '1 millisecond')"
-        " AS settled FROM cluster_nodes WHERE lease_expires_at > now()",
+        " AS settled, extract(epoch FROM lease_expires_at - now()) * 1000 AS lease_left_ms"
+        " FROM cluster_nodes WHERE lease_expires_at > now()",
         settle_ms,
     )
     rows = await conn.fetch(
@@ -139,6 +143,7 @@ async def _view(conn: asyncpg.Connection, settle_ms: int) -> View:
         previous={
             r["partition"]: r["previous_owner"] for r in rows if r["previous_owner"] is not None
         },
+        lease_left_ms={r["node_id"]: int(r["lease_left_ms"]) for r in nodes},
     )
 
 
@@ -189,7 +194,7 @@ async def place(
         if draining:
             view.live.pop(node_id, None)
             view.settled.discard(node_id)
-        result = TickResult(view.live, {}, lost=view.lost(node_id, held))
+        result = TickResult(view.live, {}, lost=view.lost(node_id, held), view=view)
         target = view.target(partitions)
         # Given back by ``release`` once this node has stopped serving them.
         result.released = view.to_release(node_id, target)

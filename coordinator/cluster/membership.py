@@ -160,9 +160,7 @@ class ClusterMembership:
         )
         self._started = True
         lapsed = started_ms >= routing.lease_valid_until_ms
-        routing.lease_valid_until_ms = started_ms + self.lease_timeout_ms
-        routing.live = view.live
-        routing.owners = view.owners
+        self._observe(view, started_ms)
         emit(LeaseRenewed(self.node_id, len(view.live)))
         lost = view.lost(self.node_id, self.held)
         if lost:
@@ -194,8 +192,8 @@ class ClusterMembership:
         )
         if result is None:
             return  # another node is placing: next tick
-        routing.lease_valid_until_ms = started_ms + self.lease_timeout_ms
-        routing.live = result.live
+        if result.view is not None:
+            self._observe(result.view, started_ms)
         routing.owners = result.owners
         if result.lost:
             self._unload(result.lost)
@@ -212,6 +210,18 @@ class ClusterMembership:
             emit(PartitionsReleased(self.node_id, result.released, reason, len(self.held), handed))
         if result.acquired:
             await self._load(result.acquired)
+
+    def _observe(self, view: leases.View, started_ms: int) -> None:
+        """The routing as of a transaction that renewed this node's lease and read the
+        cluster. Leases are counted from before it began (by this node's clock): this
+        node's, and each other node's from what was left of it then."""
+        routing = self.routing
+        routing.lease_valid_until_ms = started_ms + self.lease_timeout_ms
+        routing.live = view.live
+        routing.owners = view.owners
+        routing.settled = view.settled
+        routing.previous = view.previous
+        routing.lease_ends_ms = {n: started_ms + left for n, left in view.lease_left_ms.items()}
 
     def _hand_over(self, partitions: list[int]) -> tuple[leases.HandOver, int]:
         """What this node holds of the groups of ``partitions`` (taken before they are

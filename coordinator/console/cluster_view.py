@@ -84,7 +84,7 @@ def coordinator(node: Node, group_id: str) -> dict[str, Any] | None:
     routing = node.routing
     if not isinstance(routing, ClusterRouting):
         return None
-    owner = routing.coordinator(group_id)
+    owner = routing.coordinator(group_id, node.now_ms())
     if owner is None:
         return None
     address = routing.live.get(owner)

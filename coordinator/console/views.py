@@ -217,16 +217,17 @@ def _nodes(node: Node, groups: list[ListedGroup]) -> list[dict[str, Any]]:
                 "groups": _group_count(node),
             }
         ]
+    now = node.now_ms()
     owned = Counter(routing.owners.values())
     per_node = Counter(
         # A stored group carries its partition: no hashing its id again.
-        routing.owners.get(g.partition)
+        routing.owner_of(g.partition, now)
         if isinstance(g, StoredGroup) and g.partition is not None
-        else routing.coordinator(g.group_id)
+        else routing.coordinator(g.group_id, now)
         for g in groups
     )
     out: list[dict[str, Any]] = []
-    for address in routing.nodes():
+    for address in routing.nodes(now):
         listeners = address.listeners
         first = next(iter(listeners.values()), None)
         out.append(

@@ -76,43 +76,54 @@ def api_versions(
     return Outcome(ApiVersionsResponse(error_code=error, api_keys=node.api_versions))
 
 
-def _partition_metadata(node: Node, topic: Topic) -> list[MetadataResponsePartition]:
-    node_id = node.settings.node_id
+def _leader(node: Node, conn: ConnectionContext, partition: int) -> int:
+    """The node presented as a virtual topic's partition's leader: this one, or (its lease
+    run out) a live peer the caller can reach, so that clients fetch, and so look
+    coordinators up, there."""
+    protocol = conn.listener.protocol if conn.listener is not None else None
+    stand_in = node.routing.stand_in(node.now_ms(), partition, protocol)
+    return node.settings.node_id if stand_in is None else stand_in
+
+
+def _partition_metadata(
+    node: Node, topic: Topic, conn: ConnectionContext
+) -> list[MetadataResponsePartition]:
     return [
         MetadataResponsePartition(
             error_code=0,
             partition_index=p,
-            leader_id=node_id,
+            leader_id=(leader := _leader(node, conn, p)),
             leader_epoch=0,
-            replica_nodes=[node_id],
-            isr_nodes=[node_id],
+            replica_nodes=[leader],
+            isr_nodes=[leader],
             offline_replicas=[],
         )
         for p in range(topic.partitions)
     ]
 
 
-def _topic_metadata(node: Node, topic: Topic) -> MetadataResponseTopic:
+def _topic_metadata(node: Node, topic: Topic, conn: ConnectionContext) -> MetadataResponseTopic:
     return MetadataResponseTopic(
         error_code=0,
         name=topic.name,
         topic_id=topic.topic_id,
         is_internal=False,
-        partitions=_partition_metadata(node, topic),
+        partitions=_partition_metadata(node, topic, conn),
     )
 
 
 def _brokers(node: Node, conn: ConnectionContext) -> list[MetadataResponseBroker]:
     """This node, and in a cluster every live node with a listener of the caller's security
-    protocol (as Kafka lists the brokers of the caller's listener)."""
+    protocol (as Kafka lists the brokers of the caller's listener). A node whose lease has
+    run out lists the others only, as Kafka's brokers leave a fenced broker out."""
     host, port = node.advertised_for(conn)
-    brokers = {
-        node.settings.node_id: MetadataResponseBroker(
-            node_id=node.settings.node_id, host=host, port=port
-        )
-    }
+    brokers: dict[int, MetadataResponseBroker] = {}
+    now = node.now_ms()
     protocol = conn.listener.protocol if conn.listener is not None else None
-    for other in node.routing.nodes():
+    if node.routing.stand_in(now, 0, protocol) is None:
+        me = node.settings.node_id
+        brokers[me] = MetadataResponseBroker(node_id=me, host=host, port=port)
+    for other in node.routing.nodes(now):
         address = other.address_for(protocol)
         if other.node_id not in brokers and address is not None:
             brokers[other.node_id] = MetadataResponseBroker(
@@ -138,13 +149,13 @@ def metadata(
                 MetadataResponse(
                     brokers=brokers,
                     cluster_id=node.settings.cluster_id,
-                    controller_id=node.settings.node_id,
+                    controller_id=_leader(node, conn, 0),
                     topics=refused,
                 )
             )
     if all_topics:
         topics = [
-            _topic_metadata(node, t)
+            _topic_metadata(node, t, conn)
             for t in node.catalog.all()
             if may_topic(node.security, conn, Operation.DESCRIBE, t.name)
         ]
@@ -189,11 +200,11 @@ def metadata(
                     )
                 )
             else:
-                topics.append(_topic_metadata(node, topic))
+                topics.append(_topic_metadata(node, topic, conn))
     out.reply = MetadataResponse(
         brokers=brokers,
         cluster_id=node.settings.cluster_id,
-        controller_id=node.settings.node_id,
+        controller_id=_leader(node, conn, 0),
         topics=topics,
     )
     return out
@@ -258,17 +269,16 @@ def _owner_address(node: Node, conn: ConnectionContext, group_id: str) -> Locate
     """This node, or (in a cluster) the owner of the group's coordinator partition, at the
     address of the caller's listener protocol."""
     routing = node.routing
-    if routing.stale(node.now_ms()):
-        # Cut off from the database (or just woken from a pause): naming the owner it last
-        # knew would send clients back here, or to a node that no longer owns the group.
-        return NotFound(ErrorCode.COORDINATOR_NOT_AVAILABLE, "This node's lease has run out")
-    owner = routing.coordinator(group_id)
+    now = node.now_ms()
+    # A node whose lease has run out (cut off from the database, or just woken from a
+    # pause) names where its groups go without it, never itself (routing.py).
+    owner = routing.coordinator(group_id, now)
     if owner is None and routing.clustered:
         return NotFound(ErrorCode.COORDINATOR_NOT_AVAILABLE, "The group's coordinator is moving")
     if owner is None or owner == node.settings.node_id:
         return Located(node.settings.node_id, *node.advertised_for(conn))
     protocol = conn.listener.protocol if conn.listener is not None else None
-    address = next(n for n in routing.nodes() if n.node_id == owner).address_for(protocol)
+    address = next(n for n in routing.nodes(now) if n.node_id == owner).address_for(protocol)
     if address is None:
         return NotFound(ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator has no such listener")
     return Located(owner, *address)

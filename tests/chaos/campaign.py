@@ -6,9 +6,10 @@ groups of two members run throughout, one member of each committing every 0.7 s:
 project's own client (classic eager and KIP-848) and, in the full run, unmodified
 kafka-python, confluent-kafka classic (range), cooperative-sticky and KIP-848 consumers.
 Nemeses, one at a time with a quiet spell after each: kill -9 then restart, SIGSTOP
-for 2.5 leases, SIGTERM then restart, a frozen node-to-database connection for 2.5
-leases, a 4th node joining then leaving, PostgreSQL restarted, and PostgreSQL's
-postmaster killed with kill -9. The history (every commit, its answer and when; every
+for 2.5 leases, SIGTERM then restart, a node's database path frozen for 2.5 leases (its
+Kafka listener up) at an arbitrary moment and again inside a write transaction (holding
+its fencing lock), a 4th node joining then leaving, PostgreSQL restarted, and
+PostgreSQL's postmaster killed with kill -9. The history (every commit, its answer and when; every
 group's coordinator every 0.25 s; every partition's epoch) is checked at the end:
 
 - no acknowledged commit lost (what the group fetches at the end >= its last ack);
@@ -44,6 +45,7 @@ from coordinator.client.connection import connect
 from coordinator.client.member import GroupMember
 from coordinator.client.pool import ConnectionPool
 from protocol.apis.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
+from protocol.apis.metadata import MetadataRequest, MetadataResponse
 from protocol.errors import ErrorCode
 from tests.faultproxy import FaultProxy
 from tests.integration.clients import ConfluentMember, KafkaPythonMember, Member
@@ -210,7 +212,7 @@ async def real_committer(member: Member, h: History, stop: asyncio.Event) -> Non
 async def watch_owners(cluster: Cluster, groups: list[str], h: History, stop: asyncio.Event):
     db: asyncpg.Connection | None = None
     while not stop.is_set():
-        for d in list(cluster.nodes.values()):
+        for node_id, d in list(cluster.nodes.items()):
             if d.proc is None or d.proc.poll() is not None:
                 continue
             try:
@@ -219,6 +221,13 @@ async def watch_owners(cluster: Cluster, groups: list[str], h: History, stop: as
                 continue
             answered = False
             try:
+                # A node whose lease has run out (cut off, just woken) names where it
+                # expects the groups to go, and lists itself no more: ask a live one.
+                meta = await asyncio.wait_for(
+                    c.request(MetadataRequest(topics=[]), 9, MetadataResponse), 2
+                )
+                if node_id not in {b.node_id for b in meta.brokers}:
+                    continue
                 for g in groups:
                     now = time.monotonic()
                     r = await asyncio.wait_for(
@@ -232,7 +241,7 @@ async def watch_owners(cluster: Cluster, groups: list[str], h: History, stop: as
             finally:
                 c.close()
             if answered:
-                break  # one node's view is enough (a node cut off names nobody)
+                break  # one live node's view is enough
         try:
             if db is None or db.is_closed():
                 db = await asyncpg.connect(cluster.url, timeout=1)
@@ -263,7 +272,8 @@ async def nemeses(
         return f
 
     plan = ["sigstop", "kill9"] if quick else [
-        "kill9", "sigstop", "sigterm", "frozen", "join-leave", "pg-restart", "pg-kill9",
+        "kill9", "sigstop", "sigterm", "frozen", "frozen-in-write", "join-leave",
+        "pg-restart", "pg-kill9",
     ]  # fmt: skip
     for i, name in enumerate(plan):
         victim = 1 + i % 3
@@ -286,6 +296,20 @@ async def nemeses(
             cluster.proxies[victim].freeze()
             await asyncio.sleep(timing.stall_s)
             cluster.proxies[victim].thaw()
+        elif name == "frozen-in-write":
+            # Frozen once the node's next write holds its fencing lock (its groups commit
+            # every 0.7 s); the fault starts then.
+            proxy = cluster.proxies[victim]
+            proxy.arm(b"-- write", proxy.freeze)
+            for _ in range(100):
+                if proxy.frozen.is_set():
+                    break
+                await asyncio.sleep(0.05)
+            proxy.arm(b"-- never sent", lambda: None)  # disarmed if no write came
+            proxy.freeze()  # (then frozen where it stands)
+            f.began = time.monotonic()
+            await asyncio.sleep(timing.stall_s)
+            proxy.thaw()
         elif name == "join-leave":
             await asyncio.to_thread(cluster.start, 4)
             await asyncio.sleep(timing.quiet_s)
@@ -415,7 +439,7 @@ def check(h: History, fetched: dict[str, int]) -> dict[str, Any]:
             seen = [n for t, gg, n in h.owners if gg == g and f.began <= t < end]
             changes = sum(1 for a, b in itertools.pairwise(seen) if a != b)
             moves[g] = changes
-            stalled = f.name in ("sigstop", "frozen")
+            stalled = f.name in ("sigstop", "frozen", "frozen-in-write")
             if stalled and known and owner_before != f.node and not changes:  # another's group
                 refused_elsewhere += sum(1 for c in failed if c.sent < f.ended)
             if changes and known and f.node is not None and owner_before != f.node:

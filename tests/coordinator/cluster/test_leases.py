@@ -14,6 +14,7 @@ import pytest
 
 from coordinator.cluster import leases
 from coordinator.cluster.placement import partition_for
+from coordinator.cluster.routing import ClusterRouting
 from coordinator.group.records import OffsetCommitRecord
 from coordinator.store import Write, bounded
 from coordinator.store.postgres import _FENCE, Fenced, PostgresStore
@@ -252,6 +253,43 @@ async def test_a_node_stopped_and_started_again_gets_back_its_own_partitions(pos
             for n, store in nodes.items():
                 await tick(store, n)
         assert {n: set(store.epochs) for n, store in nodes.items()} == before
+    finally:
+        for store in nodes.values():
+            await store.close()
+
+
+async def test_a_cut_off_node_names_the_node_that_takes_each_of_its_partitions(postgres: Any):
+    """A node whose lease runs out (cut off) names, from its last view alone, for each of
+    its partitions the very node that takes it once the others see its lease gone; its
+    view also tells how much of each lease was left."""
+    url = postgres.create_database("leases_cutoff")
+    nodes = {n: await open_store(url) for n in (1, 2, 3)}
+    try:
+        for _ in range(3):
+            for n in (1, 2, 3):
+                await tick(nodes[n], n, lease_ms=60_000 if n != 3 else 1000)
+        last = await tick(nodes[3], 3, lease_ms=1000)  # its last renewal before the cut
+        assert last.view is not None
+        assert 0 < last.view.lease_left_ms[3] <= 1000
+        assert 1000 < last.view.lease_left_ms[1] <= 60_000
+        routing = ClusterRouting(
+            3,
+            PARTITIONS,
+            owners=dict(last.view.owners),
+            live=last.view.live,
+            settled=last.view.settled,
+            previous=last.view.previous,
+            lease_valid_until_ms=0,  # run out
+        )
+        theirs = sorted(nodes[3].epochs)
+        assert len(theirs) == PARTITIONS // 3
+        named = {p: routing.owner_of(p, now_ms=1) for p in range(PARTITIONS)}
+        assert 3 not in named.values()
+        await asyncio.sleep(1.1)  # its lease runs out in the database
+        for n in (1, 2, 1, 2):
+            await tick(nodes[n], n)
+        taken = {p: n for n in (1, 2) for p in nodes[n].epochs}
+        assert taken == named
     finally:
         for store in nodes.values():
             await store.close()

@@ -7,6 +7,7 @@ from coordinator.clock import ManualClock
 from coordinator.cluster.routing import ClusterRouting, NodeAddress, PartitionState
 from coordinator.config import Settings
 from coordinator.console.activity import REBALANCES_PER_GROUP, Activity
+from coordinator.console.cluster_view import coordinator
 from coordinator.console.filters import PALETTE, UNOWNED, duration
 from coordinator.console.views import ConsoleState, Viewer, overview
 from coordinator.group import events
@@ -46,6 +47,7 @@ def test_the_overview_lists_the_clusters_live_nodes_with_their_partitions() -> N
         owners={0: 1, 1: 1, 2: 2, 3: 2, 4: 2, 5: 3},
         live={n: NodeAddress(n, {"PLAINTEXT": (f"node{n}", 9092)}) for n in (1, 2)},
         mine={0: PartitionState.OWNED, 1: PartitionState.OWNED},
+        lease_valid_until_ms=clock.now_ms() + 60_000,
     )
     state = ConsoleState(node, Activity(clock.now_ms), lambda: 0)
     nodes = overview(state, Viewer(ANONYMOUS, "/127.0.0.1"))["nodes"]
@@ -53,6 +55,29 @@ def test_the_overview_lists_the_clusters_live_nodes_with_their_partitions() -> N
         (1, True, "node1:9092", 2),
         (2, False, "node2:9092", 3),
     ]  # node 3 owns a partition but its lease ran out: it is not listed
+
+
+def test_a_node_whose_lease_ran_out_lists_only_the_others_and_never_names_itself() -> None:
+    """Cut off from the database: its console lists the other nodes only, and a group of
+    a partition it owned is shown with the node that takes it (as FindCoordinator says)."""
+    clock = ManualClock()
+    node = Node(Settings(node_id=1), clock)
+    node.routing = routing = ClusterRouting(
+        node_id=1,
+        partitions=2,
+        owners={0: 1, 1: 2},
+        live={n: NodeAddress(n, {"PLAINTEXT": (f"node{n}", 9092)}) for n in (1, 2)},
+        mine={0: PartitionState.OWNED},
+        settled={1, 2},
+        lease_valid_until_ms=clock.now_ms() + 1000,
+    )
+    group = next(g for g in (f"g{i}" for i in range(100)) if routing.partition_of(g) == 0)
+    assert coordinator(node, group) == {"node_id": 1, "this": True, "console_url": None}
+    clock.advance(1000)
+    state = ConsoleState(node, Activity(clock.now_ms), lambda: 0)
+    nodes = overview(state, Viewer(ANONYMOUS, "/127.0.0.1"))["nodes"]
+    assert [(n["node_id"], n["this"]) for n in nodes] == [(2, False)]
+    assert coordinator(node, group) == {"node_id": 2, "this": False, "console_url": None}
 
 
 def test_the_memory_of_rebalances_is_bounded_and_forgets_deleted_groups() -> None:
