@@ -8,7 +8,6 @@ changes, state-change events and group snapshots, so those stay uniform.
 from __future__ import annotations
 
 import os
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,14 +16,15 @@ from protocol.errors import ErrorCode
 
 from . import events
 from .config import GroupConfig
-from .consumer.group import ConsumerGroup, StoredConsumerGroup
+from .consumer.group import ConsumerGroup
 from .deadlines import Armed, Deadlines, TimerKind, join_key, sync_key
 from .effects import Effects
 from .events import GroupEvent
 from .group import ClassicGroup
+from .ledger import Ledger
 from .member import Member
-from .offsets_manager import Committed, OffsetsManager
-from .records import GroupDeletedRecord, GroupMetadataRecord, MemberRecord, Record
+from .offsets_manager import OffsetsManager
+from .records import GroupMetadataRecord, MemberRecord, Record
 from .states import GroupState
 
 #: A group of either kind (model.py's Group interface).
@@ -91,17 +91,9 @@ class Shard:
     #: Every group's committed offsets, whatever its kind.
     offsets: OffsetsManager = field(default_factory=OffsetsManager)
     deadlines: Deadlines = field(default_factory=Deadlines)
-    #: Members' last heartbeats as last persisted (snapshot or checkpoint).
-    checkpointed: dict[tuple[str, str], int] = field(default_factory=dict)
-    # What is durable (durability.py): each classic group's last stored snapshot, each
-    # consumer group's stored records, every group's records still in flight (oldest
-    # first), replies held until those are stored, and deleted groups whose tombstone is
-    # in flight (with their offsets, should it fail).
-    durable: dict[str, GroupMetadataRecord] = field(default_factory=dict)
-    consumer_durable: dict[str, StoredConsumerGroup] = field(default_factory=dict)
-    unstored: dict[str, deque[Record]] = field(default_factory=dict)
-    held: dict[str, deque[Any]] = field(default_factory=dict)
-    deleting: dict[str, tuple[GroupDeletedRecord, Committed]] = field(default_factory=dict)
+    #: Each group's durability (ledger.py): what the store holds of it, its records in
+    #: flight and the answers waiting for them. Only groups with any of that have one.
+    ledgers: dict[str, Ledger] = field(default_factory=dict)
     #: Groups' own configs (consumer/group_configs.py), by group id.
     group_configs: dict[str, dict[str, int]] = field(default_factory=dict)
     #: A topic's partition count (0: no such topic), for consumer groups' assignments.
@@ -153,12 +145,16 @@ class Context:
             self.after_call = []
         self.after_call.append((group_id, token, result))
 
+    def ledger(self, group_id: str) -> Ledger:
+        """The group's ledger (ledger.py), made on first use."""
+        ledger = self.shard.ledgers.get(group_id)
+        if ledger is None:
+            ledger = self.shard.ledgers[group_id] = Ledger()
+        return ledger
+
     def in_flight(self, record: Record) -> None:
         """A record whose group's answers wait for it: held until it is stored."""
-        in_flight = self.shard.unstored.get(record.group_id)
-        if in_flight is None:
-            in_flight = self.shard.unstored[record.group_id] = deque()
-        in_flight.append(record)
+        self.ledger(record.group_id).in_flight.append(record)
 
     def event(self, event: GroupEvent) -> None:
         self.out.events.append(event)

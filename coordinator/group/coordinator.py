@@ -359,14 +359,7 @@ class GroupCoordinator(Generic[T]):
         """Drop every group for which ``belongs(group_id)``: its coordinator partition moved
         to another node. Parked requests are answered NOT_COORDINATOR."""
         shard = self._shard
-        known = {
-            *shard.groups,
-            *shard.offsets.groups(),
-            *shard.unstored,
-            *shard.durable,
-            *shard.held,
-            *shard.deleting,
-        }
+        known = {*shard.groups, *shard.offsets.groups(), *shard.ledgers}
         ctx = self._context(now_ms)
         durability.unload(ctx, sorted(g for g in known if belongs(g)))
         for group_id in [g for g in shard.group_configs if belongs(g)]:

@@ -188,7 +188,7 @@ def delete_group(ctx: Context, g: Group, reason: str) -> None:
     del ctx.groups[g.group_id]
     record = GroupDeletedRecord(g.group_id)
     ctx.out.records.append(record)
-    ctx.shard.deleting[g.group_id] = (record, kept)
+    ctx.ledger(g.group_id).deleting = (record, kept)
     ctx.event(events.GroupDeleted(g.group_id, reason))
 
 

@@ -23,17 +23,11 @@ from ..records import (
     ConsumerGroupRecord,
     ConsumerMemberRecord,
     ConsumerMemberRemovedRecord,
+    ConsumerRecord,
 )
 from . import regex
-from .group import ConsumerGroup, StoredConsumerGroup
+from .group import ConsumerGroup
 from .member import ClassicMetadata, ConsumerMember, MemberState, Partitions
-
-ConsumerRecord = (
-    ConsumerGroupRecord
-    | ConsumerMemberRecord
-    | ConsumerMemberRemovedRecord
-    | ConsumerGroupDeletedRecord
-)
 
 
 def _lists(parts: Partitions) -> dict[str, list[int]]:
@@ -108,35 +102,9 @@ def forget(ctx: Context, group_id: str) -> None:
     ctx.in_flight(record)
 
 
-def stored(durable: dict[str, StoredConsumerGroup], record: ConsumerRecord) -> None:
-    """``record`` is in the store now: what a failed write later rolls back to."""
-    group_id = record.group_id
-    match record:
-        case ConsumerGroupRecord():
-            entry = durable.get(group_id)
-            if entry is None:
-                durable[group_id] = StoredConsumerGroup(record)
-            else:
-                entry.group = record
-        case ConsumerMemberRecord():
-            if (entry := durable.get(group_id)) is not None:
-                entry.members[record.member_id] = record
-        case ConsumerMemberRemovedRecord():
-            if (entry := durable.get(group_id)) is not None:
-                entry.members.pop(record.member_id, None)
-        case ConsumerGroupDeletedRecord():
-            durable.pop(group_id, None)
-        case _:
-            assert_never(record)
-
-
-def correct(ctx: Context, record: ConsumerRecord) -> None:
-    """``record`` landed after its group was rolled back: the store has it, memory does
+def overwrite(ctx: Context, g: ConsumerGroup, record: ConsumerRecord) -> None:
+    """``record`` landed after the group was rolled back: the store has it, memory does
     not. What memory holds of it is written after it (a restart loads what memory has)."""
-    stored(ctx.shard.consumer_durable, record)
-    g = ctx.consumer(record.group_id)
-    if g is None:
-        return  # forgotten, or another kind's now: a stale record of nobody's stays
     match record:
         case ConsumerMemberRecord() | ConsumerMemberRemovedRecord():
             if record.member_id in g.members:
@@ -195,7 +163,4 @@ def restore(
             arm_revocation_timer(ctx, g, m)
     g.dirty_members.clear()  # as stored
     g.reported_state = g.state
-    ctx.shard.consumer_durable[g.group_id] = StoredConsumerGroup(
-        record, {mr.member_id: mr for mr in members}
-    )
     return g

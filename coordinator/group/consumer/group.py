@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 from protocol.errors import ErrorCode
 
 from ..model import CONSUMER
-from ..records import ConsumerGroupRecord, ConsumerMemberRecord
 from ..requests import OffsetCommitInput
 from ..results import ListedGroup
 from .member import ConsumerMember, MemberState, Partitions
@@ -28,15 +27,6 @@ class ConsumerGroupState(Enum):
     RECONCILING = "Reconciling"  # some member has not reached the target assignment yet
     STABLE = "Stable"
     DEAD = "Dead"
-
-
-@dataclass(slots=True, eq=False)
-class StoredConsumerGroup:
-    """A consumer group as its stored records have it (durability.py): what a failed
-    write rolls the group back to."""
-
-    group: ConsumerGroupRecord
-    members: dict[str, ConsumerMemberRecord] = field(default_factory=dict)
 
 
 @dataclass(slots=True, eq=False)
