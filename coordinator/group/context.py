@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from protocol.errors import ErrorCode
 
@@ -80,6 +80,20 @@ _random_bytes = _RandomPool()
 os.register_at_fork(after_in_child=_random_bytes.forget)
 
 
+class Migration(Protocol):
+    """Converting a group between the protocols (migration.py). The facade gives it to the
+    shard, so that the consumer group's modules, which migration builds on, do not import
+    it back."""
+
+    def upgrade_refusal(self, ctx: Context, g: ClassicGroup) -> str | None: ...
+
+    def to_consumer(self, ctx: Context, g: ClassicGroup) -> ConsumerGroup: ...
+
+    def downgrade_allowed(self, ctx: Context, g: ConsumerGroup) -> bool: ...
+
+    def to_classic(self, ctx: Context, g: ConsumerGroup, reason: str) -> ClassicGroup: ...
+
+
 @dataclass(slots=True)
 class Shard:
     """Everything the coordinator keeps between calls (Kafka's coordinator shard)."""
@@ -101,6 +115,8 @@ class Shard:
     #: Every topic's name, for regex subscriptions; and how many there are (cheap).
     topic_names: Callable[[], list[str]] = no_topic_names
     topic_count: Callable[[], int] = lambda: 0
+    #: Set by the facade (coordinator.py).
+    migration: Migration | None = None
 
 
 class Context:

@@ -30,7 +30,17 @@ from typing import Generic, TypeVar
 
 from protocol.errors import ErrorCode
 
-from . import admin, durability, handover, join, lifecycle, membership, offsets, sync
+from . import (
+    admin,
+    durability,
+    handover,
+    join,
+    lifecycle,
+    membership,
+    migration,
+    offsets,
+    sync,
+)
 from .config import GroupConfig
 from .consumer import admin as consumer_admin
 from .consumer import classic as consumer_classic
@@ -87,6 +97,8 @@ class GroupCoordinator(Generic[T]):
         which regex subscriptions match, and ``topic_count()`` how many there are (topics
         are only added: a change in the count is when regexes are matched again)."""
         self._shard = Shard(config, new_member_id or default_member_id)
+        # The consumer group's heartbeat converts groups between the protocols through it.
+        self._shard.migration = migration
         self._shard.topic_partitions = topic_partitions
         if topic_names is not None:  # regex subscriptions match these
             self._shard.topic_names = topic_names

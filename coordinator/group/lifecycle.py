@@ -19,6 +19,7 @@ from protocol.errors import ErrorCode
 from . import events, handover
 from .consumer import durability as consumer_durability
 from .consumer import group_configs
+from .consumer import sessions as consumer_sessions
 from .consumer.group import ConsumerGroupState
 from .context import AnyGroup, Context
 from .deadlines import consumer_session_key
@@ -190,8 +191,6 @@ def renew_sessions(
     had run out refuses every request) and is back, or is not back yet and must not expire
     anyone meanwhile. ``ending_within_ms``: only the sessions that end that soon. A member
     waiting for a JoinGroup or SyncGroup answer counts as alive already."""
-    from .consumer.heartbeat import schedule_session  # (consumer/heartbeat imports this)
-
     horizon = None if ending_within_ms is None else ctx.now + ending_within_ms
     deadline = ctx.deadlines.deadline
     for group_id, g in ctx.groups.items():
@@ -210,7 +209,7 @@ def renew_sessions(
             for cm in g.members.values():
                 ends = deadline(consumer_session_key(group_id, cm.member_id))
                 if horizon is None or (ends is not None and ends <= horizon):
-                    schedule_session(ctx, g, cm)
+                    consumer_sessions.schedule_session(ctx, g, cm)
 
 
 def checkpoint(ctx: Context) -> None:

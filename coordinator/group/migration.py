@@ -33,6 +33,7 @@ from .consumer import classic as consumer_classic
 from .consumer import coalesce as consumer_coalesce
 from .consumer import durability as consumer_durability
 from .consumer import heartbeat as consumer_heartbeat
+from .consumer import sessions as consumer_sessions
 from .consumer.group import ConsumerGroup
 from .consumer.member import ClassicMetadata, ConsumerMember, MemberState, Partitions
 from .context import Context
@@ -95,7 +96,7 @@ def to_consumer(ctx: Context, g: ClassicGroup) -> ConsumerGroup:
     c.reported_state = c.state
     ctx.groups[g.group_id] = c
     for cm in members:
-        consumer_heartbeat.schedule_session(ctx, c, cm)
+        consumer_sessions.schedule_session(ctx, c, cm)
     reason = "a consumer-protocol member joined"
     ctx.event(events.GroupConverted(g.group_id, CLASSIC, CONSUMER, epoch, len(members), reason))
     return c

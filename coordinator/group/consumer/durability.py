@@ -25,7 +25,7 @@ from ..records import (
     ConsumerMemberRemovedRecord,
     ConsumerRecord,
 )
-from . import regex
+from . import regex, sessions
 from .group import ConsumerGroup
 from .member import ClassicMetadata, ConsumerMember, MemberState, Partitions
 
@@ -125,8 +125,6 @@ def restore(
     ctx: Context, record: ConsumerGroupRecord, members: Iterable[ConsumerMemberRecord]
 ) -> ConsumerGroup:
     """The group as stored, with its members' timers armed from now."""
-    from .heartbeat import arm_revocation_timer, schedule_session  # the heartbeat's timers
-
     g = ConsumerGroup(
         record.group_id,
         group_epoch=record.group_epoch,
@@ -158,9 +156,9 @@ def restore(
         )
         g.add(m)
         g.target[m.member_id] = _sets(mr.target)
-        schedule_session(ctx, g, m)
+        sessions.schedule_session(ctx, g, m)
         if m.pending_revocation:
-            arm_revocation_timer(ctx, g, m)
+            sessions.arm_revocation_timer(ctx, g, m)
     g.dirty_members.clear()  # as stored
     g.reported_state = g.state
     return g

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING
 
 from protocol.errors import ErrorCode
 
@@ -17,9 +16,6 @@ from .member import ConsumerMember, MemberState, Partitions
 #: Members of consumer groups commit with OffsetCommit v9+ (which carries the member epoch).
 MEMBER_COMMIT_VERSION = 9
 
-if TYPE_CHECKING:
-    from .coalesce import Held
-
 
 class ConsumerGroupState(Enum):
     EMPTY = "Empty"
@@ -27,6 +23,17 @@ class ConsumerGroupState(Enum):
     RECONCILING = "Reconciling"  # some member has not reached the target assignment yet
     STABLE = "Stable"
     DEAD = "Dead"
+
+
+@dataclass(slots=True)
+class WaitingHeartbeat:
+    """A heartbeat waiting for the group's next target assignment (coalesce.py)."""
+
+    token: object
+    member_id: str
+    owned: Partitions | None
+    full: bool  # whether the answer carries the assignment even if unchanged
+    before: Partitions  # the member's assignment when the request came
 
 
 @dataclass(slots=True, eq=False)
@@ -70,7 +77,7 @@ class ConsumerGroup:
     target_state: object | None = None
     #: Heartbeats waiting for the next target assignment, since when, and the group epoch
     #: the assignment timer last saw (coalesce.py; not stored).
-    held: list[Held] = field(default_factory=list)
+    held: list[WaitingHeartbeat] = field(default_factory=list)
     held_since_ms: int = 0
     held_epoch: int = 0
 
