@@ -7,12 +7,12 @@ from collections.abc import Iterable
 
 from protocol.errors import ErrorCode
 
+from .classic.group import ClassicGroup
+from .classic.states import DEAD, STABLE
 from .context import Context, Shard
-from .group import ClassicGroup
 from .model import Group
 from .offsets import delete_group
 from .results import DescribedGroup, DescribedMember, GroupError, ListedGroup
-from .states import DEAD, STABLE
 
 
 def describe_group(shard: Shard, group_id: str) -> DescribedGroup:

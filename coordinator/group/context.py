@@ -15,17 +15,17 @@ from typing import Any, Protocol
 from protocol.errors import ErrorCode
 
 from . import events
+from .classic.group import ClassicGroup
+from .classic.member import Member
+from .classic.states import GroupState
 from .config import GroupConfig
 from .consumer.group import ConsumerGroup
 from .deadlines import Armed, Deadlines, TimerKind, join_key, sync_key
 from .effects import Effects
 from .events import GroupEvent
-from .group import ClassicGroup
 from .ledger import Ledger
-from .member import Member
 from .offsets_manager import OffsetsManager
 from .records import GroupMetadataRecord, MemberRecord, Record
-from .states import GroupState
 
 #: A group of either kind (model.py's Group interface).
 AnyGroup = ClassicGroup | ConsumerGroup

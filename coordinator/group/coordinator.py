@@ -30,17 +30,10 @@ from typing import Generic, TypeVar
 
 from protocol.errors import ErrorCode
 
-from . import (
-    admin,
-    durability,
-    handover,
-    join,
-    lifecycle,
-    membership,
-    migration,
-    offsets,
-    sync,
-)
+from . import admin, durability, handover, lifecycle, migration, offsets
+from .classic import join, membership, sync
+from .classic.group import ClassicGroup
+from .classic.rebalance import join_timer_fired, sync_timer_fired
 from .config import GroupConfig
 from .consumer import admin as consumer_admin
 from .consumer import classic as consumer_classic
@@ -54,10 +47,8 @@ from .consumer.requests import ConsumerHeartbeatInput
 from .context import AnyGroup, Context, Shard, default_member_id, no_topics
 from .deadlines import TimerKind
 from .effects import Effects
-from .group import ClassicGroup
 from .handover import GroupHandover
 from .offsets_manager import OffsetsManager
-from .rebalance import join_timer_fired, sync_timer_fired
 from .records import GroupMetadataRecord, Record
 from .requests import (
     HeartbeatInput,

@@ -29,13 +29,13 @@ from typing import assert_never
 from protocol.errors import ErrorCode
 
 from . import events
+from .classic.group import ClassicGroup
 from .consumer import durability as consumer_durability
 from .consumer import heartbeat as consumer_heartbeat
 from .consumer.group import ConsumerGroup
 from .consumer.requests import ConsumerHeartbeatResult
 from .context import Context
 from .deadlines import heartbeat_key, join_key, sync_key
-from .group import ClassicGroup
 from .ledger import Held, HeldResult, Ledger
 from .lifecycle import restore
 from .records import (

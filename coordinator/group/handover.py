@@ -37,13 +37,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+from .classic.group import ClassicGroup
+from .classic.states import DEAD
 from .consumer.group import ConsumerGroup
 from .context import Context, Shard, snapshot
 from .deadlines import TimerKind, consumer_session_key, heartbeat_key
 from .frozen import frozen
-from .group import ClassicGroup
 from .records import GroupMetadataRecord
-from .states import DEAD
 
 #: A member's session at the hand-over when it was waiting for a JoinGroup or SyncGroup
 #: answer: the next owner gives it a whole session.

@@ -17,6 +17,10 @@ from collections.abc import Callable, Iterable, Mapping
 from protocol.errors import ErrorCode
 
 from . import events, handover
+from .classic.group import ClassicGroup
+from .classic.rebalance import prepare_rebalance
+from .classic.states import DEAD, STABLE, GroupState
+from .classic.subscriptions import subscribed_topics
 from .consumer import durability as consumer_durability
 from .consumer import group_configs
 from .consumer import sessions as consumer_sessions
@@ -24,12 +28,8 @@ from .consumer.group import ConsumerGroupState
 from .context import AnyGroup, Context
 from .deadlines import consumer_session_key
 from .events import RebalanceTrigger
-from .group import ClassicGroup
-from .rebalance import prepare_rebalance
 from .records import GroupMetadataRecord, HeartbeatRecord, Record, StoredGroup
 from .results import GroupStats, JoinGroupResult, SyncGroupResult
-from .states import DEAD, STABLE, GroupState
-from .subscriptions import subscribed_topics
 
 
 def load(

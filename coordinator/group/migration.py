@@ -29,6 +29,11 @@ from protocol.consumer import (
 from protocol.errors import DecodeError, ErrorCode
 
 from . import events
+from .classic.group import ClassicGroup
+from .classic.member import Member
+from .classic.rebalance import prepare_rebalance
+from .classic.states import STABLE
+from .classic.subscriptions import subscribed_topics
 from .consumer import classic as consumer_classic
 from .consumer import coalesce as consumer_coalesce
 from .consumer import durability as consumer_durability
@@ -45,13 +50,8 @@ from .deadlines import (
     sync_key,
 )
 from .events import RebalanceTrigger
-from .group import ClassicGroup
-from .member import Member
 from .model import CLASSIC, CONSUMER
-from .rebalance import prepare_rebalance
 from .results import JoinGroupResult, SyncGroupResult
-from .states import STABLE
-from .subscriptions import subscribed_topics
 
 
 def upgrade_refusal(ctx: Context, g: ClassicGroup) -> str | None:

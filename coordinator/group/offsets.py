@@ -13,10 +13,11 @@ from __future__ import annotations
 from protocol.errors import ErrorCode
 
 from . import events
+from .classic.group import ClassicGroup
+from .classic.states import DEAD, PREPARING_REBALANCE, STABLE
 from .consumer import durability as consumer_durability
 from .context import Context, Shard
 from .deadlines import heartbeat_key
-from .group import ClassicGroup
 from .model import Group
 from .offsets_manager import Pending
 from .records import GroupDeletedRecord, OffsetCommitRecord, OffsetDeleteRecord
@@ -29,7 +30,6 @@ from .results import (
     TopicErrors,
     TopicOffsets,
 )
-from .states import DEAD, PREPARING_REBALANCE, STABLE
 
 #: OffsetCommit v9+ reports an unknown group as such (older versions: ILLEGAL_GENERATION).
 GROUP_ID_NOT_FOUND_VERSION = 9

@@ -27,11 +27,11 @@ from coordinator.topic_regex import pattern_bytes
 from protocol.errors import ErrorCode
 
 from .. import events
+from ..classic.group import ClassicGroup
+from ..classic.states import EMPTY
 from ..context import Context
 from ..deadlines import Armed, TimerKind, consumer_rebalance_key
 from ..events import RebalanceTrigger, RemovalCause
-from ..group import ClassicGroup
-from ..states import EMPTY
 from . import coalesce, durability, group_configs, regex, sessions
 from .config import DEFAULT_ASSIGNOR
 from .group import ConsumerGroup, WaitingHeartbeat

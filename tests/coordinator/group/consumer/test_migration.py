@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from coordinator.group import GroupConfig
+from coordinator.group.classic.group import ClassicGroup
 from coordinator.group.consumer.config import ConsumerGroupConfig
 from coordinator.group.consumer.group import ConsumerGroup
 from coordinator.group.consumer.requests import ConsumerHeartbeatInput
 from coordinator.group.events import GroupConverted
-from coordinator.group.group import ClassicGroup
 from protocol.consumer import (
     ConsumerProtocolAssignment,
     ConsumerProtocolSubscription,
