@@ -1,8 +1,9 @@
 """The state kept between calls (``Shard``) and what one call works with (``Context``).
 
 Every request or timer handler receives a ``Context``: the shard, the caller's clock
-reading and the ``Effects`` being built. Helpers here are the only code that emits timer
-changes, state-change events and group snapshots, so those stay uniform.
+reading and the ``Effects`` being built, with helpers for what every handler does: reply
+(at once, or once stored), emit events, arm and cancel the classic group's timers, write
+a classic group's snapshot and note records in flight (each group's ``ledger``).
 """
 
 from __future__ import annotations

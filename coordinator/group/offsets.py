@@ -19,7 +19,7 @@ from .consumer import durability as consumer_durability
 from .context import Context, Shard
 from .deadlines import heartbeat_key
 from .model import Group
-from .offsets_manager import Pending
+from .offsets_manager import CommitsInFlight
 from .records import GroupDeletedRecord, OffsetCommitRecord, OffsetDeleteRecord
 from .requests import OffsetCommitInput
 from .results import (
@@ -140,7 +140,7 @@ def _fetched(
     topic: str,
     partition: int,
     committed: OffsetCommitRecord | None,
-    pending: Pending,
+    pending: CommitsInFlight,
 ) -> PartitionOffset:
     if pending and (topic, partition) in pending:
         return PartitionOffset(partition, -1, -1, "", ErrorCode.UNSTABLE_OFFSET_COMMIT)
