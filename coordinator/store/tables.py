@@ -3,9 +3,10 @@ deletes, and the record a stored row is read back as. One declaration for both s
 SQLite and PostgreSQL differ only in ``dialect.py``, and keep only their connections,
 transactions (and PostgreSQL its fencing).
 
-To store a new field of a record: nothing here, if the record is kept as a JSON document
-(``snapshots.py`` writes every field); a record kept in columns needs a migration in each
-store and its columns below.
+A new field of a record kept as a JSON document (snapshots, consumer groups and members,
+configs) needs nothing here: ``snapshots.py`` writes every field the record declares. A
+record kept in columns (offsets, heartbeats) needs a migration in each store and its
+column below.
 """
 
 from __future__ import annotations
@@ -33,14 +34,7 @@ from ..group.records import (
 )
 from .base import SecurityRows, Write
 from .dialect import Dialect, Table
-from .snapshots import (
-    consumer_group_from_json,
-    consumer_group_to_json,
-    consumer_member_from_json,
-    consumer_member_to_json,
-    snapshot_from_json,
-    snapshot_to_json,
-)
+from .snapshots import Document
 
 Row = tuple[Any, ...]
 #: One statement and the rows it runs for (``executemany``).
@@ -89,6 +83,11 @@ ACLS = Table(
 PARTITIONED = (OFFSETS, GROUPS, HEARTBEATS, CONSUMER_GROUPS, CONSUMER_MEMBERS, GROUP_CONFIGS)
 
 _BY_GROUP = ("group_id",)
+
+#: Records kept as JSON documents (every field but the key columns).
+SNAPSHOT = Document(GroupMetadataRecord, ("group_id",), "group")
+CONSUMER_GROUP = Document(ConsumerGroupRecord, ("group_id",), "consumer group")
+CONSUMER_MEMBER = Document(ConsumerMemberRecord, ("group_id", "member_id"), "consumer group")
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +138,7 @@ WRITES: dict[type[Record], tuple[Op, ...]] = {
         (Delete(OFFSETS, OFFSETS.key), lambda r: (r.group_id, r.topic, r.partition)),
     ),
     GroupMetadataRecord: (
-        (Upsert(GROUPS), lambda r: (r.group_id, json.dumps(snapshot_to_json(r)))),
+        (Upsert(GROUPS), lambda r: (r.group_id, SNAPSHOT.dumps(r))),
         # A snapshot carries its members' heartbeats; older checkpoints are moot.
         (Delete(HEARTBEATS, _BY_GROUP), _group),
     ),
@@ -151,12 +150,12 @@ WRITES: dict[type[Record], tuple[Op, ...]] = {
         for table in (OFFSETS, GROUPS, HEARTBEATS, CONSUMER_GROUPS, CONSUMER_MEMBERS)
     ),
     ConsumerGroupRecord: (
-        (Upsert(CONSUMER_GROUPS), lambda r: (r.group_id, json.dumps(consumer_group_to_json(r)))),
+        (Upsert(CONSUMER_GROUPS), lambda r: (r.group_id, CONSUMER_GROUP.dumps(r))),
     ),
     ConsumerMemberRecord: (
         (
             Upsert(CONSUMER_MEMBERS),
-            lambda r: (r.group_id, r.member_id, json.dumps(consumer_member_to_json(r))),
+            lambda r: (r.group_id, r.member_id, CONSUMER_MEMBER.dumps(r)),
         ),
     ),
     ConsumerMemberRemovedRecord: (
@@ -177,12 +176,12 @@ WRITES: dict[type[Record], tuple[Op, ...]] = {
 #: classic snapshots, the heartbeats checkpointed since, offsets): table -> its records.
 READS: tuple[tuple[Table, Callable[[Row], Record]], ...] = (
     (GROUP_CONFIGS, lambda row: GroupConfigRecord(row[0], json.loads(row[1]))),
-    (CONSUMER_GROUPS, lambda row: consumer_group_from_json(row[0], json.loads(row[1]))),
+    (CONSUMER_GROUPS, lambda row: CONSUMER_GROUP.loads(row[1], row[0])),
     (
         CONSUMER_MEMBERS,
-        lambda row: consumer_member_from_json(row[0], row[1], json.loads(row[2])),
+        lambda row: CONSUMER_MEMBER.loads(row[2], row[0], row[1]),
     ),
-    (GROUPS, lambda row: snapshot_from_json(row[0], json.loads(row[1]))),
+    (GROUPS, lambda row: SNAPSHOT.loads(row[1], row[0])),
     (HEARTBEATS, lambda row: HeartbeatRecord(*row)),
     (OFFSETS, lambda row: OffsetCommitRecord(*row)),
 )

@@ -13,9 +13,11 @@ from typing import get_args
 
 import pytest
 
-from coordinator.group.records import Record
+from coordinator.group.frozen import frozen
+from coordinator.group.records import ConsumerGroupRecord, Record
 from coordinator.store import SqliteStore, Store, Write, tables
 from coordinator.store.postgres import PostgresStore
+from coordinator.store.snapshots import Document
 from tests.postgres_server import PostgresServer, server_binary
 
 from .every_record import RECORDS, loaded, shard_view
@@ -118,3 +120,19 @@ def test_the_postgres_schema_main_wrote_loads_unchanged(postgres: PostgresServer
         return state.records
 
     assert shard_view(loaded(asyncio.run(read()))) == shard_view(loaded(RECORDS))
+
+
+@frozen
+class _GroupWithANewField(ConsumerGroupRecord):
+    """As if ``ConsumerGroupRecord`` had gained a field (records.py, with a default)."""
+
+    assignor_hint: str | None = None
+
+
+def test_a_field_added_to_a_record_is_stored_and_read_back_with_no_store_change() -> None:
+    document = Document(_GroupWithANewField, ("group_id",), "consumer group")
+    record = _GroupWithANewField("g", 3, 2, {"orders": 6}, assignor_hint="range")
+    assert document.loads(document.dumps(record), "g") == record
+    # A document stored before the field existed reads back with its default.
+    older = tables.CONSUMER_GROUP.dumps(ConsumerGroupRecord("g", 3, 2, {"orders": 6}))
+    assert document.loads(older, "g") == _GroupWithANewField("g", 3, 2, {"orders": 6})
