@@ -12,86 +12,85 @@ import json
 import types
 import typing
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from ..group.handover import GroupHandover
 
 #: The documents' version (one for every kind; a reader refuses another).
 VERSION = 1
 
-R = TypeVar("R")
-_Codec = Callable[[Any], Any]
+_Codec = Callable[..., Any]
 
 
 def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def _identity(value: Any) -> Any:
+def _expr(hint: Any, value: str, ns: dict[str, Any], write: bool, depth: int = 0) -> str:
+    """A Python expression turning ``value`` (of type ``hint``) into JSON (``write``) or
+    back: inline, so that a codec is straight-line code."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    x = f"x{depth}"
+    if hint is bytes:
+        ns["b64"], ns["unb64"] = _b64, base64.b64decode
+        return f"{'b64' if write else 'unb64'}({value})"
+    if dataclasses.is_dataclass(hint):
+        name = f"record_{getattr(hint, '__name__', 'x')}"
+        ns[name] = _compile(hint, (), write)
+        return f"{name}({value})"
+    if origin in (typing.Union, types.UnionType):
+        [inner] = [a for a in args if a is not type(None)]
+        converted = _expr(inner, value, ns, write, depth)
+        return value if converted == value else f"(None if {value} is None else {converted})"
+    if origin is tuple and Ellipsis not in args:
+        items = [_expr(a, f"{value}[{i}]", ns, write, depth) for i, a in enumerate(args)]
+        if write and all(item == f"{value}[{i}]" for i, item in enumerate(items)):
+            return value
+        return f"[{', '.join(items)}]" if write else f"({', '.join(items)},)"
+    if origin in (list, tuple):
+        item = _expr(args[0], x, ns, write, depth + 1)
+        if item == x:
+            return value if origin is list or write else f"tuple({value})"
+        return (
+            f"[{item} for {x} in {value}]"
+            if origin is list or write
+            else f"tuple({item} for {x} in {value})"
+        )
+    if origin is dict:
+        item = _expr(args[1], x, ns, write, depth + 1)
+        k = f"k{depth}"
+        return value if item == x else f"{{{k}: {item} for {k}, {x} in {value}.items()}}"
     return value
 
 
-def _writer(hint: Any) -> _Codec:
-    """How a value of type ``hint`` goes into JSON."""
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if hint is bytes:
-        return _b64
-    if dataclasses.is_dataclass(hint):
-        fields = [(f.name, _writer(t)) for f, t in _hinted_fields(hint)]
-        return lambda v: {name: write(getattr(v, name)) for name, write in fields}
-    if origin in (typing.Union, types.UnionType):
-        [inner] = [a for a in args if a is not type(None)]
-        write = _writer(inner)
-        return lambda v: None if v is None else write(v)
-    if origin in (list, tuple):
-        writes = [_writer(a) for a in args if a is not Ellipsis]
-        if all(w is _identity for w in writes):
-            return list
-        if origin is tuple and len(writes) > 1:
-            return lambda v: [w(x) for w, x in zip(writes, v, strict=True)]
-        return lambda v: [writes[0](x) for x in v]
-    if origin is dict:
-        write = _writer(args[1])
-        return dict if write is _identity else (lambda v: {k: write(x) for k, x in v.items()})
-    return _identity
-
-
-def _reader(hint: Any) -> _Codec:
-    """How a value of type ``hint`` comes back from JSON."""
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if hint is bytes:
-        return base64.b64decode
-    if dataclasses.is_dataclass(hint):
-        return _record_reader(hint, ())
-    if origin in (typing.Union, types.UnionType):
-        [inner] = [a for a in args if a is not type(None)]
-        read = _reader(inner)
-        return lambda v: None if v is None else read(v)
-    if origin in (list, tuple):
-        reads = [_reader(a) for a in args if a is not Ellipsis]
-        if origin is tuple and len(reads) > 1:
-            return lambda v: tuple(r(x) for r, x in zip(reads, v, strict=True))
-        read = reads[0]
-        return list if read is _identity else (lambda v: [read(x) for x in v])
-    if origin is dict:
-        read = _reader(args[1])
-        return dict if read is _identity else (lambda v: {k: read(x) for k, x in v.items()})
-    return _identity
-
-
-def _hinted_fields(cls: Any) -> list[tuple[dataclasses.Field[Any], Any]]:
+def _compile(cls: Any, keys: tuple[str, ...], write: bool) -> _Codec:
+    """A record's writer (record -> dict) or reader (dict, then its key values -> record),
+    made once as straight-line code: a snapshot of a large group is written at every
+    rebalance, and every group's is read at start."""
     hints = typing.get_type_hints(cls)
-    return [(f, hints[f.name]) for f in dataclasses.fields(cls)]
-
-
-def _record_reader(cls: Any, keys: tuple[str, ...]) -> _Codec:
-    fields = [(f.name, _reader(t)) for f, t in _hinted_fields(cls) if f.name not in keys]
-
-    def read(d: dict[str, Any], **key: Any) -> Any:
-        # A field the document lacks (stored before it existed) takes its default.
-        return cls(**key, **{name: r(d[name]) for name, r in fields if name in d})
-
-    return read
+    namespace: dict[str, Any] = {"cls": cls}
+    parts = []
+    for f in dataclasses.fields(cls):
+        if f.name in keys:
+            continue
+        value = f"v.{f.name}" if write else f"d[{f.name!r}]"
+        expr = _expr(hints[f.name], value, namespace, write)
+        if write:
+            parts.append(f"{f.name!r}: {expr}")
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            parts.append(f"{f.name}={expr}")
+        else:  # stored before the field existed: its default
+            parts.append(f"**({{{f.name!r}: {expr}}} if {f.name!r} in d else {{}})")
+    if write:
+        source = f"def codec(v):\n    return {{{', '.join(parts)}}}\n"
+    else:
+        key_args = "".join(f", {k}" for k in keys)
+        key_kw = "".join(f"{k}={k}, " for k in keys)
+        source = f"def codec(d{key_args}):\n    return cls({key_kw}{', '.join(parts)})\n"
+    exec(source, namespace)  # code made here from the record's own declaration
+    codec: _Codec = namespace["codec"]
+    codec.__doc__ = source
+    return codec
 
 
 class Document:
@@ -100,21 +99,17 @@ class Document:
 
     def __init__(self, cls: type[Any], keys: tuple[str, ...], what: str) -> None:
         self.what = what
-        self.keys = keys
-        fields = [(f.name, _writer(t)) for f, t in _hinted_fields(cls) if f.name not in keys]
-        self._fields = fields
-        self._read = _record_reader(cls, keys)
+        self._write = _compile(cls, keys, write=True)
+        self._read = _compile(cls, keys, write=False)
 
     def dumps(self, record: Any) -> str:
-        doc = {"version": VERSION}
-        for name, write in self._fields:
-            doc[name] = write(getattr(record, name))
-        return json.dumps(doc)
+        return json.dumps({"version": VERSION, **self._write(record)})
 
     def loads(self, data: str, *key: Any) -> Any:
         d = json.loads(data)
-        check_version(f"{self.what} {key[0]!r}", d)
-        return self._read(d, **dict(zip(self.keys, key, strict=True)))
+        if d.get("version") != VERSION:
+            check_version(f"{self.what} {key[0]!r}", d)
+        return self._read(d, *key)
 
 
 def check_version(what: str, d: dict[str, Any]) -> None:
