@@ -1,8 +1,9 @@
 """A record kept as a JSON document (a classic group's snapshot, a KIP-848 consumer group
-and its members, a hand-over): every field of the record but its key columns, bytes as
-base64, and a version. The document follows the record's declaration (``group/records.py``),
-so a field added there (with a default, for documents stored without it) is stored and
-read back with no change here nor a schema change."""
+and its members): every field of the record but its key columns, bytes as base64, and a
+version. The document follows the record's declaration (``group/records.py``), so a
+field added there (with a default, for documents stored without it) is stored and read
+back with no change here nor a schema change. A cluster's hand-over (not a record) is a
+JSON document too (``handover_to_json``)."""
 
 from __future__ import annotations
 
