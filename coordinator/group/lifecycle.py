@@ -1,10 +1,12 @@
 """Loading groups from persisted records and unloading them (spec 4.12).
 
-Load: the latest snapshot of each group wins. A group with members comes back Stable, each
-member's session timer restarted from its persisted last heartbeat (so it gets only what
-was left of its session); a group saved mid-rebalance, or over ``group.max.size``, is
-rebalanced at once. Groups without members come back Empty, as do groups known only by
-their offsets (simple groups).
+Load: every stored record replays into what the store holds of its group (records.py),
+then each group is built from that: a consumer group (consumer/durability.py) if the store
+holds one, else a classic group from its latest snapshot. A classic group with members
+comes back Stable, each member's session timer restarted from its persisted last heartbeat
+(so it gets only what was left of its session); a group saved mid-rebalance, or over
+``group.max.size``, is rebalanced at once. Groups without members come back Empty, as do
+groups known only by their offsets (simple groups).
 
 Unload (``shutdown``): every group becomes Dead and every parked JoinGroup/SyncGroup is
 answered NOT_COORDINATOR, as Kafka does when a coordinator partition moves away.

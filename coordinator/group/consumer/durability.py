@@ -6,9 +6,9 @@ the group's own fields (epochs, subscription metadata), each member changed or a
 member writes one record, and a new target assignment writes the members whose target
 changed, as Kafka writes the delta.
 
-At load the latest records rebuild the groups. As Kafka does on load, every member gets a
-whole session from the load, and a member that was revoking partitions gets its whole
-rebalance timeout again.
+``restore`` builds a group from what the store holds of it (its records replayed: a load,
+or a rollback). As Kafka does on load, every member gets a whole session from then, and a
+member that was revoking partitions gets its whole rebalance timeout again.
 """
 
 from __future__ import annotations
