@@ -22,10 +22,10 @@ from protocol.errors import DecodeError
 from ..accounts import CLUSTER_NAME, Operation, ResourceType
 from ..cluster.directory import StoredGroup
 from ..cluster.routing import ClusterRouting
+from ..group.classic.group import ClassicGroup
 from ..group.consumer.config import DEFAULT_ASSIGNOR
 from ..group.consumer.group import ConsumerGroup
 from ..group.deadlines import consumer_session_key
-from ..group.group import ClassicGroup
 from ..group.model import CLASSIC, CONSUMER
 from ..journal.schema import to_entry
 from ..node import Node

@@ -1,26 +1,31 @@
-"""The group coordinator's state machine, sans-IO: classic groups (spec section 4) and
-KIP-848 consumer groups (``consumer/``) side by side in one map of groups behind one
-``Group`` interface (``model``), their offsets in one offsets manager
-(``offsets_manager``), as Kafka's group-coordinator module has them.
+"""The group coordinator's state machine, sans-IO (Kafka's group-coordinator module):
+classic groups (``classic/``, spec section 4) and KIP-848 consumer groups (``consumer/``)
+side by side in one map of groups behind one ``Group`` interface (``model``), their
+offsets in one offsets manager (``offsets_manager``).
 
-``GroupCoordinator`` takes (request or timer, now) and returns ``Effects``: replies for
-request tokens, timer changes, records to persist and events to log. It never reads a
-clock, touches a socket or sleeps; the server supplies time and carries out the effects.
+``GroupCoordinator`` (``coordinator``, the facade) takes (request or timer, now) and
+returns ``Effects``: replies for request tokens, timer changes, records to persist and
+events to log. It never reads a clock, touches a socket or sleeps; the server supplies
+time and carries out the effects.
 
-Modules: ``coordinator`` (the facade), ``join``/``sync``/``membership``/``offsets``/
-``admin`` (one per request family), ``rebalance`` (join phase, assignment, phase timers),
-``lifecycle`` (load/unload), ``handover`` (what goes with a group to the next coordinator
-when a live node gives it up), ``group``/``member`` (the classic group's data and counters),
-``model`` (the Group interface), ``offsets_manager`` (every group's offsets), ``states`` (the
-transition table), ``protocol_selection``, ``subscriptions``, ``deadlines`` (timer keys),
-``context`` (per-call plumbing), and the data types in ``requests``, ``results``,
-``records``, ``events``, ``effects``, ``config``.
+Every change that must survive is a record (``records``: its fields, and how it replays
+into what the store holds of its group). ``lifecycle`` loads groups by replaying stored
+records and unloads them; ``durability`` holds answers until their records are stored
+and rolls a group back to what is stored when a write fails, with each group's
+``ledger``; ``handover`` is what goes with a group to the next coordinator when a live
+node gives it up; ``migration`` converts a group between the protocols (the facade gives
+it to the consumer heartbeat).
+
+Shared pieces: ``offsets`` (commit, fetch, delete, expiry for every kind), ``admin``
+(describe, list, delete), ``context`` (the shard kept between calls and the per-call
+``Context``), ``deadlines`` (timer keys), and the data types in ``requests``,
+``results``, ``events``, ``effects``, ``config``, ``frozen``.
 """
 
+from .classic.states import GroupState, IllegalStateTransition
 from .config import GroupConfig
 from .coordinator import GroupCoordinator
 from .effects import Cancel, Effects, Schedule, TimerChange
-from .states import GroupState, IllegalStateTransition
 
 __all__ = [
     "Cancel",

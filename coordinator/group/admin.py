@@ -7,12 +7,12 @@ from collections.abc import Iterable
 
 from protocol.errors import ErrorCode
 
+from .classic.group import ClassicGroup
+from .classic.states import DEAD, STABLE
 from .context import Context, Shard
-from .group import ClassicGroup
 from .model import Group
 from .offsets import delete_group
 from .results import DescribedGroup, DescribedMember, GroupError, ListedGroup
-from .states import DEAD, STABLE
 
 
 def describe_group(shard: Shard, group_id: str) -> DescribedGroup:
@@ -24,9 +24,10 @@ def describe_group(shard: Shard, group_id: str) -> DescribedGroup:
     stable = g.state is STABLE
     protocol = g.protocol_name
     assignments = {m.member_id: m.assignment for m in g.members.values()}
-    if group_id in shard.unstored:
+    ledger = shard.ledgers.get(group_id)
+    if ledger is not None and ledger.in_flight:
         # An assignment is shown once stored (durability.py): until then, the stored one.
-        stored = shard.durable.get(group_id)
+        stored = ledger.stored.snapshot
         kept = {m.member_id: m.assignment for m in stored.members} if stored else {}
         assignments = {member_id: kept.get(member_id, b"") for member_id in assignments}
     return DescribedGroup(

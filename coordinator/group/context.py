@@ -1,31 +1,32 @@
 """The state kept between calls (``Shard``) and what one call works with (``Context``).
 
 Every request or timer handler receives a ``Context``: the shard, the caller's clock
-reading and the ``Effects`` being built. Helpers here are the only code that emits timer
-changes, state-change events and group snapshots, so those stay uniform.
+reading and the ``Effects`` being built, with helpers for what every handler does: reply
+(at once, or once stored), emit events, arm and cancel the classic group's timers, write
+a classic group's snapshot and note records in flight (each group's ``ledger``).
 """
 
 from __future__ import annotations
 
 import os
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from protocol.errors import ErrorCode
 
 from . import events
+from .classic.group import ClassicGroup
+from .classic.member import Member
+from .classic.states import GroupState
 from .config import GroupConfig
-from .consumer.group import ConsumerGroup, StoredConsumerGroup
+from .consumer.group import ConsumerGroup
 from .deadlines import Armed, Deadlines, TimerKind, join_key, sync_key
 from .effects import Effects
 from .events import GroupEvent
-from .group import ClassicGroup
-from .member import Member
-from .offsets_manager import Committed, OffsetsManager
-from .records import GroupDeletedRecord, GroupMetadataRecord, MemberRecord, Record
-from .states import GroupState
+from .ledger import Ledger
+from .offsets_manager import OffsetsManager
+from .records import GroupMetadataRecord, MemberRecord, Record
 
 #: A group of either kind (model.py's Group interface).
 AnyGroup = ClassicGroup | ConsumerGroup
@@ -80,6 +81,20 @@ _random_bytes = _RandomPool()
 os.register_at_fork(after_in_child=_random_bytes.forget)
 
 
+class Migration(Protocol):
+    """Converting a group between the protocols (migration.py). The facade gives it to the
+    shard, so that the consumer group's modules, which migration builds on, do not import
+    it back."""
+
+    def upgrade_refusal(self, ctx: Context, g: ClassicGroup) -> str | None: ...
+
+    def to_consumer(self, ctx: Context, g: ClassicGroup) -> ConsumerGroup: ...
+
+    def downgrade_allowed(self, ctx: Context, g: ConsumerGroup) -> bool: ...
+
+    def to_classic(self, ctx: Context, g: ConsumerGroup, reason: str) -> ClassicGroup: ...
+
+
 @dataclass(slots=True)
 class Shard:
     """Everything the coordinator keeps between calls (Kafka's coordinator shard)."""
@@ -91,17 +106,9 @@ class Shard:
     #: Every group's committed offsets, whatever its kind.
     offsets: OffsetsManager = field(default_factory=OffsetsManager)
     deadlines: Deadlines = field(default_factory=Deadlines)
-    #: Members' last heartbeats as last persisted (snapshot or checkpoint).
-    checkpointed: dict[tuple[str, str], int] = field(default_factory=dict)
-    # What is durable (durability.py): each classic group's last stored snapshot, each
-    # consumer group's stored records, every group's records still in flight (oldest
-    # first), replies held until those are stored, and deleted groups whose tombstone is
-    # in flight (with their offsets, should it fail).
-    durable: dict[str, GroupMetadataRecord] = field(default_factory=dict)
-    consumer_durable: dict[str, StoredConsumerGroup] = field(default_factory=dict)
-    unstored: dict[str, deque[Record]] = field(default_factory=dict)
-    held: dict[str, deque[Any]] = field(default_factory=dict)
-    deleting: dict[str, tuple[GroupDeletedRecord, Committed]] = field(default_factory=dict)
+    #: Each group's durability (ledger.py): what the store holds of it, its records in
+    #: flight and the answers waiting for them. Only groups with any of that have one.
+    ledgers: dict[str, Ledger] = field(default_factory=dict)
     #: Groups' own configs (consumer/group_configs.py), by group id.
     group_configs: dict[str, dict[str, int]] = field(default_factory=dict)
     #: A topic's partition count (0: no such topic), for consumer groups' assignments.
@@ -109,6 +116,8 @@ class Shard:
     #: Every topic's name, for regex subscriptions; and how many there are (cheap).
     topic_names: Callable[[], list[str]] = no_topic_names
     topic_count: Callable[[], int] = lambda: 0
+    #: Set by the facade (coordinator.py).
+    migration: Migration | None = None
 
 
 class Context:
@@ -153,12 +162,16 @@ class Context:
             self.after_call = []
         self.after_call.append((group_id, token, result))
 
+    def ledger(self, group_id: str) -> Ledger:
+        """The group's ledger (ledger.py), made on first use."""
+        ledger = self.shard.ledgers.get(group_id)
+        if ledger is None:
+            ledger = self.shard.ledgers[group_id] = Ledger()
+        return ledger
+
     def in_flight(self, record: Record) -> None:
         """A record whose group's answers wait for it: held until it is stored."""
-        in_flight = self.shard.unstored.get(record.group_id)
-        if in_flight is None:
-            in_flight = self.shard.unstored[record.group_id] = deque()
-        in_flight.append(record)
+        self.ledger(record.group_id).in_flight.append(record)
 
     def event(self, event: GroupEvent) -> None:
         self.out.events.append(event)

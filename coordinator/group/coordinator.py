@@ -30,7 +30,10 @@ from typing import Generic, TypeVar
 
 from protocol.errors import ErrorCode
 
-from . import admin, durability, handover, join, lifecycle, membership, offsets, sync
+from . import admin, durability, handover, lifecycle, migration, offsets
+from .classic import join, membership, sync
+from .classic.group import ClassicGroup
+from .classic.rebalance import join_timer_fired, sync_timer_fired
 from .config import GroupConfig
 from .consumer import admin as consumer_admin
 from .consumer import classic as consumer_classic
@@ -44,10 +47,8 @@ from .consumer.requests import ConsumerHeartbeatInput
 from .context import AnyGroup, Context, Shard, default_member_id, no_topics
 from .deadlines import TimerKind
 from .effects import Effects
-from .group import ClassicGroup
 from .handover import GroupHandover
 from .offsets_manager import OffsetsManager
-from .rebalance import join_timer_fired, sync_timer_fired
 from .records import GroupMetadataRecord, Record
 from .requests import (
     HeartbeatInput,
@@ -87,6 +88,8 @@ class GroupCoordinator(Generic[T]):
         which regex subscriptions match, and ``topic_count()`` how many there are (topics
         are only added: a change in the count is when regexes are matched again)."""
         self._shard = Shard(config, new_member_id or default_member_id)
+        # The consumer group's heartbeat converts groups between the protocols through it.
+        self._shard.migration = migration
         self._shard.topic_partitions = topic_partitions
         if topic_names is not None:  # regex subscriptions match these
             self._shard.topic_names = topic_names
@@ -359,14 +362,7 @@ class GroupCoordinator(Generic[T]):
         """Drop every group for which ``belongs(group_id)``: its coordinator partition moved
         to another node. Parked requests are answered NOT_COORDINATOR."""
         shard = self._shard
-        known = {
-            *shard.groups,
-            *shard.offsets.groups(),
-            *shard.unstored,
-            *shard.durable,
-            *shard.held,
-            *shard.deleting,
-        }
+        known = {*shard.groups, *shard.offsets.groups(), *shard.ledgers}
         ctx = self._context(now_ms)
         durability.unload(ctx, sorted(g for g in known if belongs(g)))
         for group_id in [g for g in shard.group_configs if belongs(g)]:

@@ -37,13 +37,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+from .classic.group import ClassicGroup
+from .classic.states import DEAD
 from .consumer.group import ConsumerGroup
 from .context import Context, Shard, snapshot
 from .deadlines import TimerKind, consumer_session_key, heartbeat_key
 from .frozen import frozen
-from .group import ClassicGroup
 from .records import GroupMetadataRecord
-from .states import DEAD
 
 #: A member's session at the hand-over when it was waiting for a JoinGroup or SyncGroup
 #: answer: the next owner gives it a whole session.
@@ -84,7 +84,10 @@ def take(
             }
             taken.append((None, GroupHandover(group_id, g.group_epoch, left, {})))
             continue
-        snapshotted = group_id in shard.durable or group_id in shard.unstored
+        ledger = shard.ledgers.get(group_id)
+        snapshotted = ledger is not None and (
+            ledger.stored.snapshot is not None or bool(ledger.in_flight)
+        )
         if g.state is DEAD or not (g.members or g.pending_join_members or snapshotted):
             continue  # deleted, or known by its offsets only: no snapshot to write
         record = snapshot(g)
@@ -111,7 +114,7 @@ def take(
                 WAITING if parked or deadline is None else max(deadline - now, 0)
             )
         pending: dict[str, int] = {}
-        in_flight = shard.unstored.get(group_id, ())
+        in_flight = () if ledger is None else ledger.in_flight
         for member_id in g.pending_join_members:
             waits = g.unannounced.get(member_id)
             if waits is not None and any(r is waits for r in in_flight):

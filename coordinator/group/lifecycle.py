@@ -1,10 +1,12 @@
 """Loading groups from persisted records and unloading them (spec 4.12).
 
-Load: the latest snapshot of each group wins. A group with members comes back Stable, each
-member's session timer restarted from its persisted last heartbeat (so it gets only what
-was left of its session); a group saved mid-rebalance, or over ``group.max.size``, is
-rebalanced at once. Groups without members come back Empty, as do groups known only by
-their offsets (simple groups).
+Load: every stored record replays into what the store holds of its group (records.py),
+then each group is built from that: a consumer group (consumer/durability.py) if the store
+holds one, else a classic group from its latest snapshot. A classic group with members
+comes back Stable, each member's session timer restarted from its persisted last heartbeat
+(so it gets only what was left of its session); a group saved mid-rebalance, or over
+``group.max.size``, is rebalanced at once. Groups without members come back Empty, as do
+groups known only by their offsets (simple groups).
 
 Unload (``shutdown``): every group becomes Dead and every parked JoinGroup/SyncGroup is
 answered NOT_COORDINATOR, as Kafka does when a coordinator partition moves away.
@@ -13,35 +15,23 @@ answered NOT_COORDINATOR, as Kafka does when a coordinator partition moves away.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import assert_never
 
 from protocol.errors import ErrorCode
 
 from . import events, handover
+from .classic.group import ClassicGroup
+from .classic.rebalance import prepare_rebalance
+from .classic.states import DEAD, STABLE, GroupState
+from .classic.subscriptions import subscribed_topics
 from .consumer import durability as consumer_durability
 from .consumer import group_configs
+from .consumer import sessions as consumer_sessions
 from .consumer.group import ConsumerGroupState
 from .context import AnyGroup, Context
 from .deadlines import consumer_session_key
 from .events import RebalanceTrigger
-from .group import ClassicGroup
-from .rebalance import prepare_rebalance
-from .records import (
-    ConsumerGroupDeletedRecord,
-    ConsumerGroupRecord,
-    ConsumerMemberRecord,
-    ConsumerMemberRemovedRecord,
-    GroupConfigRecord,
-    GroupDeletedRecord,
-    GroupMetadataRecord,
-    HeartbeatRecord,
-    OffsetCommitRecord,
-    OffsetDeleteRecord,
-    Record,
-)
+from .records import GroupMetadataRecord, HeartbeatRecord, Record, StoredGroup
 from .results import GroupStats, JoinGroupResult, SyncGroupResult
-from .states import DEAD, STABLE, GroupState
-from .subscriptions import subscribed_topics
 
 
 def load(
@@ -52,104 +42,79 @@ def load(
     handover_max_age_ms: int = 0,
 ) -> None:
     """Add the groups ``records`` describe (at start: all of them; in a cluster: those of
-    a coordinator partition this node acquired). ``fresh_sessions``: every member gets a
-    whole session from now, as Kafka's coordinator grants on load (a failover must not
-    expire members that were heartbeating the previous owner). ``handovers``: what the
-    previous owner handed over with the groups it gave up alive (handover.py); a group's
-    members then get what was left of their sessions, its pending member ids are known."""
-    snapshots: dict[str, GroupMetadataRecord] = {}
-    consumer_snapshots: dict[str, ConsumerGroupRecord] = {}
-    consumer_members: dict[str, dict[str, ConsumerMemberRecord]] = {}
-    offsets: dict[str, dict[str, dict[int, OffsetCommitRecord]]] = {}
-    heartbeats: dict[tuple[str, str], int] = {}
-    for record in records:
-        match record:
-            case GroupMetadataRecord():
-                snapshots[record.group_id] = record
-                for m in record.members:  # a snapshot supersedes earlier checkpoints
-                    heartbeats.pop((record.group_id, m.member_id), None)
-            case HeartbeatRecord():
-                key = (record.group_id, record.member_id)
-                heartbeats[key] = max(heartbeats.get(key, 0), record.last_heartbeat_ms)
-            case OffsetCommitRecord():
-                offsets.setdefault(record.group_id, {}).setdefault(record.topic, {})[
-                    record.partition
-                ] = record
-            case OffsetDeleteRecord():
-                topic = offsets.get(record.group_id, {}).get(record.topic)
-                if topic is not None:
-                    topic.pop(record.partition, None)
-            case GroupDeletedRecord():
-                snapshots.pop(record.group_id, None)
-                offsets.pop(record.group_id, None)
-                consumer_snapshots.pop(record.group_id, None)
-                consumer_members.pop(record.group_id, None)
-            case ConsumerGroupRecord():
-                consumer_snapshots[record.group_id] = record
-            case ConsumerMemberRecord():
-                consumer_members.setdefault(record.group_id, {})[record.member_id] = record
-            case ConsumerMemberRemovedRecord():
-                consumer_members.get(record.group_id, {}).pop(record.member_id, None)
-            case ConsumerGroupDeletedRecord():
-                consumer_snapshots.pop(record.group_id, None)
-                consumer_members.pop(record.group_id, None)
-            case GroupConfigRecord():
-                group_configs.restore(ctx, record)
-            case _:
-                assert_never(record)
-    if fresh_sessions:
-        heartbeats = {
-            (s.group_id, m.member_id): ctx.now for s in snapshots.values() for m in s.members
-        }
+    a coordinator partition this node acquired): each record replays into what the store
+    holds of its group (records.py) and the offsets; then each group is built from that.
+    ``fresh_sessions``: every member gets a whole session from now, as Kafka's
+    coordinator grants on load (a failover must not expire members that were heartbeating
+    the previous owner). ``handovers``: what the previous owner handed over with the
+    groups it gave up alive (handover.py); a group's members then get what was left of
+    their sessions, its pending member ids are known."""
+    stored: dict[str, StoredGroup] = {}
     manager = ctx.shard.offsets
-    for group_id, committed in offsets.items():
-        manager.restore(group_id, {t: parts for t, parts in committed.items() if parts})
-    for group_id in {**snapshots, **offsets, **consumer_snapshots}:
-        offset_count = manager.count(group_id)
-        consumer_record = consumer_snapshots.get(group_id)
-        if consumer_record is not None:
+    for record in records:
+        group = stored.get(record.group_id)
+        if group is None:
+            group = stored[record.group_id] = StoredGroup()
+        record.replay(group, manager)
+    for group_id, group in stored.items():
+        group_configs.restore(ctx, group_id, group.configs)
+        if group:
+            ctx.ledger(group_id).stored = group
+        handed = (handovers or {}).get(group_id)
+        if group.consumer is not None:
             # A group converted from classic keeps its old classic snapshot in the store
             # (its offsets are shared): the consumer group's records are the newer ones.
-            members = consumer_members.get(group_id, {}).values()
-            consumer = consumer_durability.restore(ctx, consumer_record, members)
-            handed = (handovers or {}).get(group_id)
+            consumer = consumer_durability.restore(ctx, group.consumer, group.members.values())
             if handed is not None:
                 handover.restore_consumer_sessions(ctx, consumer, handed, handover_max_age_ms)
             ctx.groups[group_id] = consumer
             ctx.event(
                 events.GroupLoaded(
-                    group_id, consumer.state.value, len(consumer.members), offset_count
+                    group_id, consumer.state.value, len(consumer.members), manager.count(group_id)
                 )
             )
-            continue
-        g = ClassicGroup(group_id)
-        snapshot = snapshots.get(group_id)
-        if snapshot is not None:
-            handed = (handovers or {}).get(group_id)
-            lasts = (
-                None
-                if handed is None
-                else handover.last_heartbeats(handed, snapshot, ctx.now, handover_max_age_ms)
-            )
-            _restore(ctx, g, snapshot, heartbeats, lasts)
-            if handed is not None and lasts is not None:
-                handover.restore_pending(ctx, g, handed, handover_max_age_ms)
-        ctx.groups[group_id] = g
-        ctx.event(events.GroupLoaded(group_id, g.state.value, len(g.members), offset_count))
-        if snapshot is not None:
-            ctx.shard.durable[group_id] = snapshot
-            _rebalance_if_needed(ctx, g, snapshot, "loaded", RebalanceTrigger.LOADED)
-        # What was loaded is what is persisted: the first checkpoint writes only what moves.
-        ctx.shard.checkpointed.update(
-            ((group_id, m.member_id), m.last_heartbeat_ms) for m in g.members.values()
+        elif group.snapshot is not None or manager.has_any(group_id):
+            _load_classic(ctx, group_id, group, fresh_sessions, handed, handover_max_age_ms)
+
+
+def _load_classic(
+    ctx: Context,
+    group_id: str,
+    stored: StoredGroup,
+    fresh_sessions: bool,
+    handed: handover.GroupHandover | None,
+    handover_max_age_ms: int,
+) -> None:
+    g = ClassicGroup(group_id)
+    snapshot = stored.snapshot
+    if snapshot is not None:
+        lasts = (
+            None
+            if handed is None
+            else handover.last_heartbeats(handed, snapshot, ctx.now, handover_max_age_ms)
         )
+        heartbeats = stored.heartbeats
+        if fresh_sessions:
+            heartbeats = {m.member_id: ctx.now for m in snapshot.members}
+        _restore(ctx, g, snapshot, heartbeats, lasts)
+        if handed is not None and lasts is not None:
+            handover.restore_pending(ctx, g, handed, handover_max_age_ms)
+    ctx.groups[group_id] = g
+    offset_count = ctx.shard.offsets.count(group_id)
+    ctx.event(events.GroupLoaded(group_id, g.state.value, len(g.members), offset_count))
+    if snapshot is not None:
+        _rebalance_if_needed(ctx, g, snapshot, "loaded", RebalanceTrigger.LOADED)
+        # What was loaded is what is persisted: the first checkpoint writes only what moves.
+        ctx.ledger(group_id).checkpointed = {
+            m.member_id: m.last_heartbeat_ms for m in g.members.values()
+        }
 
 
 def restore(
     ctx: Context,
     g: ClassicGroup,
     snapshot: GroupMetadataRecord,
-    heartbeats: dict[tuple[str, str], int],
+    heartbeats: dict[str, int],
 ) -> None:
     """Rebuild ``g`` as ``snapshot`` stored it after a failed write (durability.py): a
     snapshot taken mid-rebalance starts a rebalance, as a load does."""
@@ -177,10 +142,11 @@ def _restore(
     ctx: Context,
     g: ClassicGroup,
     snapshot: GroupMetadataRecord,
-    heartbeats: dict[tuple[str, str], int],
+    heartbeats: dict[str, int],
     lasts: Mapping[str, int] | None = None,
 ) -> None:
-    """``lasts``: member id -> its last heartbeat as a hand-over gives it (taken as it is)."""
+    """``heartbeats``: member id -> its last heartbeat checkpointed since the snapshot;
+    ``lasts``: as a hand-over gives it (taken as it is)."""
     g.protocol_type = snapshot.protocol_type
     g.generation_id = snapshot.generation_id
     g.state_timestamp_ms = snapshot.state_timestamp_ms
@@ -201,7 +167,7 @@ def _restore(
         if lasts is not None:
             last = lasts[mr.member_id]
         else:
-            checkpointed = heartbeats.get((g.group_id, mr.member_id), 0)
+            checkpointed = heartbeats.get(mr.member_id, 0)
             last = min(max(mr.last_heartbeat_ms, checkpointed), ctx.now)
         ctx.deadlines.schedule_heartbeat(
             ctx.out, m.heartbeat_key, g.group_id, m.member_id, last + m.session_timeout_ms
@@ -227,8 +193,6 @@ def renew_sessions(
     had run out refuses every request) and is back, or is not back yet and must not expire
     anyone meanwhile. ``ending_within_ms``: only the sessions that end that soon. A member
     waiting for a JoinGroup or SyncGroup answer counts as alive already."""
-    from .consumer.heartbeat import schedule_session  # (consumer/heartbeat imports this)
-
     horizon = None if ending_within_ms is None else ctx.now + ending_within_ms
     deadline = ctx.deadlines.deadline
     for group_id, g in ctx.groups.items():
@@ -247,24 +211,29 @@ def renew_sessions(
             for cm in g.members.values():
                 ends = deadline(consumer_session_key(group_id, cm.member_id))
                 if horizon is None or (ends is not None and ends <= horizon):
-                    schedule_session(ctx, g, cm)
+                    consumer_sessions.schedule_session(ctx, g, cm)
 
 
 def checkpoint(ctx: Context) -> None:
     """Records of the members' last heartbeats that moved since the last checkpoint."""
-    previous = ctx.shard.checkpointed
-    seen: dict[tuple[str, str], int] = {}
+    ledgers = ctx.shard.ledgers
     for g in ctx.groups.values():
         if not isinstance(g, ClassicGroup):
             continue  # a consumer member's session restarts whole on load, as in Kafka
+        ledger = ledgers.get(g.group_id)
+        if ledger is None:
+            if not g.members:
+                continue
+            ledger = ctx.ledger(g.group_id)
+        previous = ledger.checkpointed
+        seen: dict[str, int] = {}
         for m in g.members.values():
-            key = (g.group_id, m.member_id)
-            seen[key] = m.last_heartbeat_ms
-            if previous.get(key) != m.last_heartbeat_ms:
+            seen[m.member_id] = m.last_heartbeat_ms
+            if previous.get(m.member_id) != m.last_heartbeat_ms:
                 ctx.out.records.append(
                     HeartbeatRecord(g.group_id, m.member_id, m.last_heartbeat_ms)
                 )
-    ctx.shard.checkpointed = seen
+        ledger.checkpointed = seen
 
 
 def stats(groups: Iterable[AnyGroup]) -> GroupStats:

@@ -29,10 +29,16 @@ from protocol.consumer import (
 from protocol.errors import DecodeError, ErrorCode
 
 from . import events
+from .classic.group import ClassicGroup
+from .classic.member import Member
+from .classic.rebalance import prepare_rebalance
+from .classic.states import STABLE
+from .classic.subscriptions import subscribed_topics
 from .consumer import classic as consumer_classic
 from .consumer import coalesce as consumer_coalesce
 from .consumer import durability as consumer_durability
 from .consumer import heartbeat as consumer_heartbeat
+from .consumer import sessions as consumer_sessions
 from .consumer.group import ConsumerGroup
 from .consumer.member import ClassicMetadata, ConsumerMember, MemberState, Partitions
 from .context import Context
@@ -44,13 +50,8 @@ from .deadlines import (
     sync_key,
 )
 from .events import RebalanceTrigger
-from .group import ClassicGroup
-from .member import Member
 from .model import CLASSIC, CONSUMER
-from .rebalance import prepare_rebalance
 from .results import JoinGroupResult, SyncGroupResult
-from .states import STABLE
-from .subscriptions import subscribed_topics
 
 
 def upgrade_refusal(ctx: Context, g: ClassicGroup) -> str | None:
@@ -95,7 +96,7 @@ def to_consumer(ctx: Context, g: ClassicGroup) -> ConsumerGroup:
     c.reported_state = c.state
     ctx.groups[g.group_id] = c
     for cm in members:
-        consumer_heartbeat.schedule_session(ctx, c, cm)
+        consumer_sessions.schedule_session(ctx, c, cm)
     reason = "a consumer-protocol member joined"
     ctx.event(events.GroupConverted(g.group_id, CLASSIC, CONSUMER, epoch, len(members), reason))
     return c

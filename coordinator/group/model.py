@@ -1,5 +1,5 @@
 """What every kind of group answers, as Kafka's ``Group`` interface: the classic group
-(``group.py``) and the KIP-848 consumer group (``consumer/group.py``) live in one map of
+(``classic/group.py``) and the KIP-848 consumer group (``consumer/group.py``) live in one map of
 groups and share one offsets manager (``offsets_manager.py``), so offset commits, fetches,
 deletions, expiry, DeleteGroups, ListGroups and the group limit ask the group through
 this interface instead of branching on its kind.

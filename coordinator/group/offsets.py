@@ -13,12 +13,13 @@ from __future__ import annotations
 from protocol.errors import ErrorCode
 
 from . import events
+from .classic.group import ClassicGroup
+from .classic.states import DEAD, PREPARING_REBALANCE, STABLE
 from .consumer import durability as consumer_durability
 from .context import Context, Shard
 from .deadlines import heartbeat_key
-from .group import ClassicGroup
 from .model import Group
-from .offsets_manager import Pending
+from .offsets_manager import CommitsInFlight
 from .records import GroupDeletedRecord, OffsetCommitRecord, OffsetDeleteRecord
 from .requests import OffsetCommitInput
 from .results import (
@@ -29,7 +30,6 @@ from .results import (
     TopicErrors,
     TopicOffsets,
 )
-from .states import DEAD, PREPARING_REBALANCE, STABLE
 
 #: OffsetCommit v9+ reports an unknown group as such (older versions: ILLEGAL_GENERATION).
 GROUP_ID_NOT_FOUND_VERSION = 9
@@ -140,7 +140,7 @@ def _fetched(
     topic: str,
     partition: int,
     committed: OffsetCommitRecord | None,
-    pending: Pending,
+    pending: CommitsInFlight,
 ) -> PartitionOffset:
     if pending and (topic, partition) in pending:
         return PartitionOffset(partition, -1, -1, "", ErrorCode.UNSTABLE_OFFSET_COMMIT)
@@ -188,7 +188,7 @@ def delete_group(ctx: Context, g: Group, reason: str) -> None:
     del ctx.groups[g.group_id]
     record = GroupDeletedRecord(g.group_id)
     ctx.out.records.append(record)
-    ctx.shard.deleting[g.group_id] = (record, kept)
+    ctx.ledger(g.group_id).deleting = (record, kept)
     ctx.event(events.GroupDeleted(g.group_id, reason))
 
 

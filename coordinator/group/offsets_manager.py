@@ -16,22 +16,22 @@ from .records import OffsetCommitRecord
 #: Stored offsets of one group: topic -> partition -> the commit as stored.
 Committed = dict[str, dict[int, OffsetCommitRecord]]
 #: Commits of one group not yet stored, oldest first, by (topic, partition).
-Pending = dict[tuple[str, int], list[OffsetCommitRecord]]
+CommitsInFlight = dict[tuple[str, int], list[OffsetCommitRecord]]
 
 _NO_COMMITTED: Committed = {}
-_NO_PENDING: Pending = {}
+_NO_PENDING: CommitsInFlight = {}
 
 
 @dataclass(slots=True)
 class OffsetsManager:
     committed: dict[str, Committed] = field(default_factory=dict)
-    pending: dict[str, Pending] = field(default_factory=dict)
+    pending: dict[str, CommitsInFlight] = field(default_factory=dict)
 
     def of(self, group_id: str) -> Committed:
         """The group's stored offsets (read only: an empty mapping when it has none)."""
         return self.committed.get(group_id, _NO_COMMITTED)
 
-    def pending_of(self, group_id: str) -> Pending:
+    def pending_of(self, group_id: str) -> CommitsInFlight:
         return self.pending.get(group_id, _NO_PENDING)
 
     def has_any(self, group_id: str) -> bool:

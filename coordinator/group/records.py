@@ -1,5 +1,15 @@
-"""What the state machine asks its driver to persist; ``GroupCoordinator.load`` rebuilds the
-groups and offsets from them (the latest record for a key wins).
+"""What the state machine asks its driver to persist, and how each record *replays*: into
+what the store holds of its group (``StoredGroup``) and into the offsets (Kafka's
+``GroupCoordinatorShard.replay``, dispatching to the group and offset managers). Loading is
+replaying what the store returns, then building each group from its ``StoredGroup``
+(lifecycle.py); a failed write rolls a group back to its ``StoredGroup``, kept by replaying
+each record once it is stored (durability.py). Store-side, ``store/tables.py`` declares
+each record's table and row.
+
+To add a field to a record: add it here (with a default, so records stored without it
+still load); a record kept as a JSON document (snapshots, consumer groups and members)
+needs nothing in the store; then use it where the group is built (lifecycle.py,
+consumer/durability.py).
 
 Timestamps are readings of the caller's ``now_ms`` clock. For sessions and offset retention
 to carry across a restart, the driver must use a clock that continues across restarts
@@ -8,7 +18,49 @@ to carry across a restart, the driver must use a clock that continues across res
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import Protocol
+
 from .frozen import frozen
+
+
+class Offsets(Protocol):
+    """Where offset records replay (offsets_manager.py)."""
+
+    def put(self, record: OffsetCommitRecord) -> None: ...
+
+    def delete(self, group_id: str, topic: str, partition: int) -> bool: ...
+
+    def take(self, group_id: str) -> object: ...
+
+
+@dataclass(slots=True)
+class StoredGroup:
+    """What the store holds of one group, as its records replay: everything but offsets
+    (the offsets manager keeps those, stored and in flight)."""
+
+    #: The classic group's last snapshot, and its members' heartbeats checkpointed since.
+    snapshot: GroupMetadataRecord | None = None
+    heartbeats: dict[str, int] = field(default_factory=dict)
+    #: The consumer group's own record and its members (newer than a classic snapshot of
+    #: the same id: a group converted from classic keeps that snapshot in the store).
+    consumer: ConsumerGroupRecord | None = None
+    members: dict[str, ConsumerMemberRecord] = field(default_factory=dict)
+    #: Its own configs (none: empty).
+    configs: dict[str, int] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return self.snapshot is not None or self.consumer is not None or bool(self.configs)
+
+    def clear(self) -> None:
+        """The group is deleted (its configs are not: they outlive the group)."""
+        self.snapshot = self.consumer = None
+        self.heartbeats.clear()
+        self.members.clear()
+
+
+# Each record's ``replay(stored, offsets)``: the record is stored, so what the store holds
+# of its group (and, given ``offsets``, the offsets) becomes what it holds after it.
 
 
 @frozen
@@ -39,6 +91,10 @@ class GroupMetadataRecord:
     leader_id: str | None
     members: list[MemberRecord]
 
+    def replay(self, stored: StoredGroup, offsets: Offsets | None) -> None:
+        stored.snapshot = self
+        stored.heartbeats.clear()  # it carries its members' heartbeats
+
 
 @frozen
 class OffsetCommitRecord:
@@ -51,6 +107,10 @@ class OffsetCommitRecord:
     commit_timestamp_ms: int
     expire_timestamp_ms: int | None
 
+    def replay(self, stored: StoredGroup, offsets: Offsets | None) -> None:
+        if offsets is not None:
+            offsets.put(self)
+
 
 @frozen
 class OffsetDeleteRecord:
@@ -58,12 +118,21 @@ class OffsetDeleteRecord:
     topic: str
     partition: int
 
+    def replay(self, stored: StoredGroup, offsets: Offsets | None) -> None:
+        if offsets is not None:
+            offsets.delete(self.group_id, self.topic, self.partition)
+
 
 @frozen
 class GroupDeletedRecord:
     """The group and all its offsets are gone."""
 
     group_id: str
+
+    def replay(self, stored: StoredGroup, offsets: Offsets | None) -> None:
+        stored.clear()
+        if offsets is not None:
+            offsets.take(self.group_id)
 
 
 @frozen
@@ -76,6 +145,10 @@ class HeartbeatRecord:
     member_id: str
     last_heartbeat_ms: int
 
+    def replay(self, stored: StoredGroup, offsets: Offsets | None) -> None:
+        known = stored.heartbeats.get(self.member_id, 0)
+        stored.heartbeats[self.member_id] = max(known, self.last_heartbeat_ms)
+
 
 @frozen
 class ConsumerGroupRecord:
@@ -87,6 +160,9 @@ class ConsumerGroupRecord:
     group_epoch: int
     assignment_epoch: int
     subscription_metadata: dict[str, int]  # topic -> partitions, as last assigned from
+
+    def replay(self, stored: StoredGroup, offsets: Offsets | None) -> None:
+        stored.consumer = self
 
 
 @frozen
@@ -115,11 +191,17 @@ class ConsumerMemberRecord:
     classic_session_timeout_ms: int | None = None
     classic_protocols: list[list[str]] | None = None
 
+    def replay(self, stored: StoredGroup, offsets: Offsets | None) -> None:
+        stored.members[self.member_id] = self
+
 
 @frozen
 class ConsumerMemberRemovedRecord:
     group_id: str
     member_id: str
+
+    def replay(self, stored: StoredGroup, offsets: Offsets | None) -> None:
+        stored.members.pop(self.member_id, None)
 
 
 @frozen
@@ -130,6 +212,10 @@ class ConsumerGroupDeletedRecord:
 
     group_id: str
 
+    def replay(self, stored: StoredGroup, offsets: Offsets | None) -> None:
+        stored.consumer = None
+        stored.members.clear()
+
 
 @frozen
 class GroupConfigRecord:
@@ -138,6 +224,9 @@ class GroupConfigRecord:
 
     group_id: str
     configs: dict[str, int]
+
+    def replay(self, stored: StoredGroup, offsets: Offsets | None) -> None:
+        stored.configs = dict(self.configs)
 
 
 #: Everything the state machine persists: a closed union, so a consumer that matches on it
@@ -153,4 +242,18 @@ Record = (
     | ConsumerMemberRemovedRecord
     | ConsumerGroupDeletedRecord
     | GroupConfigRecord
+)
+
+#: A KIP-848 consumer group's records (consumer/durability.py writes them).
+ConsumerRecord = (
+    ConsumerGroupRecord
+    | ConsumerMemberRecord
+    | ConsumerMemberRemovedRecord
+    | ConsumerGroupDeletedRecord
+)
+CONSUMER_RECORDS = (
+    ConsumerGroupRecord,
+    ConsumerMemberRecord,
+    ConsumerMemberRemovedRecord,
+    ConsumerGroupDeletedRecord,
 )

@@ -1,7 +1,8 @@
 """The storage interface the coordinator owns.
 
 The state machine emits records; the runtime hands them to a ``Store`` in ``Write``
-batches, which the store turns into rows. A store applies each batch
+batches, which the store turns into rows (``tables.py``: one table of record type -> rows,
+the same for every SQL store). A store applies each batch
 atomically and reports when it is durable; concurrent batches may be committed together
 (group commit). Shaped so that a networked database (several coordinator nodes sharing
 state) can implement it: every write is keyed by group id, and loading is per node.
@@ -44,8 +45,8 @@ class Write:
 
 @dataclass(slots=True)
 class LoadedState:
-    #: For ``GroupCoordinator.load``: group snapshots, then the heartbeats checkpointed
-    #: since, then offsets.
+    #: For ``GroupCoordinator.load``, which replays them: every record stored, the latest
+    #: of each key (``tables.READS`` says in which order).
     records: list[Record] = field(default_factory=list)
     topics: list[tuple[str, int]] = field(default_factory=list)
     security: SecurityRows = field(default_factory=lambda: SecurityRows())

@@ -29,40 +29,17 @@ import json
 import secrets
 import time
 from collections.abc import Callable
-from itertools import groupby
-from typing import Any, assert_never, cast
 
 import asyncpg
 
-from ..accounts import AclBinding, Operation, PatternType, Permission, ResourceType, ScramCredential
 from ..cluster.placement import partition_for
 from ..errors import StartupError
 from ..group.handover import GroupHandover
-from ..group.records import (
-    ConsumerGroupDeletedRecord,
-    ConsumerGroupRecord,
-    ConsumerMemberRecord,
-    ConsumerMemberRemovedRecord,
-    GroupConfigRecord,
-    GroupDeletedRecord,
-    GroupMetadataRecord,
-    HeartbeatRecord,
-    OffsetCommitRecord,
-    OffsetDeleteRecord,
-    Record,
-)
-from . import bounded
+from ..group.records import GroupMetadataRecord, Record
+from . import bounded, tables
 from .base import LoadedState, SecurityRows, Store, Write
-from .snapshots import (
-    consumer_group_from_json,
-    consumer_group_to_json,
-    consumer_member_from_json,
-    consumer_member_to_json,
-    handover_from_json,
-    handover_to_json,
-    snapshot_from_json,
-    snapshot_to_json,
-)
+from .dialect import POSTGRES
+from .snapshots import handover_from_json, handover_to_json
 
 # Numbered migrations, applied in order at start; coordinator_schema records the last.
 MIGRATIONS: list[str] = [
@@ -328,13 +305,7 @@ class PostgresStore(Store):
                     " SELECT generate_series(0, $1 - 1) ON CONFLICT DO NOTHING",
                     self.partitions,
                 )
-            for table in (
-                "groups",
-                "offsets",
-                "member_heartbeats",
-                "consumer_groups",
-                "consumer_group_members",
-            ):
+            for table in (t.name for t in tables.PARTITIONED):
                 unplaced = await conn.fetch(
                     f"SELECT DISTINCT group_id FROM {table} WHERE coordinator_partition IS NULL"
                 )
@@ -397,7 +368,7 @@ class PostgresStore(Store):
         if not rows:
             return
         if snapshots:
-            await _apply_run(conn, snapshots, self.partition_of)
+            await _apply(conn, Write(records=snapshots), self.partition_of)
         await conn.executemany(
             "INSERT INTO group_handovers (group_id, coordinator_partition, epoch, data)"
             " VALUES ($1, $2, $3, $4) ON CONFLICT (group_id) DO UPDATE SET"
@@ -497,7 +468,7 @@ async def _load(conn: asyncpg.Connection, groups: bool) -> LoadedState:
     state = LoadedState()
     if groups:
         state.records = await _load_records(conn, None)
-    rows = await conn.fetch("SELECT name, partitions, unkeyed_id FROM topics")
+    rows = await conn.fetch(tables.TOPICS_QUERY)
     state.topics = [(r["name"], r["partitions"]) for r in rows]
     state.unkeyed_topics = frozenset(r["name"] for r in rows if r["unkeyed_id"])
     # The first node to get here makes the key; every other node reads the same one.
@@ -511,245 +482,24 @@ async def _load(conn: asyncpg.Connection, groups: bool) -> LoadedState:
 
 
 async def _load_records(conn: asyncpg.Connection, partitions: list[int] | None) -> list[Record]:
-    """Group snapshots, then the heartbeats checkpointed since, then offsets: of the groups
-    in ``partitions`` (None: of all groups)."""
-    where, args = (
-        ("", []) if partitions is None else (" WHERE coordinator_partition = ANY($1)", [partitions])
-    )
+    """Everything stored of the groups in ``partitions`` (None: of all groups)."""
+    args = [] if partitions is None else [partitions]
     records: list[Record] = []
-    for row in await conn.fetch("SELECT group_id, data FROM group_configs" + where, *args):
-        records.append(GroupConfigRecord(row["group_id"], json.loads(row["data"])))
-    for row in await conn.fetch("SELECT group_id, data FROM consumer_groups" + where, *args):
-        records.append(consumer_group_from_json(row["group_id"], json.loads(row["data"])))
-    for row in await conn.fetch(
-        "SELECT group_id, member_id, data FROM consumer_group_members" + where, *args
-    ):
-        group_id, member_id, data = row
-        records.append(consumer_member_from_json(group_id, member_id, json.loads(data)))
-    for row in await conn.fetch("SELECT group_id, data FROM groups" + where, *args):
-        records.append(snapshot_from_json(row["group_id"], json.loads(row["data"])))
-    for row in await conn.fetch(
-        "SELECT group_id, member_id, last_heartbeat_ms FROM member_heartbeats" + where, *args
-    ):
-        records.append(HeartbeatRecord(*row))
-    for row in await conn.fetch(
-        "SELECT group_id, topic, partition, committed_offset, leader_epoch, metadata,"
-        " commit_timestamp_ms, expire_timestamp_ms FROM offsets" + where,
-        *args,
-    ):
-        group_id, topic, partition, offset, epoch, metadata, committed, expires = row
-        records.append(
-            OffsetCommitRecord(
-                group_id, topic, partition, offset, epoch, _text(metadata), committed, expires
-            )
-        )
+    for query, record in tables.reads(POSTGRES, by_partition=partitions is not None):
+        records.extend(record(row) for row in await conn.fetch(query, *args))
     return records
 
 
 async def _read_security(conn: asyncpg.Connection) -> SecurityRows:
-    credentials = tuple(
-        ScramCredential(*row)
-        for row in await conn.fetch(
-            "SELECT username, mechanism, salt, iterations, stored_key, server_key"
-            " FROM scram_credentials ORDER BY username, mechanism"
-        )
-    )
-    acls = tuple(
-        AclBinding(
-            principal=principal,
-            resource_type=ResourceType(rtype),
-            resource_name=name,
-            pattern_type=PatternType(ptype),
-            operation=Operation(op),
-            permission=Permission(perm),
-            host=host,
-        )
-        for principal, rtype, name, ptype, op, perm, host in await conn.fetch(
-            "SELECT principal, resource_type, resource_name, pattern_type, operation,"
-            " permission, host FROM acls ORDER BY resource_type, resource_name, principal"
-        )
-    )
-    return SecurityRows(credentials, acls)
+    credentials, acls = [await conn.fetch(query) for query in tables.SECURITY_QUERIES]
+    return tables.security_rows(credentials, acls)
 
 
-def _acl_row(a: AclBinding) -> tuple[str, int, str, int, int, int, str]:
-    return (
-        a.principal,
-        int(a.resource_type),
-        a.resource_name,
-        int(a.pattern_type),
-        int(a.operation),
-        int(a.permission),
-        a.host,
-    )
+async def _apply(conn: asyncpg.Connection, batch: Write, partition_of: tables.PartitionOf) -> None:
+    for statement, rows in tables.statements(batch, POSTGRES, partition_of):
+        await conn.executemany(statement, rows)
 
 
-async def _apply_security(conn: asyncpg.Connection, batch: Write) -> None:
-    for user, mechanism in batch.deleted_credentials:
-        if mechanism is None:
-            await conn.execute("DELETE FROM scram_credentials WHERE username = $1", user)
-        else:
-            await conn.execute(
-                "DELETE FROM scram_credentials WHERE username = $1 AND mechanism = $2",
-                user,
-                mechanism,
-            )
-    if batch.credentials:
-        await conn.executemany(
-            "INSERT INTO scram_credentials VALUES ($1, $2, $3, $4, $5, $6)"
-            " ON CONFLICT (username, mechanism) DO UPDATE SET salt = excluded.salt,"
-            " iterations = excluded.iterations, stored_key = excluded.stored_key,"
-            " server_key = excluded.server_key",
-            [
-                (c.username, c.mechanism, c.salt, c.iterations, c.stored_key, c.server_key)
-                for c in batch.credentials
-            ],
-        )
-    if batch.deleted_acls:
-        await conn.executemany(
-            "DELETE FROM acls WHERE principal = $1 AND resource_type = $2"
-            " AND resource_name = $3 AND pattern_type = $4 AND operation = $5"
-            " AND permission = $6 AND host = $7",
-            [_acl_row(a) for a in batch.deleted_acls],
-        )
-    if batch.acls:
-        await conn.executemany(
-            "INSERT INTO acls VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING",
-            [_acl_row(a) for a in batch.acls],
-        )
-
-
-PartitionOf = Callable[[str], int]
-
-
-async def _apply(conn: asyncpg.Connection, batch: Write, partition_of: PartitionOf) -> None:
-    await _apply_security(conn, batch)
-    if batch.topics:
-        await conn.executemany(
-            "INSERT INTO topics (name, partitions) VALUES ($1, $2)"
-            " ON CONFLICT (name) DO UPDATE SET partitions = excluded.partitions",
-            batch.topics,
-        )
-    # In order; a run of records of one kind is one statement (a commit storm is a run of
-    # offsets).
-    for _kind, run in groupby(batch.records, type):
-        await _apply_run(conn, list(run), partition_of)
-
-
-async def _apply_run(
-    conn: asyncpg.Connection, records: list[Record], partition_of: PartitionOf
-) -> None:
-    first = records[0]
-    match first:
-        case OffsetCommitRecord():
-            commits = cast(list[OffsetCommitRecord], records)
-            await conn.executemany(
-                _UPSERT_OFFSET, [(*_offset_row(r), partition_of(r.group_id)) for r in commits]
-            )
-        case GroupMetadataRecord():
-            snapshots = cast(list[GroupMetadataRecord], records)
-            rows = [
-                (r.group_id, json.dumps(snapshot_to_json(r)), partition_of(r.group_id))
-                for r in snapshots
-            ]
-            await conn.executemany(_UPSERT_GROUP, rows)
-            # A snapshot carries its members' heartbeats; older checkpoints are moot.
-            await conn.executemany(_DELETE_HEARTBEATS, [(g,) for g, _data, _p in rows])
-        case OffsetDeleteRecord():
-            deletes = cast(list[OffsetDeleteRecord], records)
-            await conn.executemany(
-                "DELETE FROM offsets WHERE group_id = $1 AND topic = $2 AND partition = $3",
-                [(r.group_id, r.topic, r.partition) for r in deletes],
-            )
-        case GroupDeletedRecord():
-            gone = [(r.group_id,) for r in cast(list[GroupDeletedRecord], records)]
-            await conn.executemany("DELETE FROM offsets WHERE group_id = $1", gone)
-            await conn.executemany("DELETE FROM groups WHERE group_id = $1", gone)
-            await conn.executemany(_DELETE_HEARTBEATS, gone)
-            await conn.executemany("DELETE FROM consumer_groups WHERE group_id = $1", gone)
-            await conn.executemany(_DELETE_CONSUMER_MEMBERS, gone)
-        case ConsumerGroupRecord():
-            consumer = cast(list[ConsumerGroupRecord], records)
-            await conn.executemany(
-                "INSERT INTO consumer_groups (group_id, data, coordinator_partition)"
-                " VALUES ($1, $2, $3) ON CONFLICT (group_id) DO UPDATE SET"
-                " data = excluded.data, coordinator_partition = excluded.coordinator_partition",
-                [
-                    (r.group_id, json.dumps(consumer_group_to_json(r)), partition_of(r.group_id))
-                    for r in consumer
-                ],
-            )
-        case ConsumerMemberRecord():
-            members = cast(list[ConsumerMemberRecord], records)
-            await conn.executemany(
-                "INSERT INTO consumer_group_members"
-                " (group_id, member_id, data, coordinator_partition) VALUES ($1, $2, $3, $4)"
-                " ON CONFLICT (group_id, member_id) DO UPDATE SET data = excluded.data,"
-                " coordinator_partition = excluded.coordinator_partition",
-                [
-                    (
-                        r.group_id,
-                        r.member_id,
-                        json.dumps(consumer_member_to_json(r)),
-                        partition_of(r.group_id),
-                    )
-                    for r in members
-                ],
-            )
-        case ConsumerMemberRemovedRecord():
-            removed = cast(list[ConsumerMemberRemovedRecord], records)
-            await conn.executemany(
-                "DELETE FROM consumer_group_members WHERE group_id = $1 AND member_id = $2",
-                [(r.group_id, r.member_id) for r in removed],
-            )
-        case ConsumerGroupDeletedRecord():
-            forgotten = [(r.group_id,) for r in cast(list[ConsumerGroupDeletedRecord], records)]
-            await conn.executemany("DELETE FROM consumer_groups WHERE group_id = $1", forgotten)
-            await conn.executemany(_DELETE_CONSUMER_MEMBERS, forgotten)
-        case GroupConfigRecord():
-            for r in cast(list[GroupConfigRecord], records):
-                if r.configs:
-                    await conn.execute(
-                        "INSERT INTO group_configs (group_id, data, coordinator_partition)"
-                        " VALUES ($1, $2, $3) ON CONFLICT (group_id) DO UPDATE SET"
-                        " data = excluded.data",
-                        r.group_id,
-                        json.dumps(r.configs),
-                        partition_of(r.group_id),
-                    )
-                else:
-                    await conn.execute("DELETE FROM group_configs WHERE group_id = $1", r.group_id)
-        case HeartbeatRecord():
-            beats = cast(list[HeartbeatRecord], records)
-            await conn.executemany(
-                "INSERT INTO member_heartbeats"
-                " (group_id, member_id, last_heartbeat_ms, coordinator_partition)"
-                " VALUES ($1, $2, $3, $4) ON CONFLICT (group_id, member_id) DO UPDATE SET"
-                " last_heartbeat_ms = excluded.last_heartbeat_ms",
-                [
-                    (r.group_id, r.member_id, r.last_heartbeat_ms, partition_of(r.group_id))
-                    for r in beats
-                ],
-            )
-        case _:
-            assert_never(first)
-
-
-_DELETE_CONSUMER_MEMBERS = "DELETE FROM consumer_group_members WHERE group_id = $1"
-_UPSERT_OFFSET = (
-    "INSERT INTO offsets (group_id, topic, partition, committed_offset, leader_epoch,"
-    " metadata, commit_timestamp_ms, expire_timestamp_ms, coordinator_partition)"
-    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
-    " ON CONFLICT (group_id, topic, partition) DO UPDATE SET"
-    " committed_offset = excluded.committed_offset,"
-    " leader_epoch = excluded.leader_epoch, metadata = excluded.metadata,"
-    " commit_timestamp_ms = excluded.commit_timestamp_ms,"
-    " expire_timestamp_ms = excluded.expire_timestamp_ms"
-)
-_UPSERT_GROUP = (
-    "INSERT INTO groups (group_id, data, coordinator_partition) VALUES ($1, $2, $3)"
-    " ON CONFLICT (group_id) DO UPDATE SET data = excluded.data"
-)
 #: The partitions (of $1, at the epochs $2) that node $3 still owns with a live lease; the
 #: share lock makes a concurrent takeover wait for this transaction, and fail it after.
 _FENCE = """
@@ -760,21 +510,3 @@ _FENCE = """
     WHERE p.owner = $3 AND n.lease_expires_at > now()
     FOR SHARE OF p
 """
-_DELETE_HEARTBEATS = "DELETE FROM member_heartbeats WHERE group_id = $1"
-
-
-def _offset_row(r: OffsetCommitRecord) -> tuple[Any, ...]:
-    return (
-        r.group_id,
-        r.topic,
-        r.partition,
-        r.offset,
-        r.leader_epoch,
-        r.metadata.encode("utf-8", "surrogatepass"),
-        r.commit_timestamp_ms,
-        r.expire_timestamp_ms,
-    )
-
-
-def _text(data: bytes) -> str:
-    return bytes(data).decode("utf-8", "surrogatepass")

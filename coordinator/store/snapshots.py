@@ -1,130 +1,126 @@
-"""A group snapshot (``GroupMetadataRecord``, or a KIP-848 ``ConsumerGroupRecord``) as the
-JSON document the store keeps: bytes as base64, so the store needs no schema change when
-the snapshot gains a field."""
+"""A record kept as a JSON document (a classic group's snapshot, a KIP-848 consumer group
+and its members): every field of the record but its key columns, bytes as base64, and a
+version. The document follows the record's declaration (``group/records.py``), so a
+field added there (with a default, for documents stored without it) is stored and read
+back with no change here nor a schema change. A cluster's hand-over (not a record) is a
+JSON document too (``handover_to_json``)."""
 
 from __future__ import annotations
 
 import base64
 import dataclasses
+import json
+import types
+import typing
+from collections.abc import Callable
 from typing import Any
 
 from ..group.handover import GroupHandover
-from ..group.records import (
-    ConsumerGroupRecord,
-    ConsumerMemberRecord,
-    GroupMetadataRecord,
-    MemberRecord,
-)
 
-SNAPSHOT_VERSION = 1
+#: The documents' version (one for every kind; a reader refuses another).
+VERSION = 1
+
+_Codec = Callable[..., Any]
 
 
 def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def snapshot_to_json(r: GroupMetadataRecord) -> dict[str, Any]:
-    return {
-        "version": SNAPSHOT_VERSION,
-        "state": r.state,
-        "state_timestamp_ms": r.state_timestamp_ms,
-        "protocol_type": r.protocol_type,
-        "protocol_name": r.protocol_name,
-        "generation_id": r.generation_id,
-        "leader_id": r.leader_id,
-        "members": [
-            {
-                "member_id": m.member_id,
-                "group_instance_id": m.group_instance_id,
-                "client_id": m.client_id,
-                "client_host": m.client_host,
-                "rebalance_timeout_ms": m.rebalance_timeout_ms,
-                "session_timeout_ms": m.session_timeout_ms,
-                "protocol_type": m.protocol_type,
-                "protocols": [[name, _b64(meta)] for name, meta in m.protocols],
-                "assignment": _b64(m.assignment),
-                "last_heartbeat_ms": m.last_heartbeat_ms,
-            }
-            for m in r.members
-        ],
-    }
+def _expr(hint: Any, value: str, ns: dict[str, Any], write: bool, depth: int = 0) -> str:
+    """A Python expression turning ``value`` (of type ``hint``) into JSON (``write``) or
+    back: inline, so that a codec is straight-line code."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    x = f"x{depth}"
+    if hint is bytes:
+        ns["b64"], ns["unb64"] = _b64, base64.b64decode
+        return f"{'b64' if write else 'unb64'}({value})"
+    if dataclasses.is_dataclass(hint):
+        name = f"record_{getattr(hint, '__name__', 'x')}"
+        ns[name] = _compile(hint, (), write)
+        return f"{name}({value})"
+    if origin in (typing.Union, types.UnionType):
+        [inner] = [a for a in args if a is not type(None)]
+        converted = _expr(inner, value, ns, write, depth)
+        return value if converted == value else f"(None if {value} is None else {converted})"
+    if origin is tuple and Ellipsis not in args:
+        items = [_expr(a, f"{value}[{i}]", ns, write, depth) for i, a in enumerate(args)]
+        if write and all(item == f"{value}[{i}]" for i, item in enumerate(items)):
+            return value
+        return f"[{', '.join(items)}]" if write else f"({', '.join(items)},)"
+    if origin in (list, tuple):
+        item = _expr(args[0], x, ns, write, depth + 1)
+        if item == x:
+            return value if origin is list or write else f"tuple({value})"
+        return (
+            f"[{item} for {x} in {value}]"
+            if origin is list or write
+            else f"tuple({item} for {x} in {value})"
+        )
+    if origin is dict:
+        item = _expr(args[1], x, ns, write, depth + 1)
+        k = f"k{depth}"
+        return value if item == x else f"{{{k}: {item} for {k}, {x} in {value}.items()}}"
+    return value
 
 
-def snapshot_from_json(group_id: str, d: dict[str, Any]) -> GroupMetadataRecord:
-    if d.get("version") != SNAPSHOT_VERSION:
-        raise ValueError(f"group {group_id!r}: unknown snapshot version {d.get('version')!r}")
-    return GroupMetadataRecord(
-        group_id=group_id,
-        state=d["state"],
-        state_timestamp_ms=d["state_timestamp_ms"],
-        protocol_type=d["protocol_type"],
-        protocol_name=d["protocol_name"],
-        generation_id=d["generation_id"],
-        leader_id=d["leader_id"],
-        members=[
-            MemberRecord(
-                member_id=m["member_id"],
-                group_instance_id=m["group_instance_id"],
-                client_id=m["client_id"],
-                client_host=m["client_host"],
-                rebalance_timeout_ms=m["rebalance_timeout_ms"],
-                session_timeout_ms=m["session_timeout_ms"],
-                protocol_type=m["protocol_type"],
-                protocols=[(name, base64.b64decode(meta)) for name, meta in m["protocols"]],
-                assignment=base64.b64decode(m["assignment"]),
-                last_heartbeat_ms=m["last_heartbeat_ms"],
-            )
-            for m in d["members"]
-        ],
-    )
+def _compile(cls: Any, keys: tuple[str, ...], write: bool) -> _Codec:
+    """A record's writer (record -> dict) or reader (dict, then its key values -> record),
+    made once as straight-line code: a snapshot of a large group is written at every
+    rebalance, and every group's is read at start."""
+    hints = typing.get_type_hints(cls)
+    namespace: dict[str, Any] = {"cls": cls}
+    parts = []
+    for f in dataclasses.fields(cls):
+        if f.name in keys:
+            continue
+        value = f"v.{f.name}" if write else f"d[{f.name!r}]"
+        expr = _expr(hints[f.name], value, namespace, write)
+        if write:
+            parts.append(f"{f.name!r}: {expr}")
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            parts.append(f"{f.name}={expr}")
+        else:  # stored before the field existed: its default
+            parts.append(f"**({{{f.name!r}: {expr}}} if {f.name!r} in d else {{}})")
+    if write:
+        source = f"def codec(v):\n    return {{{', '.join(parts)}}}\n"
+    else:
+        key_args = "".join(f", {k}" for k in keys)
+        key_kw = "".join(f"{k}={k}, " for k in keys)
+        source = f"def codec(d{key_args}):\n    return cls({key_kw}{', '.join(parts)})\n"
+    exec(source, namespace)  # code made here from the record's own declaration
+    codec: _Codec = namespace["codec"]
+    codec.__doc__ = source
+    return codec
 
 
-CONSUMER_SNAPSHOT_VERSION = 1
+class Document:
+    """One record type as a JSON document; ``keys``: its fields kept in their own
+    columns (not in the document)."""
+
+    def __init__(self, cls: type[Any], keys: tuple[str, ...], what: str) -> None:
+        self.what = what
+        self._write = _compile(cls, keys, write=True)
+        self._read = _compile(cls, keys, write=False)
+
+    def dumps(self, record: Any) -> str:
+        return json.dumps({"version": VERSION, **self._write(record)})
+
+    def loads(self, data: str, *key: Any) -> Any:
+        d = json.loads(data)
+        if d.get("version") != VERSION:
+            check_version(f"{self.what} {key[0]!r}", d)
+        return self._read(d, *key)
 
 
-def consumer_group_to_json(r: ConsumerGroupRecord) -> dict[str, Any]:
-    return {
-        "version": CONSUMER_SNAPSHOT_VERSION,
-        "group_epoch": r.group_epoch,
-        "assignment_epoch": r.assignment_epoch,
-        "subscription_metadata": r.subscription_metadata,
-    }
-
-
-def consumer_group_from_json(group_id: str, d: dict[str, Any]) -> ConsumerGroupRecord:
-    _check_version(f"consumer group {group_id!r}", d)
-    return ConsumerGroupRecord(
-        group_id, d["group_epoch"], d["assignment_epoch"], d["subscription_metadata"]
-    )
-
-
-def consumer_member_to_json(r: ConsumerMemberRecord) -> dict[str, Any]:
-    fields = {f.name: getattr(r, f.name) for f in dataclasses.fields(r) if f.name not in _KEYS}
-    return {"version": CONSUMER_SNAPSHOT_VERSION, **fields}
-
-
-def consumer_member_from_json(
-    group_id: str, member_id: str, d: dict[str, Any]
-) -> ConsumerMemberRecord:
-    _check_version(f"consumer group {group_id!r}", d)
-    fields = {k: v for k, v in d.items() if k != "version"}
-    return ConsumerMemberRecord(group_id=group_id, member_id=member_id, **fields)
-
-
-_KEYS = ("group_id", "member_id")
-
-
-def _check_version(what: str, d: dict[str, Any], version: int = CONSUMER_SNAPSHOT_VERSION) -> None:
-    if d.get("version") != version:
+def check_version(what: str, d: dict[str, Any]) -> None:
+    if d.get("version") != VERSION:
         raise ValueError(f"{what}: unknown record version {d.get('version')!r}")
-
-
-HANDOVER_VERSION = 1
 
 
 def handover_to_json(h: GroupHandover) -> dict[str, Any]:
     return {
-        "version": HANDOVER_VERSION,
+        "version": VERSION,
         "generation_id": h.generation_id,
         "sessions": h.sessions,
         "pending": h.pending,
@@ -132,5 +128,5 @@ def handover_to_json(h: GroupHandover) -> dict[str, Any]:
 
 
 def handover_from_json(group_id: str, d: dict[str, Any], age_ms: int) -> GroupHandover:
-    _check_version(f"hand-over of group {group_id!r}", d, HANDOVER_VERSION)
+    check_version(f"hand-over of group {group_id!r}", d)
     return GroupHandover(group_id, d["generation_id"], d["sessions"], d["pending"], age_ms)

@@ -9,41 +9,19 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
-import json
 import os
 import secrets
 import sqlite3
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from itertools import groupby
 from pathlib import Path
-from typing import IO, assert_never, cast
+from typing import IO
 
-from ..accounts import AclBinding, Operation, PatternType, Permission, ResourceType, ScramCredential
 from ..errors import StartupError
-from ..group.records import (
-    ConsumerGroupDeletedRecord,
-    ConsumerGroupRecord,
-    ConsumerMemberRecord,
-    ConsumerMemberRemovedRecord,
-    GroupConfigRecord,
-    GroupDeletedRecord,
-    GroupMetadataRecord,
-    HeartbeatRecord,
-    OffsetCommitRecord,
-    OffsetDeleteRecord,
-    Record,
-)
 from ..private_files import private_dir, private_file
+from . import tables
 from .base import LoadedState, SecurityRows, Store, Write
-from .snapshots import (
-    consumer_group_from_json,
-    consumer_group_to_json,
-    consumer_member_from_json,
-    consumer_member_to_json,
-    snapshot_from_json,
-    snapshot_to_json,
-)
+from .dialect import SQLITE
 
 #: In the data directory: locked by the daemon that uses it (its pid inside).
 LOCK_FILE = ".lock"
@@ -217,38 +195,9 @@ class SqliteStore(Store):
         migrate(conn)
         self._conn = conn
         state = LoadedState()
-        state.records.extend(
-            GroupConfigRecord(group_id, json.loads(data))
-            for group_id, data in conn.execute("SELECT group_id, data FROM group_configs")
-        )
-        state.records.extend(
-            consumer_group_from_json(group_id, json.loads(data))
-            for group_id, data in conn.execute("SELECT group_id, data FROM consumer_groups")
-        )
-        state.records.extend(
-            consumer_member_from_json(group_id, member_id, json.loads(data))
-            for group_id, member_id, data in conn.execute(
-                "SELECT group_id, member_id, data FROM consumer_group_members"
-            )
-        )
-        state.records.extend(
-            snapshot_from_json(group_id, json.loads(data))
-            for group_id, data in conn.execute("SELECT group_id, data FROM groups")
-        )
-        state.records.extend(
-            HeartbeatRecord(*row)
-            for row in conn.execute(
-                "SELECT group_id, member_id, last_heartbeat_ms FROM member_heartbeats"
-            )
-        )
-        state.records.extend(
-            OffsetCommitRecord(*row)
-            for row in conn.execute(
-                "SELECT group_id, topic, partition, committed_offset, leader_epoch, metadata,"
-                " commit_timestamp_ms, expire_timestamp_ms FROM offsets"
-            )
-        )
-        rows = conn.execute("SELECT name, partitions, unkeyed_id FROM topics").fetchall()
+        for query, record in tables.reads(SQLITE, by_partition=False):
+            state.records.extend(record(row) for row in conn.execute(query))
+        rows = conn.execute(tables.TOPICS_QUERY).fetchall()
         state.topics = [(n, p) for n, p, _ in rows]
         state.unkeyed_topics = frozenset(n for n, _, unkeyed in rows if unkeyed)
         conn.execute(
@@ -312,7 +261,8 @@ class SqliteStore(Store):
             conn.execute("BEGIN IMMEDIATE")
             try:
                 for batch in batches:
-                    _apply(conn, batch)
+                    for statement, rows in tables.statements(batch, SQLITE):
+                        conn.executemany(statement, rows)
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:  # a failed COMMIT may already have ended it
@@ -338,191 +288,8 @@ class SqliteStore(Store):
 
 
 def _read_security(conn: sqlite3.Connection) -> SecurityRows:
-    credentials = tuple(
-        ScramCredential(*row)
-        for row in conn.execute(
-            "SELECT username, mechanism, salt, iterations, stored_key, server_key"
-            " FROM scram_credentials ORDER BY username, mechanism"
-        )
-    )
-    acls = tuple(
-        AclBinding(
-            principal=principal,
-            resource_type=ResourceType(rtype),
-            resource_name=name,
-            pattern_type=PatternType(ptype),
-            operation=Operation(op),
-            permission=Permission(perm),
-            host=host,
-        )
-        for principal, rtype, name, ptype, op, perm, host in conn.execute(
-            "SELECT principal, resource_type, resource_name, pattern_type, operation,"
-            " permission, host FROM acls ORDER BY resource_type, resource_name, principal"
-        )
-    )
-    return SecurityRows(credentials, acls)
-
-
-def _acl_row(a: AclBinding) -> tuple[str, int, str, int, int, int, str]:
-    return (
-        a.principal,
-        a.resource_type,
-        a.resource_name,
-        a.pattern_type,
-        a.operation,
-        a.permission,
-        a.host,
-    )
-
-
-def _apply_security(conn: sqlite3.Connection, batch: Write) -> None:
-    for user, mechanism in batch.deleted_credentials:
-        if mechanism is None:
-            conn.execute("DELETE FROM scram_credentials WHERE username = ?", (user,))
-        else:
-            conn.execute(
-                "DELETE FROM scram_credentials WHERE username = ? AND mechanism = ?",
-                (user, mechanism),
-            )
-    if batch.credentials:
-        conn.executemany(
-            "INSERT OR REPLACE INTO scram_credentials VALUES (?, ?, ?, ?, ?, ?)",
-            [
-                (c.username, c.mechanism, c.salt, c.iterations, c.stored_key, c.server_key)
-                for c in batch.credentials
-            ],
-        )
-    if batch.deleted_acls:
-        conn.executemany(
-            "DELETE FROM acls WHERE principal = ? AND resource_type = ? AND resource_name = ?"
-            " AND pattern_type = ? AND operation = ? AND permission = ? AND host = ?",
-            [_acl_row(a) for a in batch.deleted_acls],
-        )
-    if batch.acls:
-        conn.executemany(
-            "INSERT OR IGNORE INTO acls VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [_acl_row(a) for a in batch.acls],
-        )
-
-
-def _apply(conn: sqlite3.Connection, batch: Write) -> None:
-    _apply_security(conn, batch)
-    if batch.topics:
-        conn.executemany(
-            "INSERT INTO topics (name, partitions) VALUES (?, ?)"
-            " ON CONFLICT (name) DO UPDATE SET partitions = excluded.partitions",
-            batch.topics,
-        )
-    # In order; a run of records of one kind is one statement (a commit storm is a run of
-    # offsets).
-    for _kind, run in groupby(batch.records, type):
-        _apply_run(conn, list(run))
-
-
-def _apply_run(conn: sqlite3.Connection, records: list[Record]) -> None:
-    """Records of one kind (``groupby`` made the run), as one statement each."""
-    first = records[0]
-    match first:
-        case OffsetCommitRecord():
-            commits = cast(list[OffsetCommitRecord], records)
-            conn.executemany(_UPSERT_OFFSET, [_offset_row(r) for r in commits])
-        case GroupMetadataRecord():
-            snapshots = cast(list[GroupMetadataRecord], records)
-            rows = [(r.group_id, json.dumps(snapshot_to_json(r))) for r in snapshots]
-            conn.executemany(_UPSERT_GROUP, rows)
-            # A snapshot carries its members' heartbeats; older checkpoints are moot.
-            conn.executemany(_DELETE_HEARTBEATS, [(g,) for g, _data in rows])
-        case OffsetDeleteRecord():
-            deletes = cast(list[OffsetDeleteRecord], records)
-            conn.executemany(
-                "DELETE FROM offsets WHERE group_id = ? AND topic = ? AND partition = ?",
-                [(r.group_id, r.topic, r.partition) for r in deletes],
-            )
-        case GroupDeletedRecord():
-            gone = [(r.group_id,) for r in cast(list[GroupDeletedRecord], records)]
-            conn.executemany("DELETE FROM offsets WHERE group_id = ?", gone)
-            conn.executemany("DELETE FROM groups WHERE group_id = ?", gone)
-            conn.executemany(_DELETE_HEARTBEATS, gone)
-            conn.executemany(_DELETE_CONSUMER_GROUP, gone)
-            conn.executemany(_DELETE_CONSUMER_MEMBERS, gone)
-        case ConsumerGroupRecord():
-            consumer = cast(list[ConsumerGroupRecord], records)
-            conn.executemany(
-                "INSERT INTO consumer_groups (group_id, data) VALUES (?, ?)"
-                " ON CONFLICT (group_id) DO UPDATE SET data = excluded.data",
-                [(r.group_id, json.dumps(consumer_group_to_json(r))) for r in consumer],
-            )
-        case ConsumerMemberRecord():
-            members = cast(list[ConsumerMemberRecord], records)
-            conn.executemany(
-                "INSERT INTO consumer_group_members (group_id, member_id, data)"
-                " VALUES (?, ?, ?) ON CONFLICT (group_id, member_id)"
-                " DO UPDATE SET data = excluded.data",
-                [
-                    (r.group_id, r.member_id, json.dumps(consumer_member_to_json(r)))
-                    for r in members
-                ],
-            )
-        case ConsumerMemberRemovedRecord():
-            removed = cast(list[ConsumerMemberRemovedRecord], records)
-            conn.executemany(
-                "DELETE FROM consumer_group_members WHERE group_id = ? AND member_id = ?",
-                [(r.group_id, r.member_id) for r in removed],
-            )
-        case ConsumerGroupDeletedRecord():
-            forgotten = cast(list[ConsumerGroupDeletedRecord], records)
-            conn.executemany(_DELETE_CONSUMER_GROUP, [(r.group_id,) for r in forgotten])
-            conn.executemany(_DELETE_CONSUMER_MEMBERS, [(r.group_id,) for r in forgotten])
-        case GroupConfigRecord():
-            for r in cast(list[GroupConfigRecord], records):
-                if r.configs:
-                    conn.execute(
-                        "INSERT INTO group_configs (group_id, data) VALUES (?, ?)"
-                        " ON CONFLICT (group_id) DO UPDATE SET data = excluded.data",
-                        (r.group_id, json.dumps(r.configs)),
-                    )
-                else:
-                    conn.execute("DELETE FROM group_configs WHERE group_id = ?", (r.group_id,))
-        case HeartbeatRecord():
-            beats = cast(list[HeartbeatRecord], records)
-            conn.executemany(
-                "INSERT INTO member_heartbeats VALUES (?, ?, ?)"
-                " ON CONFLICT (group_id, member_id) DO UPDATE SET"
-                " last_heartbeat_ms = excluded.last_heartbeat_ms",
-                [(r.group_id, r.member_id, r.last_heartbeat_ms) for r in beats],
-            )
-        case _:
-            assert_never(first)
-
-
-_UPSERT_OFFSET = (
-    "INSERT INTO offsets VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-    " ON CONFLICT (group_id, topic, partition) DO UPDATE SET"
-    " committed_offset = excluded.committed_offset,"
-    " leader_epoch = excluded.leader_epoch, metadata = excluded.metadata,"
-    " commit_timestamp_ms = excluded.commit_timestamp_ms,"
-    " expire_timestamp_ms = excluded.expire_timestamp_ms"
-)
-_UPSERT_GROUP = (
-    "INSERT INTO groups (group_id, data) VALUES (?, ?)"
-    " ON CONFLICT (group_id) DO UPDATE SET data = excluded.data"
-)
-_DELETE_HEARTBEATS = "DELETE FROM member_heartbeats WHERE group_id = ?"
-_DELETE_CONSUMER_GROUP = "DELETE FROM consumer_groups WHERE group_id = ?"
-_DELETE_CONSUMER_MEMBERS = "DELETE FROM consumer_group_members WHERE group_id = ?"
-
-
-def _offset_row(r: OffsetCommitRecord) -> tuple[object, ...]:
-    return (
-        r.group_id,
-        r.topic,
-        r.partition,
-        r.offset,
-        r.leader_epoch,
-        r.metadata,
-        r.commit_timestamp_ms,
-        r.expire_timestamp_ms,
-    )
+    credentials, acls = (conn.execute(query) for query in tables.SECURITY_QUERIES)
+    return tables.security_rows(credentials, acls)
 
 
 def _probe_writable(directory: Path) -> None:

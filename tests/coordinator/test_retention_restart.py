@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from coordinator.group import GroupConfig, GroupCoordinator
+from coordinator.group.classic.states import GroupState
 from coordinator.group.records import Record
-from coordinator.group.states import GroupState
 from coordinator.store import SqliteStore, Write
 from tests.coordinator.group.harness import Harness
 from tests.coordinator.group.test_offsets import DAY, consumer_group, subscription

@@ -16,8 +16,8 @@ import shutil
 from pathlib import Path
 
 from coordinator.group import GroupConfig, GroupCoordinator
+from coordinator.group.classic.group import ClassicGroup
 from coordinator.group.consumer.group import ConsumerGroup
-from coordinator.group.group import ClassicGroup
 from coordinator.group.records import Record
 from coordinator.store.sqlite import SqliteStore
 

@@ -33,7 +33,7 @@ from ..deadlines import TimerKind, consumer_session_key
 from ..events import RemovalCause
 from ..requests import JoinGroupInput, LeaveGroupInput, SyncGroupInput
 from ..results import JoinGroupResult, LeaveGroupResult, MemberError, SyncGroupResult
-from . import heartbeat
+from . import heartbeat, sessions
 from .group import ConsumerGroup
 from .member import ClassicMetadata, ConsumerMember, Partitions
 
@@ -88,7 +88,7 @@ def _join(ctx: Context, g: ConsumerGroup, req: JoinGroupInput) -> JoinGroupResul
     for tp in subscription.owned_partitions:
         owned[tp.topic] = owned.get(tp.topic, frozenset()) | frozenset(tp.partitions)
     heartbeat.reconcile(ctx, g, m, owned)
-    heartbeat.schedule_session(ctx, g, m)
+    sessions.schedule_session(ctx, g, m)
     return JoinGroupResult(
         ErrorCode.NONE,
         generation_id=m.member_epoch,
@@ -149,7 +149,7 @@ def sync(ctx: Context, g: ConsumerGroup, token: object, req: SyncGroupInput) -> 
     if error or m is None or m.classic is None:
         ctx.reply(token, SyncGroupResult(error))
         return
-    heartbeat.schedule_session(ctx, g, m)
+    sessions.schedule_session(ctx, g, m)
     result = SyncGroupResult(
         0, CONSUMER_PROTOCOL_TYPE, m.classic.protocol_name, encode_partitions(m.assigned)
     )

@@ -22,26 +22,14 @@ its heartbeat arrives, not when it is answered.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from protocol.errors import ErrorCode
 
 from ..context import Context
 from ..deadlines import Armed, TimerKind, consumer_assign_key
-from .group import ConsumerGroup
-from .member import ConsumerMember, Partitions
+from .group import ConsumerGroup, WaitingHeartbeat
+from .member import ConsumerMember
 from .requests import ConsumerHeartbeatResult
-
-
-@dataclass(slots=True)
-class Held:
-    """A heartbeat waiting for the group's next target assignment."""
-
-    token: object
-    member_id: str
-    owned: Partitions | None
-    full: bool  # whether the answer carries the assignment even if unchanged
-    before: Partitions  # the member's assignment when the request came
 
 
 def stale(g: ConsumerGroup) -> bool:
@@ -53,7 +41,7 @@ def stale(g: ConsumerGroup) -> bool:
 QUIET_MS = 50
 
 
-def hold(ctx: Context, g: ConsumerGroup, held: Held) -> None:
+def hold(ctx: Context, g: ConsumerGroup, held: WaitingHeartbeat) -> None:
     if not g.held:
         interval = ctx.config.consumer.assignment_interval_ms
         g.held_since_ms, g.held_epoch = ctx.now, g.group_epoch
@@ -67,7 +55,9 @@ def _arm(ctx: Context, g: ConsumerGroup, due: int) -> None:
 
 
 #: Answers one held heartbeat once the target is there (heartbeat.py's last steps).
-Finish = Callable[[Context, ConsumerGroup, ConsumerMember, Held], ConsumerHeartbeatResult]
+Finish = Callable[
+    [Context, ConsumerGroup, ConsumerMember, WaitingHeartbeat], ConsumerHeartbeatResult
+]
 
 
 def _joiners_wait_ms(ctx: Context) -> int:
@@ -112,13 +102,13 @@ def fired(
         _answer(ctx, g, h, finish)
 
 
-def _joining(g: ConsumerGroup, h: Held) -> bool:
+def _joining(g: ConsumerGroup, h: WaitingHeartbeat) -> bool:
     """A member that has never been answered (epoch 0): nothing of it is in the target."""
     m = g.members.get(h.member_id)
     return m is not None and m.member_epoch == 0
 
 
-def _answer(ctx: Context, g: ConsumerGroup, h: Held, finish: Finish) -> None:
+def _answer(ctx: Context, g: ConsumerGroup, h: WaitingHeartbeat, finish: Finish) -> None:
     m = g.members.get(h.member_id)
     if m is None:  # fenced or gone while it waited
         ctx.reply(

@@ -6,9 +6,9 @@ the group's own fields (epochs, subscription metadata), each member changed or a
 member writes one record, and a new target assignment writes the members whose target
 changed, as Kafka writes the delta.
 
-At load the latest records rebuild the groups. As Kafka does on load, every member gets a
-whole session from the load, and a member that was revoking partitions gets its whole
-rebalance timeout again.
+``restore`` builds a group from what the store holds of it (its records replayed: a load,
+or a rollback). As Kafka does on load, every member gets a whole session from then, and a
+member that was revoking partitions gets its whole rebalance timeout again.
 """
 
 from __future__ import annotations
@@ -23,17 +23,11 @@ from ..records import (
     ConsumerGroupRecord,
     ConsumerMemberRecord,
     ConsumerMemberRemovedRecord,
+    ConsumerRecord,
 )
-from . import regex
-from .group import ConsumerGroup, StoredConsumerGroup
+from . import regex, sessions
+from .group import ConsumerGroup
 from .member import ClassicMetadata, ConsumerMember, MemberState, Partitions
-
-ConsumerRecord = (
-    ConsumerGroupRecord
-    | ConsumerMemberRecord
-    | ConsumerMemberRemovedRecord
-    | ConsumerGroupDeletedRecord
-)
 
 
 def _lists(parts: Partitions) -> dict[str, list[int]]:
@@ -108,35 +102,9 @@ def forget(ctx: Context, group_id: str) -> None:
     ctx.in_flight(record)
 
 
-def stored(durable: dict[str, StoredConsumerGroup], record: ConsumerRecord) -> None:
-    """``record`` is in the store now: what a failed write later rolls back to."""
-    group_id = record.group_id
-    match record:
-        case ConsumerGroupRecord():
-            entry = durable.get(group_id)
-            if entry is None:
-                durable[group_id] = StoredConsumerGroup(record)
-            else:
-                entry.group = record
-        case ConsumerMemberRecord():
-            if (entry := durable.get(group_id)) is not None:
-                entry.members[record.member_id] = record
-        case ConsumerMemberRemovedRecord():
-            if (entry := durable.get(group_id)) is not None:
-                entry.members.pop(record.member_id, None)
-        case ConsumerGroupDeletedRecord():
-            durable.pop(group_id, None)
-        case _:
-            assert_never(record)
-
-
-def correct(ctx: Context, record: ConsumerRecord) -> None:
-    """``record`` landed after its group was rolled back: the store has it, memory does
+def overwrite(ctx: Context, g: ConsumerGroup, record: ConsumerRecord) -> None:
+    """``record`` landed after the group was rolled back: the store has it, memory does
     not. What memory holds of it is written after it (a restart loads what memory has)."""
-    stored(ctx.shard.consumer_durable, record)
-    g = ctx.consumer(record.group_id)
-    if g is None:
-        return  # forgotten, or another kind's now: a stale record of nobody's stays
     match record:
         case ConsumerMemberRecord() | ConsumerMemberRemovedRecord():
             if record.member_id in g.members:
@@ -157,8 +125,6 @@ def restore(
     ctx: Context, record: ConsumerGroupRecord, members: Iterable[ConsumerMemberRecord]
 ) -> ConsumerGroup:
     """The group as stored, with its members' timers armed from now."""
-    from .heartbeat import arm_revocation_timer, schedule_session  # the heartbeat's timers
-
     g = ConsumerGroup(
         record.group_id,
         group_epoch=record.group_epoch,
@@ -190,12 +156,9 @@ def restore(
         )
         g.add(m)
         g.target[m.member_id] = _sets(mr.target)
-        schedule_session(ctx, g, m)
+        sessions.schedule_session(ctx, g, m)
         if m.pending_revocation:
-            arm_revocation_timer(ctx, g, m)
+            sessions.arm_revocation_timer(ctx, g, m)
     g.dirty_members.clear()  # as stored
     g.reported_state = g.state
-    ctx.shard.consumer_durable[g.group_id] = StoredConsumerGroup(
-        record, {mr.member_id: mr for mr in members}
-    )
     return g

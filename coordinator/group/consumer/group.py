@@ -5,21 +5,16 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING
 
 from protocol.errors import ErrorCode
 
 from ..model import CONSUMER
-from ..records import ConsumerGroupRecord, ConsumerMemberRecord
 from ..requests import OffsetCommitInput
 from ..results import ListedGroup
 from .member import ConsumerMember, MemberState, Partitions
 
 #: Members of consumer groups commit with OffsetCommit v9+ (which carries the member epoch).
 MEMBER_COMMIT_VERSION = 9
-
-if TYPE_CHECKING:
-    from .coalesce import Held
 
 
 class ConsumerGroupState(Enum):
@@ -30,13 +25,15 @@ class ConsumerGroupState(Enum):
     DEAD = "Dead"
 
 
-@dataclass(slots=True, eq=False)
-class StoredConsumerGroup:
-    """A consumer group as its stored records have it (durability.py): what a failed
-    write rolls the group back to."""
+@dataclass(slots=True)
+class WaitingHeartbeat:
+    """A heartbeat waiting for the group's next target assignment (coalesce.py)."""
 
-    group: ConsumerGroupRecord
-    members: dict[str, ConsumerMemberRecord] = field(default_factory=dict)
+    token: object
+    member_id: str
+    owned: Partitions | None
+    full: bool  # whether the answer carries the assignment even if unchanged
+    before: Partitions  # the member's assignment when the request came
 
 
 @dataclass(slots=True, eq=False)
@@ -80,7 +77,7 @@ class ConsumerGroup:
     target_state: object | None = None
     #: Heartbeats waiting for the next target assignment, since when, and the group epoch
     #: the assignment timer last saw (coalesce.py; not stored).
-    held: list[Held] = field(default_factory=list)
+    held: list[WaitingHeartbeat] = field(default_factory=list)
     held_since_ms: int = 0
     held_epoch: int = 0
 

@@ -191,8 +191,9 @@ def _check(configs: dict[str, int], config: ConsumerGroupConfig) -> str | None:
     return next((message for ok, message in checks if not ok), None)
 
 
-def restore(ctx: Context, record: GroupConfigRecord) -> None:
-    if record.configs:
-        ctx.shard.group_configs[record.group_id] = dict(record.configs)
+def restore(ctx: Context, group_id: str, configs: dict[str, int]) -> None:
+    """The group's configs as stored (none: empty)."""
+    if configs:
+        ctx.shard.group_configs[group_id] = dict(configs)
     else:
-        ctx.shard.group_configs.pop(record.group_id, None)
+        ctx.shard.group_configs.pop(group_id, None)

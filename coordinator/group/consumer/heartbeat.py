@@ -27,14 +27,14 @@ from coordinator.topic_regex import pattern_bytes
 from protocol.errors import ErrorCode
 
 from .. import events
+from ..classic.group import ClassicGroup
+from ..classic.states import EMPTY
 from ..context import Context
-from ..deadlines import Armed, TimerKind, consumer_rebalance_key, consumer_session_key
+from ..deadlines import Armed, TimerKind, consumer_rebalance_key
 from ..events import RebalanceTrigger, RemovalCause
-from ..group import ClassicGroup
-from ..states import EMPTY
-from . import coalesce, durability, group_configs, regex
+from . import coalesce, durability, group_configs, regex, sessions
 from .config import DEFAULT_ASSIGNOR
-from .group import ConsumerGroup
+from .group import ConsumerGroup, WaitingHeartbeat
 from .member import LEAVE_EPOCH, LEAVE_STATIC_EPOCH, ConsumerMember, Partitions
 from .reconcile import next_step
 from .requests import CLIENT_MEMBER_ID_VERSION, ConsumerHeartbeatInput, ConsumerHeartbeatResult
@@ -159,8 +159,8 @@ def _group(ctx: Context, group_id: str, create: bool) -> ConsumerGroup:
     if isinstance(existing, ConsumerGroup):
         return existing
     if existing is not None and not _convertible(existing):
-        from .. import migration  # it builds on this module
-
+        migration = ctx.shard.migration
+        assert migration is not None  # (the facade gives it)
         refusal = migration.upgrade_refusal(ctx, existing) if create else "not joining"
         if refusal is not None:
             raise HeartbeatError(
@@ -289,7 +289,7 @@ def replace_static(
     instance, its assignment and its target, from epoch 0."""
     target = g.target.get(old.member_id, {})
     g.remove(old.member_id)
-    _cancel_timers(ctx, g.group_id, old.member_id)
+    sessions.cancel_timers(ctx, g.group_id, old.member_id)
     m = ConsumerMember(
         member_id,
         instance_id=old.instance_id,
@@ -343,13 +343,13 @@ def _heartbeat(
     if is_new:
         add_member(ctx, g, m, [m.server_assignor] if m.server_assignor else [])
     update_epoch(ctx, g, is_new, subscription_changed)
-    schedule_session(ctx, g, m)
+    sessions.schedule_session(ctx, g, m)
     full = req.member_epoch == 0 or (  # Kafka's isFullRequest: names or a regex
         req.rebalance_timeout_ms != -1
         and (names is not None or pattern is not None)
         and req.owned is not None
     )
-    held = coalesce.Held(token, m.member_id, req.owned, full, before_assigned)
+    held = WaitingHeartbeat(token, m.member_id, req.owned, full, before_assigned)
     if coalesce.stale(g):
         coalesce.hold(ctx, g, held)
         return None
@@ -357,7 +357,7 @@ def _heartbeat(
 
 
 def _finish(
-    ctx: Context, g: ConsumerGroup, m: ConsumerMember, h: coalesce.Held
+    ctx: Context, g: ConsumerGroup, m: ConsumerMember, h: WaitingHeartbeat
 ) -> ConsumerHeartbeatResult:
     """The member's step towards the target, and its answer."""
     reconcile(ctx, g, m, h.owned)
@@ -450,40 +450,13 @@ def reconcile(ctx: Context, g: ConsumerGroup, m: ConsumerMember, owned: Partitio
     m.assigned, m.pending_revocation = step.assigned, step.pending_revocation
     g.claim(m)
     if step.pending_revocation:
-        arm_revocation_timer(ctx, g, m)
+        sessions.arm_revocation_timer(ctx, g, m)
     else:
         ctx.cancel(consumer_rebalance_key(g.group_id, m.member_id))
     if m.is_reconciled_to(g.assignment_epoch):
         since = g.target_computed_ms
         took = None if since is None else max(ctx.now - since, 0)
         ctx.event(events.MemberReconciled(g.group_id, m.member_id, m.member_epoch, took))
-
-
-def arm_revocation_timer(ctx: Context, g: ConsumerGroup, m: ConsumerMember) -> None:
-    """The member has its rebalance timeout to report the revocation done, or it is removed."""
-    armed = Armed(
-        TimerKind.CONSUMER_REBALANCE,
-        ctx.now + max(m.rebalance_timeout_ms, 0),
-        g.group_id,
-        m.member_id,
-        m.member_epoch,
-    )
-    ctx.deadlines.schedule(ctx.out, consumer_rebalance_key(g.group_id, m.member_id), armed)
-
-
-def schedule_session(ctx: Context, g: ConsumerGroup, m: ConsumerMember) -> None:
-    """A consumer-protocol member's session is the group's; a classic member's its own."""
-    timeout = group_configs.session_timeout_ms(ctx, g.group_id)
-    if m.classic is not None:
-        timeout = m.classic.session_timeout_ms
-    ctx.deadlines.schedule_heartbeat(
-        ctx.out,
-        consumer_session_key(g.group_id, m.member_id),
-        g.group_id,
-        m.member_id,
-        ctx.now + timeout,
-        TimerKind.CONSUMER_SESSION,
-    )
 
 
 # -- leaving ----------------------------------------------------------------------------------
@@ -534,27 +507,20 @@ def fence(
     computes a new target assignment without it."""
     g.remove(m.member_id)
     regex.prune(g)
-    _cancel_timers(ctx, g.group_id, m.member_id)
+    sessions.cancel_timers(ctx, g.group_id, m.member_id)
     ctx.event(events.MemberRemoved(g.group_id, m.member_id, m.instance_id, reason, cause))
     trigger = (
         RebalanceTrigger.MEMBER_LEFT
         if cause is RemovalCause.LEFT
         else (RebalanceTrigger.MEMBER_EXPIRED)
     )
-    if m.classic is None:
-        from .. import migration  # it builds on this module
-
-        if migration.downgrade_allowed(ctx, g):
-            # At the epoch its classic members hold: they are told to rejoin, not fenced.
-            migration.to_classic(ctx, g, f"the last consumer-protocol member: {reason}")
-            return
+    migration = ctx.shard.migration
+    if m.classic is None and migration is not None and migration.downgrade_allowed(ctx, g):
+        # At the epoch its classic members hold: they are told to rejoin, not fenced.
+        migration.to_classic(ctx, g, f"the last consumer-protocol member: {reason}")
+        return
     g.subscription_metadata = subscription_metadata(ctx, g)
     _bump(ctx, g, f"member {m.member_id} removed: {reason}", trigger)
-
-
-def _cancel_timers(ctx: Context, group_id: str, member_id: str) -> None:
-    ctx.cancel(consumer_session_key(group_id, member_id))
-    ctx.cancel(consumer_rebalance_key(group_id, member_id))
 
 
 # -- timers -----------------------------------------------------------------------------------
@@ -590,4 +556,4 @@ def drop(ctx: Context, g: ConsumerGroup) -> None:
     waiting for its next target are told to find the coordinator again."""
     coalesce.release(ctx, g, ErrorCode.NOT_COORDINATOR)
     for member_id in g.members:
-        _cancel_timers(ctx, g.group_id, member_id)
+        sessions.cancel_timers(ctx, g.group_id, member_id)

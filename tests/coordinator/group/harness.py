@@ -10,7 +10,8 @@ from typing import Any
 
 from coordinator.driver import Batch, EffectsDriver
 from coordinator.group import Effects, GroupConfig, GroupCoordinator
-from coordinator.group.group import ClassicGroup
+from coordinator.group.classic.group import ClassicGroup
+from coordinator.group.classic.states import GroupState
 from coordinator.group.records import Record
 from coordinator.group.requests import (
     HeartbeatInput,
@@ -31,7 +32,6 @@ from coordinator.group.results import (
     OffsetDeleteResult,
     SyncGroupResult,
 )
-from coordinator.group.states import GroupState
 
 GROUP = "group"
 PROTOCOLS = [("range", b"range-metadata"), ("roundrobin", b"roundrobin-metadata")]

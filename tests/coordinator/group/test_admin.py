@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from coordinator.group import Cancel, GroupConfig, GroupCoordinator
+from coordinator.group.classic.states import DEAD, GroupState
 from coordinator.group.deadlines import heartbeat_key, join_key
 from coordinator.group.records import (
     GroupDeletedRecord,
@@ -19,7 +20,6 @@ from coordinator.group.results import (
     PartitionOffset,
     TopicOffsets,
 )
-from coordinator.group.states import DEAD, GroupState
 from protocol.errors import ErrorCode
 
 from .harness import GROUP, PROTOCOLS, Harness

@@ -4,11 +4,11 @@ once stored, and a failed write rolls the group back to what was last stored."""
 
 from __future__ import annotations
 
+from coordinator.group.classic.states import GroupState
 from coordinator.group.deadlines import join_key, sync_key
 from coordinator.group.events import GroupReverted, OffsetsCommitted
 from coordinator.group.records import GroupDeletedRecord, GroupMetadataRecord
 from coordinator.group.results import JoinGroupResult
-from coordinator.group.states import GroupState
 from protocol.errors import ErrorCode
 
 from .harness import GROUP, Failed, Harness

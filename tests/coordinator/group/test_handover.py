@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from coordinator.group.classic.states import GroupState
 from coordinator.group.deadlines import consumer_session_key
 from coordinator.group.handover import GroupHandover
 from coordinator.group.records import GroupMetadataRecord
 from coordinator.group.results import JoinGroupResult
-from coordinator.group.states import GroupState
 from protocol.errors import ErrorCode
 
 from .consumer.harness import ConsumerHarness, settle

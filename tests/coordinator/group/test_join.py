@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from coordinator.group import GroupConfig
+from coordinator.group.classic.states import DEAD, GroupState
 from coordinator.group.deadlines import join_key
 from coordinator.group.events import MemberRemoved
 from coordinator.group.records import GroupMetadataRecord, MemberRecord
 from coordinator.group.results import MemberMetadata
-from coordinator.group.states import DEAD, GroupState
 from protocol.errors import ErrorCode
 
 from .harness import GROUP, PROTOCOLS, Harness

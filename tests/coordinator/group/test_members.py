@@ -5,11 +5,11 @@ from __future__ import annotations
 import uuid
 
 from coordinator.group import GroupConfig, GroupCoordinator
+from coordinator.group.classic.states import DEAD, GroupState
 from coordinator.group.deadlines import heartbeat_key
 from coordinator.group.effects import Schedule
 from coordinator.group.requests import HeartbeatInput, JoinGroupInput
 from coordinator.group.results import MemberError
-from coordinator.group.states import DEAD, GroupState
 from protocol.errors import ErrorCode
 
 from .harness import GROUP, Harness

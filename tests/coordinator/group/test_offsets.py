@@ -7,9 +7,9 @@ import struct
 import pytest
 
 from coordinator.group import GroupConfig
+from coordinator.group.classic.states import DEAD, GroupState
 from coordinator.group.records import GroupDeletedRecord, OffsetCommitRecord, OffsetDeleteRecord
 from coordinator.group.results import PartitionOffset, TopicOffsets
-from coordinator.group.states import DEAD, GroupState
 from protocol.consumer import subscription_topics
 from protocol.errors import DecodeError, ErrorCode
 

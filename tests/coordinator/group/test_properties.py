@@ -16,6 +16,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from coordinator.group import GroupConfig
+from coordinator.group.classic.states import (
+    COMPLETING_REBALANCE,
+    EMPTY,
+    PREPARING_REBALANCE,
+    STABLE,
+)
 from coordinator.group.deadlines import heartbeat_key, join_key, sync_key
 from coordinator.group.effects import Effects, Schedule
 from coordinator.group.requests import (
@@ -34,7 +40,6 @@ from coordinator.group.results import (
     MemberMetadata,
     SyncGroupResult,
 )
-from coordinator.group.states import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE
 from protocol.errors import ErrorCode
 from tests.hypothesis_profiles import examples
 

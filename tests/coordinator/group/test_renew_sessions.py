@@ -4,8 +4,8 @@ from then on, as a load does, instead of expiring them for heartbeats it refused
 
 from __future__ import annotations
 
+from coordinator.group.classic.states import GroupState
 from coordinator.group.deadlines import consumer_session_key
-from coordinator.group.states import GroupState
 
 from .consumer.harness import ConsumerHarness
 from .harness import GROUP, Harness

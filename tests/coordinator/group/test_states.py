@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from coordinator.group.group import ClassicGroup
-from coordinator.group.member import Member
-from coordinator.group.states import (
+from coordinator.group.classic.group import ClassicGroup
+from coordinator.group.classic.member import Member
+from coordinator.group.classic.states import (
     COMPLETING_REBALANCE,
     DEAD,
     EMPTY,

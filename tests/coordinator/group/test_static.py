@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from coordinator.group.classic.states import DEAD, EMPTY, PREPARING_REBALANCE, GroupState
 from coordinator.group.deadlines import join_key
 from coordinator.group.records import GroupMetadataRecord
 from coordinator.group.results import MemberError, MemberMetadata
-from coordinator.group.states import DEAD, EMPTY, PREPARING_REBALANCE, GroupState
 from protocol.errors import ErrorCode
 
 from .harness import GROUP, Harness

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from coordinator.group.classic.states import DEAD, GroupState
 from coordinator.group.deadlines import sync_key
 from coordinator.group.records import GroupMetadataRecord
 from coordinator.group.requests import SyncGroupInput
 from coordinator.group.results import SyncGroupResult
-from coordinator.group.states import DEAD, GroupState
 from protocol.errors import ErrorCode
 
 from .harness import GROUP, Harness

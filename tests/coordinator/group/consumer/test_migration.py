@@ -9,10 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from coordinator.group import GroupConfig
+from coordinator.group.classic.group import ClassicGroup
 from coordinator.group.consumer.config import ConsumerGroupConfig
 from coordinator.group.consumer.group import ConsumerGroup
+from coordinator.group.consumer.requests import ConsumerHeartbeatInput
 from coordinator.group.events import GroupConverted
-from coordinator.group.group import ClassicGroup
 from protocol.consumer import (
     ConsumerProtocolAssignment,
     ConsumerProtocolSubscription,
@@ -231,3 +232,25 @@ def test_upgrade_policy_alone_does_not_downgrade() -> None:
     assert isinstance(h.co.groups[GROUP], ConsumerGroup)
     _settle([a, b], [])
     assert a.owned | b.owned == ALL
+
+
+def test_a_downgrade_whose_write_fails_rolls_back_to_the_consumer_group_stored() -> None:
+    """What a failed write rolls back to is what a restart would load: the consumer group
+    as stored, not the classic group it was converted from."""
+    h = ConsumerHarness()
+    a, b = _classic_group(h)
+    c = h.member("c", topics=[TOPIC])
+    c.join()
+    _settle([a, b], [c])
+    h.store_at_once = False
+    h.send_held(ConsumerHeartbeatInput(group_id=GROUP, member_id="c", member_epoch=-1))
+    assert isinstance(h.co.groups[GROUP], ClassicGroup)  # downgraded, not stored yet
+    while h.writes:
+        h.store(ok=False)
+    g = h.co.groups[GROUP]
+    again = ConsumerHarness(topics=dict(h.topics))
+    again.apply(again.co.load(h.stored, again.now))
+    loaded = again.co.consumer_group(GROUP)
+    assert isinstance(g, ConsumerGroup) and loaded is not None
+    assert sorted(g.members) == sorted(loaded.members) == sorted([a.member_id, b.member_id, "c"])
+    assert (g.group_epoch, g.assignment_epoch) == (loaded.group_epoch, loaded.assignment_epoch)

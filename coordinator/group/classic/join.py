@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from protocol.errors import ErrorCode
 
-from . import events
-from .context import Context
-from .deadlines import heartbeat_key
-from .events import RebalanceTrigger, RemovalCause
+from .. import events
+from ..context import Context
+from ..deadlines import heartbeat_key
+from ..events import RebalanceTrigger, RemovalCause
+from ..requests import JoinGroupInput
+from ..results import JoinGroupResult, SyncGroupResult
 from .group import ClassicGroup
 from .member import Member
 from .rebalance import (
@@ -19,8 +21,6 @@ from .rebalance import (
     prepare_rebalance,
     remove_member,
 )
-from .requests import JoinGroupInput
-from .results import JoinGroupResult, SyncGroupResult
 from .states import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
 
 #: JoinGroup v4+ (KIP-394): a dynamic member must come back with a broker-assigned id.

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from protocol.errors import ErrorCode
 
-from .consumer import classic as consumer_classic
-from .consumer.group import ConsumerGroup
-from .context import Context, Shard
-from .deadlines import heartbeat_key
-from .effects import Schedule
-from .events import RebalanceTrigger, RemovalCause
+from ..consumer import classic as consumer_classic
+from ..consumer.group import ConsumerGroup
+from ..context import Context, Shard
+from ..deadlines import heartbeat_key
+from ..effects import Schedule
+from ..events import RebalanceTrigger, RemovalCause
+from ..requests import HeartbeatInput, LeaveGroupInput, LeavingMember
+from ..results import HeartbeatResult, LeaveGroupResult, MemberError
 from .group import ClassicGroup
 from .rebalance import (
     complete_join,
@@ -17,8 +19,6 @@ from .rebalance import (
     maybe_prepare_rebalance_or_complete_join,
     remove_member,
 )
-from .requests import HeartbeatInput, LeaveGroupInput, LeavingMember
-from .results import HeartbeatResult, LeaveGroupResult, MemberError
 from .states import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
 
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from protocol.errors import ErrorCode
 
-from . import events
-from .context import Context
-from .deadlines import sync_key
+from .. import events
+from ..context import Context
+from ..deadlines import sync_key
+from ..requests import SyncGroupInput
+from ..results import SyncGroupResult
 from .group import ClassicGroup
 from .rebalance import propagate_assignment
-from .requests import SyncGroupInput
-from .results import SyncGroupResult
 from .states import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
 
 #: SyncGroup v5+ must name the protocol type and name (checked before the group, spec 2.5).

@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from protocol.consumer import CONSUMER_PROTOCOL_TYPE
 from protocol.errors import ErrorCode
 
-from .deadlines import heartbeat_key
+from ..deadlines import heartbeat_key
+from ..model import CLASSIC, NEVER
+from ..requests import OffsetCommitInput
+from ..results import ListedGroup, MemberMetadata
 from .member import Member, Protocols
-from .model import CLASSIC, NEVER
 from .protocol_selection import candidate_protocols, select_protocol
-from .requests import OffsetCommitInput
-from .results import ListedGroup, MemberMetadata
 from .states import (
     COMPLETING_REBALANCE,
     DEAD,

@@ -11,20 +11,14 @@ from __future__ import annotations
 
 from protocol.errors import ErrorCode
 
-from . import events
-from .context import Context
-from .deadlines import join_key, sync_key
-from .events import RebalanceTrigger, RemovalCause
+from .. import events
+from ..context import Context
+from ..deadlines import join_key, sync_key
+from ..events import RebalanceTrigger, RemovalCause
+from ..results import JoinGroupResult, SyncGroupResult
 from .group import ClassicGroup
 from .member import Member
-from .results import JoinGroupResult, SyncGroupResult
-from .states import (
-    COMPLETING_REBALANCE,
-    DEAD,
-    EMPTY,
-    PREPARING_REBALANCE,
-    STABLE,
-)
+from .states import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
 from .subscriptions import subscribed_topics
 
 
