@@ -129,7 +129,9 @@ def run(spark: Any, paths: list[str], out: str, options: AnalysisOptions) -> Ana
         spark.sparkContext.setJobDescription(f"table {name}")  # names its jobs in Spark's UI
         written[name] = _write(frame, f"{out}/tables/{name}", name in PARTITIONED)
         phases[f"table {name}"] = time.perf_counter() - started
-        return spark.read.parquet(written[name])
+        # With the schema it was written with: an empty table (no classic group, say)
+        # has no file to take it from.
+        return spark.read.schema(frame.schema).parquet(written[name])
 
     def saving(frames: dict[str, Callable[[], Any]]) -> dict[str, Callable[[], Any]]:
         return {name: partial(lambda n, f: save(n, f()), name, f) for name, f in frames.items()}
@@ -418,13 +420,14 @@ def _assignment_skew(entries: Any, F: Any) -> Any:
 
 
 def _timeline(entries: Any, groups: list[str], F: Any) -> Any:
-    """States and member counts of ``groups`` over time (a row per change)."""
+    """States and member counts of ``groups`` over time (a row per change). A classic
+    group's size is known at each join, a KIP-848 group's at each target assignment."""
     kind = F.col("type")
     ours = entries.where(F.col("group").isin(groups))
     states = _state_changes(ours, F).select(
         "group", *ORDER, "at", "state", F.lit(None).cast("int").alias("members")
     )
-    sizes = ours.where(kind == "join_completed").select(
+    sizes = ours.where(kind.isin("join_completed", "target_assignment_computed")).select(
         "group", *ORDER, "at", F.lit(None).cast("string").alias("state"), "members"
     )
     return states.unionByName(sizes)
