@@ -59,7 +59,7 @@ class SecureDaemon:
             "--sasl-enabled-mechanisms", "SCRAM-SHA-512",
             "--acls-enabled",
             "--super-users", "User:admin",
-            # Clients retry failed logins; the limiter has its own test (test_listeners).
+            # Clients retry failed logins; the throttle has its own tests (test_throttle).
             "--max-failed-authentications", "1000",
             "--topic", f"{TOPIC}:6",
             "--group-initial-rebalance-delay-ms", "0",
