@@ -45,6 +45,7 @@ class SecureDaemon:
         self.sasl_ssl_port = free_port()
         self.sasl_ssl = f"127.0.0.1:{self.sasl_ssl_port}"
         data = self.daemon.data_dir
+        data.mkdir(parents=True, exist_ok=True)  # the commands make no data directory
         for user, password in PASSWORDS.items():
             cli(data, "users", "add", user, "--password", password)
         cli(data, "acls", "add", "--principal", "User:alice", "--operation", "read",
