@@ -401,6 +401,10 @@ def test_a_kip848_group_of_a_real_daemon_is_in_the_summary_and_the_timeline(
     (group,) = [g for g in analysis.top_groups if g["group"] == "kip848"]
     assert (group["target_assignments"], group["reconciliations"]) == (2, 3)
     assert group["reconcile_p50_ms"] is not None and group["rebalances"] == 4
+    # Its rebalances last from the epoch bump until Stable (or Empty) again: the second
+    # member's, until both had reconciled, is the longest.
+    assert group["duration_p50_ms"] is not None
+    assert group["duration_max_ms"] >= group["reconcile_max_ms"]
     timeline = analysis.timelines["kip848"]
     states = [r["state"] for r in timeline if r["state"]]
     assert states[:3] == ["Assigning", "Stable", "Assigning"] and "Reconciling" in states
