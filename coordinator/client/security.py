@@ -4,7 +4,7 @@ client properties file (``--command-config FILE``, as Kafka's own tools take it)
 Understood keys, as Kafka's Java clients name them (librdkafka's names in brackets):
 
 - ``security.protocol``: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL;
-- ``sasl.mechanism``: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512;
+- ``sasl.mechanism`` (``sasl.mechanisms``): PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512;
 - ``sasl.jaas.config``: ``...PlainLoginModule required username="u" password="p";`` or the
   ScramLoginModule's (``sasl.username``, ``sasl.password``);
 - ``ssl.truststore.location`` with ``ssl.truststore.type=PEM``, or
@@ -100,7 +100,8 @@ def security_from_properties(props: dict[str, str], base: Path = Path()) -> Clie
     mechanism = username = password = None
     if protocol.startswith("SASL_"):
         # Kafka's default mechanism is GSSAPI (Kerberos), which this client does not speak.
-        mechanism = props.get("sasl.mechanism", "GSSAPI").strip().upper()
+        given = props.get("sasl.mechanism") or props.get("sasl.mechanisms") or "GSSAPI"
+        mechanism = given.strip().upper()
         if mechanism not in MECHANISMS:
             raise SecurityConfigError(
                 f"sasl.mechanism={mechanism} is not supported: use one of {', '.join(MECHANISMS)}"

@@ -54,6 +54,7 @@ async def server(
                 Listener(P.PLAINTEXT, "127.0.0.1", 0),
                 Listener(P.SASL_PLAINTEXT, "127.0.0.1", 0),
                 Listener(P.SSL, "127.0.0.1", 0),
+                Listener(P.SASL_SSL, "127.0.0.1", 0),
             ),
             security=SecuritySettings(
                 ssl_certfile=pki.server_cert,
@@ -117,6 +118,19 @@ async def test_groups_list_over_sasl_scram_and_over_tls(
         )  # fmt: skip
         assert over_tls.exit_code == 0, over_tls.output
         assert [g["group"] for g in json.loads(over_tls.stdout)] == ["secured"], over_tls.output
+        # SASL over TLS, in librdkafka's words (as a confluent-kafka user's file has them).
+        both = properties(
+            tmp_path / "librdkafka.properties",
+            "security.protocol=sasl_ssl\nsasl.mechanisms=SCRAM-SHA-512\n"
+            f"sasl.username=alice\nsasl.password={PASSWORD}\n"
+            f"ssl.ca.location={pki.ca}\n",
+        )
+        over_both = await invoke(
+            "groups", "list", "--bootstrap", f"127.0.0.1:{server.port_of('SASL_SSL')}",
+            "--command-config", both, "--json",
+        )  # fmt: skip
+        assert over_both.exit_code == 0, over_both.output
+        assert [g["group"] for g in json.loads(over_both.stdout)] == ["secured"]
         # Without the CA, the broker's certificate is not trusted: said in one line.
         untrusted = await invoke(
             "groups", "list", "--bootstrap", f"127.0.0.1:{server.port_of('SSL')}",
