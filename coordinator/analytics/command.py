@@ -165,8 +165,10 @@ def analyze(
         on = spark.sparkContext.master
         analysis, report = analyze_journals(spark, list(journal_paths), out, report_dir, options)
     finally:
-        spark.stop()
-        end_jvm()
+        try:
+            spark.stop()
+        finally:
+            end_jvm()
     t = analysis.totals
     click.echo(
         f"{t['entries']} entries, {t['groups']} groups, {t['rebalances']} rebalances, "

@@ -167,7 +167,8 @@ class Activity:
         g = self._of(e.group_id)
         last = g.last
         joined = self._joined.pop(e.group_id, None)
-        member = joined if joined is not None and joined not in e.reason else None
+        named = joined is None or joined in e.reason
+        member = None if named or e.trigger is not events.RebalanceTrigger.NEW_MEMBER else joined
         if (
             last is not None
             and last.outcome == "in progress"
