@@ -25,7 +25,7 @@ Key = tuple[str, str | None]  # (client address, user name); None: any user from
 @dataclass(slots=True)
 class _State:
     failures: deque[int] = field(default_factory=deque)
-    in_flight: int = 0  # password checks running
+    in_flight: list[int] = field(default_factory=list)  # when each running check began
     held_until: int = 0  # ms: a failure's answer (or an over-allowance check) is pending
 
 
@@ -36,14 +36,16 @@ class Admission:
     address: str
     user: str
     over: tuple[Key, ...]  # the keys it was past the allowance of
+    started_ms: int
 
 
 class FailedLoginThrottle:
     MAX_KEYS = 10_000  # memory bound: the oldest key is forgotten past this
     ADDRESS_FACTOR = 10
     MAX_DELAY_MS = 10_000
-    #: An over-allowance check holds its keys until it ends (then its answer's delay).
-    CHECKING = 2**62
+    #: A check never finished (its connection closed while the key derivation ran) stops
+    #: counting after this long: a lost answer must not hold a user's logins for ever.
+    STALE_CHECK_MS = 30_000
 
     def __init__(self, allowance: int, window_ms: int, base_delay_ms: int) -> None:
         self.allowance = allowance
@@ -67,9 +69,13 @@ class FailedLoginThrottle:
 
     def _forget_one(self) -> None:
         for key, state in self._keys.items():
-            if state.in_flight == 0:
+            if not state.in_flight:
                 del self._keys[key]
                 return
+
+    def _running(self, state: _State, now_ms: int) -> int:
+        state.in_flight = [t for t in state.in_flight if t > now_ms - self.STALE_CHECK_MS]
+        return len(state.in_flight)
 
     def _recent(self, state: _State, now_ms: int) -> int:
         while state.failures and state.failures[0] <= now_ms - self.window_ms:
@@ -84,17 +90,17 @@ class FailedLoginThrottle:
         over: list[Key] = []
         for key, limit in limits:
             state = self._keys.get(key)
-            if state is None or self._recent(state, now_ms) + state.in_flight < limit:
+            if state is None or self._recent(state, now_ms) + self._running(state, now_ms) < limit:
                 continue
             if state.held_until > now_ms:
                 return None
             over.append(key)
         for key, _limit in limits:
             state = self._state(key)
-            state.in_flight += 1
-            if key in over:
-                state.held_until = self.CHECKING
-        return Admission(address, user, tuple(over))
+            state.in_flight.append(now_ms)
+            if key in over:  # held while it runs, then for its answer's delay
+                state.held_until = now_ms + self.STALE_CHECK_MS
+        return Admission(address, user, tuple(over), now_ms)
 
     def finish(self, admission: Admission, succeeded: bool, now_ms: int) -> int:
         """Ends a check; returns how long its answer waits (ms): 0 for a success, at
@@ -103,7 +109,8 @@ class FailedLoginThrottle:
         holds: list[tuple[_State, int]] = []
         for key, limit in self._limits(admission.address, admission.user):
             state = self._state(key)
-            state.in_flight = max(state.in_flight - 1, 0)
+            if admission.started_ms in state.in_flight:
+                state.in_flight.remove(admission.started_ms)
             if key in admission.over:
                 state.held_until = 0
             if succeeded:

@@ -52,3 +52,15 @@ def test_an_address_trying_many_user_names_is_throttled_too() -> None:
     now = (limit + 1) * 1000
     assert t.admit("a", "newcomer", now + 39) is None
     assert t.admit("a", "newcomer", now + 40) is not None
+
+
+def test_a_check_whose_answer_was_lost_stops_holding_the_user() -> None:
+    """A connection closed while its password was checked: the check never finishes.
+    Its user is held only for a while, not for ever."""
+    t = FailedLoginThrottle(allowance=1, window_ms=60_000, base_delay_ms=100)
+    assert t.admit("a", "alice", 0) is not None  # the allowance, never finished
+    assert t.admit("a", "alice", 0) is not None  # past it: one more...
+    assert t.admit("a", "alice", 1000) is None  # ...never finished either
+    later = FailedLoginThrottle.STALE_CHECK_MS + 1
+    ok = t.admit("a", "alice", later)
+    assert ok is not None and t.finish(ok, True, later) == 0
