@@ -165,6 +165,9 @@ def analyze(
         on = spark.sparkContext.master
         analysis, report = analyze_journals(spark, list(journal_paths), out, report_dir, options)
     finally:
+        if "-XX:ArchiveClassesAtExit=" in confs.get("spark.driver.extraJavaOptions", ""):
+            # The JVM writes it as it exits, for some tens of seconds: say why we wait.
+            click.echo("saving Spark's classes for faster later runs (the first run only)")
         try:
             spark.stop()
         finally:

@@ -60,6 +60,7 @@ def test_analyze_returns_with_no_process_left_and_a_bounded_cache(tmp_path: Path
             os.killpg(proc.pid, 9)
     assert proc.returncode == 0, stderr[-2000:]
     assert "1 groups, 2 rebalances" in stdout
+    assert "saving Spark's classes for faster later runs (the first run only)" in stdout
     assert in_session(proc.pid) == []  # its JVM ended with it
     # The newer of the two others was kept, beside the one this run wrote in full before
     # the command returned (mapped from the next run on): no more than the bound.
