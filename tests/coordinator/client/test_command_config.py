@@ -260,3 +260,34 @@ async def test_the_conformance_suite_runs_over_a_sasl_listener(
     assert ran.exit_code == 0, ran.output
     report = json.loads(ran.stdout)
     assert report["summary"] == {"pass": 1, "fail": 0, "skip": 0}, report
+
+
+def test_pem_settings_given_inline_or_as_files_are_loaded(pki: Pki, tmp_path: Path) -> None:
+    from coordinator.client.security import security_from_properties
+
+    cert, key = pki.client("carol")
+    inline = security_from_properties(
+        {
+            "security.protocol": "SSL",
+            "ssl.truststore.type": "PEM",
+            "ssl.truststore.certificates": pki.ca.read_text(),
+            "ssl.keystore.type": "PEM",
+            "ssl.keystore.certificate.chain": cert.read_text(),
+            "ssl.keystore.key": key.read_text(),
+        }
+    )
+    assert inline.tls is not None and len(inline.tls.get_ca_certs()) == 1
+    # Kafka's keystore file: key and chain in one PEM file, relative to the properties.
+    (tmp_path / "carol.pem").write_text(key.read_text() + cert.read_text())
+    (tmp_path / "ca.pem").write_text(pki.ca.read_text())
+    files = security_from_properties(
+        {
+            "security.protocol": "SSL",
+            "ssl.truststore.location": "ca.pem",
+            "ssl.keystore.location": "carol.pem",
+            "ssl.endpoint.identification.algorithm": "",
+        },
+        tmp_path,
+    )
+    assert files.tls is not None and not files.tls.check_hostname
+    assert len(files.tls.get_ca_certs()) == 1
