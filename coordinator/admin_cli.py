@@ -1,7 +1,10 @@
 """``group-coordinator groups ...`` and ``group-coordinator offsets ...``: group administration
 in the spirit of ``kafka-consumer-groups.sh``, against the daemon or any Kafka broker.
 
-Every command takes ``--bootstrap HOST:PORT`` and prints a table, or JSON with ``--json``.
+Every command takes ``--bootstrap HOST:PORT`` (and, for a TLS or SASL listener,
+``--command-config FILE``: a Kafka client properties file) and prints a table, or JSON
+with ``--json``. Exit status: 0 done, 1 the cluster refused or could not be reached, 2 a
+mistake on the command line (``group-coordinator --help``).
 """
 
 from __future__ import annotations
@@ -9,28 +12,93 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Coroutine, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
+from protocol.errors import ErrorCode
+
+from .client import security
 from .client.admin import GroupAdmin, GroupDescription, GroupListing, GroupNotInactiveError
 from .client.errors import KafkaClientError
+from .errors import CommandLineError
 
 T = TypeVar("T")
 DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
+#: The states ``groups list --state`` takes: a classic group's and a KIP-848 group's, as
+#: Kafka names them (ListGroups v5's StatesFilter).
+GROUP_STATES = (
+    "Empty",
+    "Stable",
+    "PreparingRebalance",
+    "CompletingRebalance",
+    "Assigning",
+    "Reconciling",
+    "Dead",
+)
+#: What a group error means, in a sentence (``{group}`` is the group's name).
+GROUP_ERRORS = {
+    ErrorCode.NON_EMPTY_GROUP: "group {group!r} has members: only an Empty group can be"
+    " deleted (stop its consumers first; `groups describe {group}` lists them)",
+    ErrorCode.GROUP_ID_NOT_FOUND: "Consumer group {group!r} does not exist.",
+    ErrorCode.GROUP_AUTHORIZATION_FAILED: "not authorized to access group {group!r}",
+}
 
 
-def _run(bootstrap: str, action: Callable[[GroupAdmin], Coroutine[Any, Any, T]]) -> T:
+def _state(value: str) -> str:
+    """A group state as Kafka names it, given in any case (as kafka-consumer-groups.sh)."""
+    by_lower = {s.lower(): s for s in GROUP_STATES}
+    if value.lower() not in by_lower:
+        raise CommandLineError(
+            f"--state {value!r} is not a group state: give one of {', '.join(GROUP_STATES)}"
+        )
+    return by_lower[value.lower()]
+
+
+def _load_command_config(
+    _ctx: click.Context, _param: click.Parameter, value: Path | None
+) -> security.ClientSecurity:
+    if value is None:
+        return security.PLAINTEXT
+    try:
+        return security.load_command_config(value)
+    except security.SecurityConfigError as exc:
+        raise CommandLineError(f"--command-config {exc}") from None
+
+
+def _run(
+    bootstrap: str,
+    action: Callable[[GroupAdmin], Coroutine[Any, Any, T]],
+    group: str | None = None,
+) -> T:
     async def go() -> T:
         async with GroupAdmin(bootstrap) as admin:
             return await action(admin)
 
+    settings: security.ClientSecurity = click.get_current_context().params["command_config"]
     try:
-        return asyncio.run(go())
+        with security.using(settings):
+            return asyncio.run(go())
     except GroupNotInactiveError as exc:
         raise click.ClickException(str(exc)) from exc
-    except (KafkaClientError, OSError, TimeoutError, ValueError) as exc:
-        raise click.ClickException(str(exc) or type(exc).__name__) from exc
+    except KafkaClientError as exc:
+        said = GROUP_ERRORS.get(exc.code) if exc.code is not None and group else None
+        if said is not None:
+            raise click.ClickException(said.format(group=group)) from exc
+        raise click.ClickException(_hint(str(exc) or type(exc).__name__, settings)) from exc
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise click.ClickException(_hint(str(exc) or type(exc).__name__, settings)) from exc
+
+
+def _hint(message: str, settings: security.ClientSecurity) -> str:
+    """A closed connection to a listener reached without its security says what to give."""
+    if "closed the connection" in message and settings.protocol == "PLAINTEXT":
+        return (
+            f"{message}: a SASL or SSL listener needs --command-config FILE"
+            " (security.protocol, sasl.mechanism, sasl.jaas.config)"
+        )
+    return message
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
@@ -53,9 +121,23 @@ def _partitions(assignment: dict[str, list[int]] | None) -> str | None:
     return ",".join(f"{t}-{p}" for t, ps in sorted(assignment.items()) for p in ps)
 
 
-bootstrap_option = click.option(
+_bootstrap = click.option(
     "--bootstrap", default=DEFAULT_BOOTSTRAP, show_default=True, help="a broker's HOST:PORT"
 )
+command_config_option = click.option(
+    "--command-config",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    callback=_load_command_config,
+    help="a Kafka client properties file for a TLS or SASL listener: security.protocol,"
+    " sasl.mechanism, sasl.jaas.config, ssl.truststore.location (PEM)...",
+)
+
+
+def bootstrap_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """--bootstrap and --command-config: where the cluster is and how to reach it."""
+    return _bootstrap(command_config_option(fn))
+
+
 json_option = click.option("--json", "as_json", is_flag=True, help="print JSON")
 
 
@@ -67,8 +149,15 @@ def groups() -> None:
 @groups.command("list")
 @bootstrap_option
 @json_option
-@click.option("--state", "states", multiple=True, help="only groups in this state (repeatable)")
-def list_groups(bootstrap: str, as_json: bool, states: tuple[str, ...]) -> None:
+@click.option(
+    "--state",
+    "states",
+    multiple=True,
+    callback=lambda _ctx, _param, values: tuple(_state(v) for v in values),
+    metavar="STATE",
+    help=f"only groups in this state (repeatable): {', '.join(GROUP_STATES)}",
+)
+def list_groups(bootstrap: str, as_json: bool, states: tuple[str, ...], **_: Any) -> None:
     """List groups (every broker's: each lists the groups it coordinates)."""
     missed: list[tuple[str, int]] = []
 
@@ -145,16 +234,16 @@ def _description_json(d: GroupDescription) -> dict[str, object]:
 @click.argument("group")
 @bootstrap_option
 @json_option
-def describe_group(group: str, bootstrap: str, as_json: bool) -> None:
+def describe_group(group: str, bootstrap: str, as_json: bool, **_: Any) -> None:
     """Show a group's state, protocol and members with their assignments.
 
     Kafka's DescribeGroups does not report a classic group's generation or leader, so,
     like kafka-consumer-groups.sh, this does not show them.
     """
-    d = _run(bootstrap, lambda admin: admin.describe_group(group))
+    d = _run(bootstrap, lambda admin: admin.describe_group(group), group)
     if d.state == "Dead" and not d.members:
         # As kafka-consumer-groups.sh: say so, and fail.
-        raise click.ClickException(f"Consumer group '{group}' does not exist.")
+        raise click.ClickException(f"Consumer group {group!r} does not exist.")
     if d.group_type == "consumer":  # KIP-848: the assignor, epochs and target assignments
         header = table(
             [
@@ -234,9 +323,9 @@ def describe_group(group: str, bootstrap: str, as_json: bool) -> None:
 @click.argument("group")
 @bootstrap_option
 @json_option
-def delete_group(group: str, bootstrap: str, as_json: bool) -> None:
+def delete_group(group: str, bootstrap: str, as_json: bool, **_: Any) -> None:
     """Delete an Empty group and its committed offsets."""
-    _run(bootstrap, lambda admin: admin.delete_group(group))
+    _run(bootstrap, lambda admin: admin.delete_group(group), group)
     _emit(as_json, {"group": group, "deleted": True}, f"Deleted group {group!r}.")
 
 
@@ -249,9 +338,20 @@ def offsets() -> None:
 @click.argument("group")
 @bootstrap_option
 @json_option
-def get_offsets(group: str, bootstrap: str, as_json: bool) -> None:
+def get_offsets(group: str, bootstrap: str, as_json: bool, **_: Any) -> None:
     """Committed offsets of a group, with log-end offsets and lag."""
-    rows = _run(bootstrap, lambda admin: admin.group_offsets(group))
+
+    async def offsets_of(admin: GroupAdmin) -> tuple[list[Any], bool]:
+        rows = await admin.group_offsets(group)
+        if rows:
+            return rows, True
+        d = await admin.describe_group(group)  # none: is there such a group at all?
+        return rows, not (d.state == "Dead" and not d.members)
+
+    rows, exists = _run(bootstrap, offsets_of, group)
+    if not exists:
+        # As groups describe (and kafka-consumer-groups.sh): say so, and fail.
+        raise click.ClickException(f"Consumer group {group!r} does not exist.")
     data = [
         {
             "topic": r.topic,
@@ -284,6 +384,7 @@ def reset_offsets(
     to_offset: int | None,
     bootstrap: str,
     as_json: bool,
+    **_: Any,
 ) -> None:
     """Reset a group's offsets for a topic; only while the group is Empty."""
     if to_earliest == (to_offset is not None):
@@ -293,6 +394,7 @@ def reset_offsets(
         lambda admin: admin.reset_offsets(
             group, topic, to_earliest=to_earliest, to_offset=to_offset
         ),
+        group,
     )
     data = [{"topic": t, "partition": p, "offset": o} for (t, p), o in sorted(done.items())]
     text = table(

@@ -166,7 +166,16 @@ class _Commands(click.Group):
 @click.version_option(package_name="group-coordinator", prog_name="group-coordinator")
 @click.pass_context
 def main(ctx: click.Context) -> None:
-    """A standalone Apache Kafka group coordinator."""
+    """A standalone Apache Kafka group coordinator.
+
+    \b
+    Exit status of every command:
+      0  done
+      1  the cluster, the store or Spark refused or could not be reached (a group that
+         does not exist, a wrong password, a listener that is not Kafka...)
+      2  a mistake on the command line: an unknown option or value (a --state that is
+         no state), a --data-dir or --command-config that names nothing usable
+    """
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help())
 

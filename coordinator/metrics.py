@@ -329,7 +329,10 @@ class _LiveGauges(Collector):
             "CompletingRebalance,Empty,Dead}; group-coordinator-metrics classic-group-count)",
             labels=["state"],
         )
-        members = GaugeMetricFamily(f"{NS}_members", "Members of all groups (no Kafka equivalent)")
+        members = GaugeMetricFamily(
+            f"{NS}_members",
+            "Members of classic groups; KIP-848 groups' are consumer_members (no Kafka equivalent)",
+        )
         connections = GaugeMetricFamily(
             f"{NS}_connections",
             "Open client connections (Kafka: socket-server-metrics connection-count)",

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .job import Analysis
 
@@ -20,6 +21,9 @@ STATE_COLOURS = {
     "PreparingRebalance": "#f4a582",
     "CompletingRebalance": "#fddbc7",
     "Stable": "#d1e5f0",
+    # KIP-848 consumer groups: a new target assignment, members catching up with it.
+    "Assigning": "#b2abd2",
+    "Reconciling": "#e6f5d0",
 }
 
 
@@ -89,6 +93,7 @@ def _over_time(plt: Any, analysis: Analysis, path: Path) -> None:
     ax.set_title(CHARTS["rebalances_over_time.png"])
     if series:
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    _time_axis(ax)
     fig.autofmt_xdate()
     _save(fig, path)
 
@@ -118,6 +123,7 @@ def _timelines(plt: Any, analysis: Analysis, path: Path) -> None:
         ax.set_ylim(bottom=0, top=max([n for _, n in sizes] + [1]) + 1)
         ax.set_ylabel("members", fontsize=8)
         ax.set_title(str(group), fontsize=9, loc="left")
+        _time_axis(ax)
     handles = [
         plt.Rectangle((0, 0), 1, 1, color=colour, label=state)
         for state, colour in STATE_COLOURS.items()
@@ -125,6 +131,28 @@ def _timelines(plt: Any, analysis: Analysis, path: Path) -> None:
     fig.legend(handles=handles, fontsize=8, loc="upper right")
     fig.suptitle(CHARTS["group_timelines.png"], fontsize=10)
     _save(fig, path)
+
+
+def tick_label(at: datetime, span_s: float) -> str:
+    """A time axis tick: the time of day (the date too over a day or more), milliseconds
+    only when the tick has some (matplotlib's own labels for short spans read like
+    ``43:42.550000``)."""
+    if span_s >= 86400:
+        return at.strftime("%m-%d %H:%M")
+    ms = at.microsecond // 1000
+    return at.strftime("%H:%M:%S") + (f".{ms:03d}" if ms else "")
+
+
+def _time_axis(ax: Any) -> None:
+    from matplotlib import dates, ticker
+
+    num2date = cast(Callable[[float], datetime], dates.num2date)  # days since the epoch
+
+    def label(x: float, _pos: int | None = None) -> str:
+        low, high = ax.get_xlim()
+        return tick_label(num2date(x), (high - low) * 86400)
+
+    ax.xaxis.set_major_formatter(ticker.FuncFormatter(label))
 
 
 def _save(fig: Any, path: Path) -> None:

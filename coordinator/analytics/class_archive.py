@@ -4,12 +4,16 @@ parsing and verifying them again from 250 jars (its start and first query take a
 half the CPU then).
 
 Java 17 writes such an archive when a JVM started with ``-XX:ArchiveClassesAtExit`` exits
-(tens of seconds after the command has printed its result: the Python process does not
-wait for it). The next run takes it only once the JVM's own log says it was written in
+(``analyze`` waits for its JVM to end, so the first run takes tens of seconds longer). The
+next run takes it only once the JVM's own log says it was written in
 full (a truncated archive crashes the JVM that maps it), then maps it with
 ``-XX:SharedArchiveFile``. One archive per Java and PySpark installation; a run that finds
-another run's archive being written runs without one. Delete the cache directory to start
-again; ``--conf spark.driver.extraJavaOptions=...`` replaces these options altogether.
+another run's archive being written runs without one.
+
+The cache is bounded: an archive (about 170 MB with PySpark 4.0) is kept per installation
+for the ``MAX_ARCHIVES`` most recently used, older ones are deleted when a run starts.
+Delete the cache directory (``~/.cache/group-coordinator/spark-classes``) to start again;
+``--conf spark.driver.extraJavaOptions=...`` replaces these options altogether.
 """
 
 from __future__ import annotations
@@ -25,6 +29,9 @@ from pathlib import Path
 WRITTEN = "Written dynamic archive"
 #: An archive that is neither written nor being written after this long is given up.
 STALE_S = 3600.0
+#: Archives kept (one per Java and PySpark installation: each venv has its own), the most
+#: recently used; the cache holds at most this many, and one being written.
+MAX_ARCHIVES = 2
 
 
 def cache_dir() -> Path:
@@ -70,8 +77,11 @@ def jvm_options(directory: Path | None = None) -> list[str]:
             os.replace(part, archive)  # the newest written: a later run's if two wrote
             log.unlink(missing_ok=True)
         if archive.exists():
+            os.utime(archive)  # used: the last to go when the cache is trimmed
+            trim(directory)
             return [*quiet, f"-XX:SharedArchiveFile={archive}"]
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        trim(directory, keep=MAX_ARCHIVES - 1)  # room for the one this run writes
         with contextlib.suppress(FileNotFoundError):
             if time.time() - log.stat().st_mtime > STALE_S:
                 log.unlink()  # a writer that died, or an archive cut short
@@ -85,6 +95,30 @@ def jvm_options(directory: Path | None = None) -> list[str]:
         f"-XX:ArchiveClassesAtExit={part}",
         f"-Xlog:cds+dynamic=info:file={log}::filecount=0",
     ]
+
+
+def trim(directory: Path, keep: int = MAX_ARCHIVES) -> None:
+    """Deletes all but the ``keep`` most recently used archives, and archives cut short
+    whose writer is long gone."""
+    archives = sorted(
+        (p for p in directory.glob("spark-*.jsa") if not p.name.endswith(".part.jsa")),
+        key=_mtime,
+        reverse=True,
+    )
+    for old in archives[keep:]:
+        old.unlink(missing_ok=True)
+    for part in directory.glob("spark-*.part.jsa"):
+        log = part.with_name(part.name.removesuffix(".jsa") + ".log")
+        if time.time() - max(_mtime(part), _mtime(log)) > STALE_S:
+            part.unlink(missing_ok=True)
+            log.unlink(missing_ok=True)
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def _read(path: Path) -> str:

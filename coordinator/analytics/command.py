@@ -18,6 +18,7 @@ import shutil
 import sys
 import time
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -164,7 +165,13 @@ def analyze(
         on = spark.sparkContext.master
         analysis, report = analyze_journals(spark, list(journal_paths), out, report_dir, options)
     finally:
-        spark.stop()
+        if "-XX:ArchiveClassesAtExit=" in confs.get("spark.driver.extraJavaOptions", ""):
+            # The JVM writes it as it exits, for some tens of seconds: say why we wait.
+            click.echo("saving Spark's classes for faster later runs (the first run only)")
+        try:
+            spark.stop()
+        finally:
+            end_jvm()
     t = analysis.totals
     click.echo(
         f"{t['entries']} entries, {t['groups']} groups, {t['rebalances']} rebalances, "
@@ -251,6 +258,37 @@ def with_class_archive(settings: dict[str, str]) -> dict[str, str]:
         return settings  # its options were set when it started: claim no archive to write
     options = [*SMALL_JVM, *class_archive.jvm_options()]
     return {**settings, "spark.driver.extraJavaOptions": " ".join(options)}
+
+
+#: How long the driver JVM may take to exit (writing the class archive takes the most).
+JVM_EXIT_TIMEOUT_S = 120.0
+
+
+def end_jvm(timeout_s: float = JVM_EXIT_TIMEOUT_S) -> None:
+    """Ends the Spark JVM this process started and waits for it: a command ends with all
+    its processes. (Left alone, it exits only when this process has, and then writes the
+    class archive for tens of seconds with nobody waiting.) Under spark-submit, or with no
+    JVM of ours, nothing to do."""
+    import subprocess
+
+    from pyspark import SparkContext
+
+    gateway = SparkContext._gateway
+    proc = getattr(gateway, "proc", None)
+    if gateway is None or proc is None:
+        return
+    with contextlib.suppress(Exception):
+        gateway.close()  # Py4J's connections and callback server, on this side
+    if proc.stdin is not None:
+        with contextlib.suppress(OSError):
+            proc.stdin.close()  # the JVM exits when its standard input ends
+    try:
+        proc.wait(timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    SparkContext._gateway = None
+    SparkContext._jvm = None
 
 
 def jvm_running() -> bool:
@@ -368,7 +406,14 @@ def write_summary(analysis: Any, path: Path) -> None:
         "top_groups": analysis.top_groups,
         "storms": analysis.storms,
     }
-    path.write_text(json.dumps(summary, default=str, indent=1) + "\n")
+    path.write_text(json.dumps(summary, default=_json_value, indent=1) + "\n")
+
+
+def _json_value(value: Any) -> str:
+    """Times to the millisecond, as the journal has them (not Python's microseconds)."""
+    if isinstance(value, datetime):
+        return value.isoformat(timespec="milliseconds")
+    return str(value)
 
 
 def is_uri(path: str) -> bool:

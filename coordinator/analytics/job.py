@@ -129,7 +129,9 @@ def run(spark: Any, paths: list[str], out: str, options: AnalysisOptions) -> Ana
         spark.sparkContext.setJobDescription(f"table {name}")  # names its jobs in Spark's UI
         written[name] = _write(frame, f"{out}/tables/{name}", name in PARTITIONED)
         phases[f"table {name}"] = time.perf_counter() - started
-        return spark.read.parquet(written[name])
+        # With the schema it was written with: an empty table (no classic group, say)
+        # has no file to take it from.
+        return spark.read.schema(frame.schema).parquet(written[name])
 
     def saving(frames: dict[str, Callable[[], Any]]) -> dict[str, Callable[[], Any]]:
         return {name: partial(lambda n, f: save(n, f()), name, f) for name, f in frames.items()}
@@ -314,14 +316,46 @@ def _bin_seconds(start_ms: int, end_ms: int) -> int:
 
 
 def _durations(entries: Any, F: Any) -> Any:
-    """One row per completed rebalance: start until Stable (sync) or Empty (everyone left)."""
+    """One row per completed rebalance: start until Stable (sync) or Empty (everyone left).
+    A KIP-848 group has no join or sync entry: its rebalance runs from the first
+    rebalance_started after it was last Stable or Empty until it is again (epoch bumps
+    before a target count as one, as one target serves them)."""
     synced = (F.col("type") == "sync_completed") & F.col("rebalance_duration_ms").isNotNull()
     emptied = (F.col("type") == "join_completed") & (F.col("members") == 0)
-    return entries.where(synced | emptied).select(
+    classic = entries.where(synced | emptied).select(
         "group", "node", "seq", "at", "date", "generation",
         F.when(synced, F.col("rebalance_duration_ms")).otherwise(F.col("duration_ms")).alias(
             "duration_ms"
         ),
+    )  # fmt: skip
+    return classic.unionByName(_consumer_group_durations(entries, F))
+
+
+def _consumer_group_durations(entries: Any, F: Any) -> Any:
+    from pyspark.sql import Window
+
+    kind = F.col("type")
+    consumer_groups = entries.where(kind == "target_assignment_computed").select("group").distinct()
+    ends = (kind == "state_changed") & F.col("to").isin("Stable", "Empty")
+    steps = entries.where((kind == "rebalance_started") | ends).join(
+        consumer_groups, "group", "left_semi"
+    )
+    is_end = F.when(ends, 1).otherwise(0)
+    so_far = Window.partitionBy("group").orderBy(*ORDER).rowsBetween(Window.unboundedPreceding, 0)
+    # The end row belongs to the rebalance it ends: ends before it, not counting itself.
+    segments = steps.withColumn("segment", F.sum(is_end).over(so_far) - is_end)
+    started = kind == "rebalance_started"
+    spans = segments.groupBy("group", "segment").agg(
+        F.min(F.when(started, F.col("ts_ms"))).alias("start_ms"),
+        F.max(F.when(started, F.col("generation"))).alias("from_generation"),
+        F.max_by(
+            F.struct("node", "seq", "at", "date", "ts_ms"), F.when(ends, F.col("ts_ms"))
+        ).alias("end"),
+    )
+    return spans.where(F.col("start_ms").isNotNull() & F.col("end").isNotNull()).select(
+        "group", "end.node", "end.seq", "end.at", "end.date",
+        (F.col("from_generation") + 1).cast("int").alias("generation"),
+        (F.col("end.ts_ms") - F.col("start_ms")).alias("duration_ms"),
     )  # fmt: skip
 
 
@@ -418,13 +452,14 @@ def _assignment_skew(entries: Any, F: Any) -> Any:
 
 
 def _timeline(entries: Any, groups: list[str], F: Any) -> Any:
-    """States and member counts of ``groups`` over time (a row per change)."""
+    """States and member counts of ``groups`` over time (a row per change). A classic
+    group's size is known at each join, a KIP-848 group's at each target assignment."""
     kind = F.col("type")
     ours = entries.where(F.col("group").isin(groups))
     states = _state_changes(ours, F).select(
         "group", *ORDER, "at", "state", F.lit(None).cast("int").alias("members")
     )
-    sizes = ours.where(kind == "join_completed").select(
+    sizes = ours.where(kind.isin("join_completed", "target_assignment_computed")).select(
         "group", *ORDER, "at", F.lit(None).cast("string").alias("state"), "members"
     )
     return states.unionByName(sizes)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import html
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,11 @@ GROUP_COLUMNS = (
     ("storms", "storms"),
     ("storm_kinds", "storm kinds"),
     ("assignment_skew", "skew (max/min)"),
+    # KIP-848 consumer groups: no join or sync phases, target assignments and members
+    # catching up with them instead.
+    ("target_assignments", "target assignments"),
+    ("reconciliations", "reconciliations"),
+    ("reconcile_p50_ms", "reconcile p50 ms"),
     ("last_generation", "generation"),
 )
 
@@ -186,6 +192,8 @@ def _table(header: list[str], rows: list[list[Any]]) -> str:
 def _cell(value: Any) -> str:
     if value is None:
         return ""
+    if isinstance(value, datetime):
+        return _e(moment(value))
     if isinstance(value, dict):
         return _e(", ".join(f"{k}: {v}" for k, v in sorted(value.items())))
     if isinstance(value, list):
@@ -193,6 +201,11 @@ def _cell(value: Any) -> str:
     if isinstance(value, float):
         return _e(f"{value:.2f}")
     return _e(value)
+
+
+def moment(at: datetime) -> str:
+    """A time to the millisecond, as the journal has it (not Python's microseconds)."""
+    return at.isoformat(sep=" ", timespec="milliseconds")
 
 
 def _e(value: Any) -> str:

@@ -31,29 +31,33 @@ def group_summary(
     )
     # The clients that churn most: most ended sessions first, then shortest lives.
     top_clients = clients.groupBy("group").agg(
-        F.slice(
-            F.sort_array(
-                F.collect_list(
-                    F.struct(
-                        F.col("ended"),
-                        (-F.col("lifetime_p50_s")).alias("neg_lifetime"),
-                        "client_id",
-                        "client_host",
-                        "sessions",
-                        "left",
-                        "expired",
-                        "evicted",
-                        "replaced",
-                        "lifetime_p50_s",
-                        "first_joined",
-                        "last_ended",
-                        "came_back",
-                    )
+        F.transform(
+            F.slice(
+                F.sort_array(
+                    F.collect_list(
+                        F.struct(
+                            F.col("ended"),
+                            (-F.col("lifetime_p50_s")).alias("neg_lifetime"),
+                            "client_id",
+                            "client_host",
+                            "sessions",
+                            "left",
+                            "expired",
+                            "evicted",
+                            "replaced",
+                            "lifetime_p50_s",
+                            "first_joined",
+                            "last_ended",
+                            "came_back",
+                        )
+                    ),
+                    asc=False,
                 ),
-                asc=False,
+                1,
+                3,
             ),
-            1,
-            3,
+            # The sort key had to lead the struct; it is no column for a reader.
+            lambda client: client.dropFields("neg_lifetime"),
         ).alias("churn_clients")
     )
     # The member most rebalances name (a leader rejoining in a loop, say).

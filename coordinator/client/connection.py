@@ -10,17 +10,35 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections import deque
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from protocol.apis import BY_KEY, Api
+from protocol.errors import DecodeError
 from protocol.frames import FrameSplitter, decode_response, encode_request
 from protocol.schema import Struct
+
+if TYPE_CHECKING:
+    from .security import ClientSecurity
 
 T = TypeVar("T", bound=Struct)
 
 
 class ConnectionClosed(ConnectionError):
     pass
+
+
+class NotKafka(ConnectionError):
+    """The peer answered with something that is not a Kafka response (a web server, a TLS
+    listener reached without TLS...); the message says which, in one line."""
+
+    def __init__(self, peer: str, first_bytes: bytes) -> None:
+        if first_bytes.startswith(b"HTTP/"):
+            what = "it answered HTTP"
+        elif first_bytes[:1] in (b"\x15", b"\x16") and first_bytes[1:2] == b"\x03":
+            what = "it answered TLS: a TLS listener needs security.protocol=SSL or SASL_SSL"
+        else:
+            what = f"it answered {first_bytes[:8]!r}"
+        super().__init__(f"{peer} is not a Kafka listener ({what})")
 
 
 class KafkaConnectionClient(asyncio.Protocol):
@@ -31,15 +49,32 @@ class KafkaConnectionClient(asyncio.Protocol):
         self._pending: deque[tuple[int, Api, int, asyncio.Future[Any]]] = deque()
         self._correlation = itertools.count(1)
         self._closed = asyncio.Event()
+        self._first_bytes: bytes | None = None  # what the peer said first, if it is no Kafka
+        self._peer_name: str | None = None
 
     # -- asyncio.Protocol --------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # uvloop's transports implement asyncio.Transport without subclassing it.
         self.transport = cast(asyncio.Transport, transport)
+        peer = transport.get_extra_info("peername")
+        if isinstance(peer, tuple) and len(peer) >= 2:
+            host = str(peer[0])
+            self._peer_name = f"[{host}]:{peer[1]}" if ":" in host else f"{host}:{peer[1]}"
 
     def data_received(self, data: bytes) -> None:
-        for frame in self._splitter.feed(data):
+        if self._first_bytes is None:
+            self._first_bytes = bytes(data[:8])
+        try:
+            frames = self._splitter.feed(data)
+        except DecodeError:
+            # Not Kafka's framing: fail the requests with what the peer seems to be, and
+            # close (rather than let the event loop print the exception).
+            self._fail_all(NotKafka(self._peer(), self._first_bytes or bytes(data[:8])))
+            if self.transport is not None:
+                self.transport.close()
+            return
+        for frame in frames:
             correlation_id, api, version, fut = self._pending.popleft()
             try:
                 got, body = decode_response(api, version, frame)
@@ -53,11 +88,24 @@ class KafkaConnectionClient(asyncio.Protocol):
                 fut.set_result(body)
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if self._pending:
+            # Requests unanswered: who closed on them says where to look.
+            self._fail_all(ConnectionClosed(f"{self._peer()} closed the connection"))
+        self._closed.set()
+
+    def _fail_all(self, exc: Exception) -> None:
         while self._pending:
             *_, fut = self._pending.popleft()
             if not fut.done():
-                fut.set_exception(ConnectionClosed("connection closed"))
-        self._closed.set()
+                fut.set_exception(exc)
+
+    def _peer(self) -> str:
+        return self._peer_name or "the broker"
+
+    @property
+    def peer(self) -> str:
+        """HOST:PORT of the other end, for messages."""
+        return self._peer()
 
     # -- API ---------------------------------------------------------------------------------
 
@@ -93,8 +141,30 @@ class KafkaConnectionClient(asyncio.Protocol):
 
 
 async def connect(
-    host: str, port: int, client_id: str = "group-coordinator-client"
+    host: str,
+    port: int,
+    client_id: str = "group-coordinator-client",
+    security: ClientSecurity | None = None,
 ) -> KafkaConnectionClient:
+    """A connection, over TLS and logged in with SASL as ``security`` says (by default the
+    settings of this context: ``security.using``)."""
+    from . import security as client_security
+
+    security = security or client_security.current()
     loop = asyncio.get_running_loop()
-    _, protocol = await loop.create_connection(lambda: KafkaConnectionClient(client_id), host, port)
+    _, protocol = await loop.create_connection(
+        lambda: KafkaConnectionClient(client_id),
+        host,
+        port,
+        ssl=security.tls,
+        server_hostname=host if security.tls is not None else None,
+    )
+    if security.uses_sasl:
+        from .sasl import authenticate
+
+        try:
+            await authenticate(protocol, security, f"{host}:{port}")
+        except BaseException:
+            protocol.close()
+            raise
     return protocol

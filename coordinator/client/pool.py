@@ -33,6 +33,7 @@ from protocol.schema import Struct
 
 from .connection import KafkaConnectionClient, connect
 from .errors import KafkaClientError, UnsupportedApiError
+from .sasl import AuthenticationFailed
 
 T = TypeVar("T", bound=Struct)
 R = TypeVar("R")
@@ -124,11 +125,17 @@ async def negotiate_versions(client: KafkaConnectionClient, timeout: float) -> A
         client_software_name=SOFTWARE_NAME, client_software_version=SOFTWARE_VERSION
     )
     try:
-        resp = await within(client.send(request, newest), timeout)
-        if resp.error_code != ErrorCode.NONE:
-            raise KafkaClientError.of(resp.error_code, "ApiVersions")
-    except (KafkaClientError, ValueError):
-        resp = await within(client.send(ApiVersionsRequest(), 0), timeout)
+        try:
+            resp = await within(client.send(request, newest), timeout)
+            if resp.error_code != ErrorCode.NONE:
+                raise KafkaClientError.of(resp.error_code, "ApiVersions")
+        except (KafkaClientError, ValueError):
+            resp = await within(client.send(ApiVersionsRequest(), 0), timeout)
+    except TimeoutError:
+        raise KafkaClientError(
+            f"{client.peer} did not answer ApiVersions within {timeout:g} s"
+            " (is it a Kafka listener?)"
+        ) from None
     assert isinstance(resp, ApiVersionsResponse)
     if resp.error_code != ErrorCode.NONE:
         raise KafkaClientError.of(resp.error_code, "ApiVersions")
@@ -231,6 +238,8 @@ class ConnectionPool:
         for address in addresses:
             try:
                 return await self.shared(address)
+            except AuthenticationFailed:
+                raise  # reached, and refused: not a server to look past
             except (KafkaClientError, OSError) as exc:
                 errors.append(str(exc))
         raise KafkaClientError(f"{NO_BOOTSTRAP}: " + "; ".join(errors))

@@ -10,6 +10,8 @@ from typing import Any, TypeVar
 
 import click
 
+from ..admin_cli import command_config_option
+from ..client import security
 from ..config import parse_host_port
 from . import report
 from .probe import Target
@@ -29,6 +31,7 @@ def _option(*decls: str, **kwargs: Any) -> Callable[[_F], _F]:
 
 @click.command()
 @_option("--bootstrap", default="127.0.0.1:9092", help="the broker's HOST:PORT")
+@command_config_option
 @_option("--only", "pattern", default=None, help="scenarios whose area/name match (glob)")
 @_option("--junit", type=click.Path(dir_okay=False, path_type=Path), help="write JUnit XML")
 @_option("--json", "as_json", is_flag=True, help="print JSON instead of the table")
@@ -66,7 +69,8 @@ def conformance(**o: Any) -> None:
     )
     start = time.monotonic()
     try:
-        results = asyncio.run(run(target, scenarios, o["parallel"]))
+        with security.using(o["command_config"]):  # every connection the suite makes
+            results = asyncio.run(run(target, scenarios, o["parallel"]))
     except (OSError, TimeoutError) as exc:
         raise click.ClickException(f"cannot reach {o['bootstrap']}: {exc}") from exc
     except RuntimeError as exc:  # the suite's topic could not be created

@@ -45,6 +45,7 @@ class Rebalance:
     protocol: str | None = None
     ended_ms: int | None = None
     outcome: str = "in progress"  # Stable, Empty, restarted (another rebalance), or deleted
+    member: str | None = None  # the member whose arrival started it, when the reason has none
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -61,6 +62,7 @@ class Rebalance:
             "protocol": self.protocol,
             "ended_ms": self.ended_ms,
             "outcome": self.outcome,
+            "member": self.member,
         }
 
 
@@ -105,6 +107,8 @@ class Activity:
         self.commits_total = 0
         #: Bumped by every event: a live page re-renders only when it moved (or time did).
         self.version = 0
+        #: The member that just joined each group (its rebalance comes next).
+        self._joined: dict[str, str] = {}
 
     def group(self, group_id: str) -> GroupActivity | None:
         return self.groups.get(group_id)
@@ -121,6 +125,8 @@ class Activity:
         match event:
             case events.LimitReached():
                 return  # not a journal entry
+            case events.MemberJoined():
+                self._joined[event.group_id] = event.member_id
             case events.RebalanceStarted():
                 self._rebalance_started(event, now)
             case events.JoinCompleted():
@@ -152,6 +158,7 @@ class Activity:
                 self._target_computed(event)
             case events.GroupDeleted() | events.GroupUnloaded():
                 self.groups.pop(event.group_id, None)
+                self._joined.pop(event.group_id, None)
             case _:
                 pass
         self.recent.append((now, event))
@@ -159,9 +166,27 @@ class Activity:
     def _rebalance_started(self, e: events.RebalanceStarted, now: int) -> None:
         g = self._of(e.group_id)
         last = g.last
-        if last is not None and last.outcome == "in progress":
-            last.outcome, last.ended_ms = "restarted", now
-        g.rebalances.append(Rebalance(now, e.generation_id, e.trigger.value, e.reason))
+        joined = self._joined.pop(e.group_id, None)
+        named = joined is None or joined in e.reason
+        member = None if named or e.trigger is not events.RebalanceTrigger.NEW_MEMBER else joined
+        if (
+            last is not None
+            and last.outcome == "in progress"
+            and last.generation is None
+            and e.generation_id == last.from_generation + 1
+        ):
+            # KIP-848: the group epoch moved again before a target was computed: one
+            # target will serve both changes, so one rebalance (a classic restart keeps
+            # the generation it replaces).
+            last.reason = f"{last.reason}; {e.reason}" + (f" ({member})" if member else "")
+            if e.trigger.value not in last.trigger.split(", "):
+                last.trigger = f"{last.trigger}, {e.trigger.value}"
+        else:
+            if last is not None and last.outcome == "in progress":
+                last.outcome, last.ended_ms = "restarted", now
+            rebalance = Rebalance(now, e.generation_id, e.trigger.value, e.reason)
+            rebalance.member = member
+            g.rebalances.append(rebalance)
         g.starts.append(now)
         minute = now // MINUTE_MS
         if self._per_minute and self._per_minute[-1][0] == minute:

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import jinja2
+from markupsafe import Markup, escape
 
 #: Owner colours of the partition picture: distinguishable, and each with 3:1 contrast or
 #: more against the white page (WCAG 1.4.11 for graphics).
@@ -102,8 +103,20 @@ def event_detail(e: dict[str, Any]) -> str:
     return ""
 
 
+def code_spans(text: str | None) -> Markup:
+    """A sentence from the analysis, its `quoted` names as code (as in its report), the
+    rest escaped."""
+    parts = str(escape(text or "")).split("`")
+    if len(parts) % 2 == 0:  # an unmatched backtick: shown as it is
+        return Markup(str(escape(text or "")))
+    return Markup(
+        "".join(f"<code>{part}</code>" if i % 2 else part for i, part in enumerate(parts))
+    )
+
+
 def install(env: jinja2.Environment) -> None:
     env.filters.update(
+        code_spans=code_spans,
         duration=duration,
         ago=ago,
         since=since,

@@ -29,7 +29,7 @@ from ..group.deadlines import consumer_session_key
 from ..group.model import CLASSIC, CONSUMER
 from ..journal.schema import to_entry
 from ..node import Node
-from .activity import HOUR_MS, Activity
+from .activity import HOUR_MS, Activity, GroupActivity
 from .cluster_view import ClusterGroups, coordinator, group_url
 from .colours import MemberColours, identity
 from .liveness import classic_late_after_ms, consumer_late_after_ms, is_late
@@ -39,6 +39,11 @@ TYPES = (CLASSIC, CONSUMER)
 STATES = ("Stable", "PreparingRebalance", "CompletingRebalance", "Empty", "Dead")
 #: A consumer group's states besides Stable and Empty (KIP-848).
 CONSUMER_STATES = ("Assigning", "Reconciling")
+#: The states the Overview counts for each type (Dead groups are gone).
+STATES_SHOWN = {
+    CLASSIC: ("Empty", "Stable", "PreparingRebalance", "CompletingRebalance"),
+    CONSUMER: ("Empty", "Stable", *CONSUMER_STATES),
+}
 AnyGroup = ClassicGroup | ConsumerGroup
 #: A group in this node's memory, or another node's as the shared store has it.
 ListedGroup = AnyGroup | StoredGroup
@@ -175,7 +180,7 @@ def overview(state: ConsoleState, viewer: Viewer) -> dict[str, Any]:
     for (kind, group_state), n in by_type_state.items():
         by_state[group_state] += n
         by_type[kind] += n
-    shown_states = [s for s in STATES if s != "Dead"] + [s for s in CONSUMER_STATES if by_state[s]]
+    shown_states = [*STATES_SHOWN[CLASSIC], *CONSUMER_STATES]
     per_minute = state.activity.rebalances_per_minute(now)
     return {
         "now_ms": now,
@@ -186,10 +191,10 @@ def overview(state: ConsoleState, viewer: Viewer) -> dict[str, Any]:
         "groups": len(groups),
         "groups_by_state": {s: by_state.get(s, 0) for s in shown_states},
         "groups_by_type": {CLASSIC: by_type[CLASSIC], CONSUMER: by_type[CONSUMER]},
-        # Each type's own counts: a state the type never has (a classic group is never
-        # Reconciling, a consumer group never CompletingRebalance) counts 0.
+        # Each type's own states only: a classic group is never Reconciling, a consumer
+        # group never CompletingRebalance (the page shows those cells as not applying).
         "groups_by_type_and_state": {
-            t: {s: by_type_state[(t, s)] for s in shown_states} for t in (CLASSIC, CONSUMER)
+            t: {s: by_type_state[(t, s)] for s in STATES_SHOWN[t]} for t in (CLASSIC, CONSUMER)
         },
         "members": members,
         "topics": sum(1 for t in node.catalog.all() if viewer.sees_topic(node, t.name)),
@@ -404,6 +409,20 @@ def decode_partitions(protocol_type: str | None, data: bytes) -> dict[str, list[
     return {t: sorted(set(ps)) for t, ps in sorted(out.items())}
 
 
+def _time_in_states(
+    activity: GroupActivity | None, current: str, since_ms: int | None, now: int
+) -> dict[str, int]:
+    """Time in each state since this node loaded the group; the current state's at least
+    as long as the page says it has been in it (the group's own timestamp may be older
+    than the load, as after a restart)."""
+    if activity is None:
+        return {}
+    spent = activity.time_in_states(now)
+    if since_ms:
+        spent[current] = max(spent.get(current, 0), now - since_ms)
+    return spent
+
+
 def group_detail(state: ConsoleState, viewer: Viewer, group_id: str) -> dict[str, Any] | None:
     """Everything about one group, or None when it does not exist or may not be seen."""
     node = state.node
@@ -469,7 +488,7 @@ def group_detail(state: ConsoleState, viewer: Viewer, group_id: str) -> dict[str
         if activity is None
         else [r.as_dict() for r in reversed(activity.rebalances)],
         "rebalances_1h": 0 if activity is None else activity.starts_since(now - HOUR_MS),
-        "time_in_states_ms": {} if activity is None else activity.time_in_states(now),
+        "time_in_states_ms": _time_in_states(activity, g.state.value, g.state_timestamp_ms, now),
         "last_commit_ms": None if activity is None else activity.last_commit_ms,
         "commits": 0 if activity is None else activity.commits,
         "admin": state.admin,

@@ -7,7 +7,7 @@ here, so a large group's SyncGroup costs the loop nothing extra.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any, assert_never
+from typing import Any, assert_never, get_args
 
 from protocol.consumer import CONSUMER_PROTOCOL_TYPE, decode_assignment
 from protocol.errors import DecodeError
@@ -18,6 +18,15 @@ from ..group import events
 
 #: Bumped when a field changes meaning or is removed; new fields do not bump it.
 SCHEMA_VERSION = 1
+
+#: Events that are a log line and a metric, not a journal entry (``_body`` returns None).
+NOT_JOURNALED: frozenset[type] = frozenset({events.LimitReached, cluster.LeaseRenewed})
+#: Events that make journal lines: every other event the node reports. Derived, so a new
+#: event is journaled once ``_body`` knows it (a hand-kept list once left KIP-848's out).
+JOURNALED: frozenset[type] = (
+    frozenset(set(get_args(events.GroupEvent)) | set(get_args(cluster.ClusterEvent)))
+    - NOT_JOURNALED
+)
 
 
 def to_entry(

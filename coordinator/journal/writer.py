@@ -18,34 +18,9 @@ from pathlib import Path
 from typing import cast
 
 from ..clock import Clock
-from ..cluster import events as cluster
 from ..events import NodeEvent
-from ..group import events
 from ..private_files import private_dir, private_file
-from .schema import to_entry
-
-#: Events that make journal lines (everything in ``to_entry``).
-JOURNALED: frozenset[type] = frozenset(
-    {
-        events.MemberJoined,
-        events.MemberRemoved,
-        events.StaticMemberReplaced,
-        events.RebalanceStarted,
-        events.JoinCompleted,
-        events.SyncCompleted,
-        events.StateChanged,
-        events.GroupDeleted,
-        events.GroupLoaded,
-        events.GroupReverted,
-        events.GroupConverted,
-        events.GroupUnloaded,
-        cluster.PartitionsAcquired,
-        cluster.PartitionsReleased,
-        cluster.PartitionsFenced,
-        events.OffsetsCommitted,
-        events.OffsetsExpired,
-    }
-)
+from .schema import JOURNALED, to_entry
 
 
 class SizeAndTimeRotatingFileHandler(TimedRotatingFileHandler):

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 import click
 
 from ..config import parse_database_url
+from ..errors import CommandLineError
 from ..store import SecurityRows, SqliteStore, Store, Write
 from .acls import (
     CLUSTER_NAME,
@@ -60,8 +61,31 @@ def _data_dir(fn: _F) -> _F:
     )(fn)
 
 
+def _check_data_dir(data_dir: Path, write: Write | None) -> None:
+    """A mistyped --data-dir is said so, never made into a new store no daemon reads: the
+    directory must exist (the daemon makes it when it first starts), and a command that
+    only reads needs a store in it."""
+    if not data_dir.is_dir():
+        raise CommandLineError(
+            f"--data-dir {str(data_dir)!r} is not a directory: give the daemon's --data-dir"
+            f" (it is made when the daemon first starts; before that: mkdir {data_dir})"
+        )
+    if write is None and not (data_dir / SqliteStore.FILENAME).exists():
+        raise CommandLineError(
+            f"--data-dir {str(data_dir)!r} holds no store ({SqliteStore.FILENAME}): give the"
+            " daemon's --data-dir"
+        )
+
+
+def _where(data_dir: Path) -> str:
+    database_url = click.get_current_context().meta.get("database_url")
+    return "the database" if database_url else f"{data_dir}"
+
+
 def _in_store(data_dir: Path, write: Write | None) -> SecurityRows:
     database_url = click.get_current_context().meta.get("database_url")
+    if not database_url:
+        _check_data_dir(data_dir, write)
 
     async def go() -> SecurityRows:
         store: Store
@@ -140,6 +164,8 @@ def users_list(data_dir: Path) -> None:
         by_user.setdefault(c.username, []).append(f"{c.mechanism}(iterations={c.iterations})")
     for name, mechs in sorted(by_user.items()):
         click.echo(f"{name}  {' '.join(mechs)}")
+    if not by_user:
+        click.echo(f"no users in {_where(data_dir)} (add one: users add NAME)")
 
 
 @click.group()
@@ -252,6 +278,11 @@ def acls_remove(data_dir: Path, **kwargs: Any) -> None:
 @_data_dir
 def acls_list(principal: str | None, data_dir: Path) -> None:
     """Every binding, one per line."""
-    for b in _in_store(data_dir, None).acls:
-        if principal is None or b.principal == principal:
-            click.echo(str(b))
+    shown = [
+        b for b in _in_store(data_dir, None).acls if principal is None or b.principal == principal
+    ]
+    for b in shown:
+        click.echo(str(b))
+    if not shown:
+        whose = f" for {principal}" if principal is not None else ""
+        click.echo(f"no ACLs{whose} in {_where(data_dir)}")

@@ -96,7 +96,8 @@ class SecuritySettings:
     super_users: frozenset[str] = field(default_factory=frozenset)
     # connection.failed.authentication.delay.ms: a failed login is answered this late.
     failed_authentication_delay_ms: int = 100
-    # At most this many failed logins per client address per window; then refused unchecked.
+    # Failures of one user from one address per window answered after the delay alone;
+    # past them, later and later, one check at a time (throttle.FailedLoginThrottle).
     max_failed_authentications: int = 5
     failed_authentication_window_ms: int = 60_000
     # How often users and ACLs are re-read from the store (the CLI edits them there).

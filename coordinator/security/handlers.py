@@ -2,12 +2,14 @@
 
 Served on every listener, as Kafka does; on a listener without SASL they answer
 ILLEGAL_SASL_STATE. A failed login is answered after ``failed_authentication_delay_ms`` and
-the connection is then closed (Kafka's connection.failed.authentication.delay.ms).
+the connection is then closed (Kafka's connection.failed.authentication.delay.ms); past a
+few failures later and later (``throttle.FailedLoginThrottle``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TypeVar
 
 import structlog
@@ -22,6 +24,7 @@ from ..handlers.outcome import Delayed, Offloaded, Outcome
 from ..handlers.versions import SASL_HANDSHAKE_RAW_TOKENS
 from ..node import Node
 from .sasl import AuthenticationFailed, IllegalSaslState, PasswordCheck, SaslSession
+from .throttle import Admission
 
 log = structlog.get_logger("security")
 
@@ -75,8 +78,8 @@ def sasl_authenticate(
         )
     try:
         step = _step(node, conn, session, body.auth_bytes)
-    except AuthenticationFailed as exc:
-        return _refused(node, conn, exc)
+    except Refused as exc:
+        return _refused(node, conn, exc, exc.delay_ms)
     except IllegalSaslState as exc:
         conn.close_after_reply = True
         return Outcome(
@@ -84,29 +87,44 @@ def sasl_authenticate(
                 error_code=ErrorCode.ILLEGAL_SASL_STATE, error_message=str(exc)
             )
         )
-    if isinstance(step, PasswordCheck):
+    if isinstance(step, Checking):
         return _check_password(node, conn, session, step, _plain_answered(node, conn))
     return Outcome(SaslAuthenticateResponse(error_code=0, auth_bytes=step, session_lifetime_ms=0))
 
 
+class Refused(AuthenticationFailed):
+    """A failed login, counted and logged, with how long its answer waits."""
+
+    def __init__(self, exc: AuthenticationFailed, delay_ms: int) -> None:
+        super().__init__(str(exc))
+        self.delay_ms = delay_ms
+
+
+@dataclass(frozen=True, slots=True)
+class Checking:
+    """A PLAIN password to check off the loop, let through by the throttle."""
+
+    check: PasswordCheck
+    admission: Admission
+
+
 def _refused(
-    node: Node, conn: ConnectionContext, exc: AuthenticationFailed
+    node: Node, conn: ConnectionContext, exc: AuthenticationFailed, delay_ms: int
 ) -> Outcome[SaslAuthenticateResponse]:
-    """SASL_AUTHENTICATION_FAILED after the configured delay; then the connection closes."""
+    """SASL_AUTHENTICATION_FAILED after ``delay_ms``; then the connection closes."""
     conn.close_after_reply = True
     failure = SaslAuthenticateResponse(
         error_code=ErrorCode.SASL_AUTHENTICATION_FAILED, error_message=str(exc)
     )
-    delay_ms = node.security.settings.failed_authentication_delay_ms
     return Outcome(Delayed(delay_ms, failure) if delay_ms > 0 else failure)
 
 
 def _plain_answered(
     node: Node, conn: ConnectionContext
-) -> Callable[[AuthenticationFailed | None], Outcome[SaslAuthenticateResponse]]:
-    def answer(failure: AuthenticationFailed | None) -> Outcome[SaslAuthenticateResponse]:
+) -> Callable[[Refused | None], Outcome[SaslAuthenticateResponse]]:
+    def answer(failure: Refused | None) -> Outcome[SaslAuthenticateResponse]:
         if failure is not None:
-            return _refused(node, conn, failure)
+            return _refused(node, conn, failure, failure.delay_ms)
         return Outcome(
             SaslAuthenticateResponse(error_code=0, auth_bytes=b"", session_lifetime_ms=0)
         )
@@ -118,70 +136,88 @@ def _check_password(
     node: Node,
     conn: ConnectionContext,
     session: SaslSession,
-    check: PasswordCheck,
-    answer: Callable[[AuthenticationFailed | None], Outcome[R]],
+    checking: Checking,
+    answer: Callable[[Refused | None], Outcome[R]],
 ) -> Outcome[R]:
-    """PLAIN: the key derivation runs off the event loop. Counted as in flight from now,
-    so parallel logins cannot all pass the limiter."""
-    limiter = node.security.limiter
-    limiter.check_started(_address(conn), check.username)
+    """PLAIN: the key derivation runs off the event loop, admitted by the throttle (which
+    counts it as in flight until it ends, so parallel logins cannot all be checked)."""
 
     def then(matched: bool) -> Outcome[R]:
-        limiter.check_ended(_address(conn), check.username)
         try:
-            session.finish_plain(check, matched)
+            session.finish_plain(checking.check, matched)
         except AuthenticationFailed as exc:
-            _failed(node, conn, session, exc)
-            return answer(exc)
+            return answer(_failed(node, conn, session, exc, checking.admission))
+        node.security.throttle.finish(checking.admission, True, node.now_ms())
         _succeeded(conn, session)
         return answer(None)
 
-    return Outcome(Offloaded(check.check, then))
+    return Outcome(Offloaded(checking.check.check, then))
 
 
 def _step(
     node: Node, conn: ConnectionContext, session: SaslSession, token: bytes
-) -> bytes | PasswordCheck:
+) -> bytes | Checking:
     """One SASL token in, the server's token out (or a PLAIN password still to check);
-    marks the connection authenticated when the exchange completes. Raises
-    AuthenticationFailed, already counted and logged."""
-    limiter = node.security.limiter
+    marks the connection authenticated when the exchange completes. Raises Refused,
+    already counted and logged."""
+    throttle = node.security.throttle
+    admission: Admission | None = None
     try:
-        # SCRAM's second message proves the password: refuse it before checking when the
-        # user named in the first is blocked (a refusal must not say whether it was right).
-        if session.claimed_username is not None and (
-            why := limiter.blocked_by(_address(conn), session.claimed_username, node.now_ms())
-        ):
-            raise _too_many(why)
+        # SCRAM's second message proves the password: admitted by the throttle first.
+        if session.claimed_username is not None:
+            admission = _admit(node, conn, session.claimed_username)
         step = session.step(token)
         # PLAIN: the user is known once the token is parsed; the password is checked later.
-        if isinstance(step, PasswordCheck) and (
-            why := limiter.blocked_by(_address(conn), step.username, node.now_ms())
-        ):
-            raise _too_many(why)
-    except AuthenticationFailed as exc:
-        _failed(node, conn, session, exc)
+        if isinstance(step, PasswordCheck):
+            return Checking(step, _admit(node, conn, step.username))
+    except Refused:
         raise
-    if isinstance(step, PasswordCheck):
-        return step
+    except AuthenticationFailed as exc:
+        raise _failed(node, conn, session, exc, admission) from None
+    if admission is not None:
+        throttle.finish(admission, step.complete, node.now_ms())
     if step.complete:
         _succeeded(conn, session)
     return step.response
 
 
+def _admit(node: Node, conn: ConnectionContext, user: str) -> Admission:
+    """Raises Refused, unchecked and not counted, while another login of ``user`` from
+    this address past the allowance is being checked or answered."""
+    admission = node.security.throttle.admit(_address(conn), user, node.now_ms())
+    if admission is None:
+        log.info("login throttled", peer=conn.client_host, user=user)
+        raise Refused(
+            AuthenticationFailed(
+                "Authentication failed: another login of this user from this address is"
+                " being checked: retry after its answer"
+            ),
+            node.security.settings.failed_authentication_delay_ms,
+        )
+    return admission
+
+
 def _failed(
-    node: Node, conn: ConnectionContext, session: SaslSession, exc: AuthenticationFailed
-) -> None:
-    node.security.limiter.record_failure(
-        _address(conn), session.claimed_username or "", node.now_ms()
-    )
+    node: Node,
+    conn: ConnectionContext,
+    session: SaslSession,
+    exc: AuthenticationFailed,
+    admission: Admission | None,
+) -> Refused:
+    """Counts and logs a failure; the refusal to answer, with its delay."""
+    delay_ms = node.security.settings.failed_authentication_delay_ms
+    if admission is not None:
+        delay_ms = node.security.throttle.finish(admission, False, node.now_ms())
     log.warning(
         "authentication failed",
         peer=conn.client_host,
+        user=session.claimed_username,
         mechanism=session.mechanism,
         listener=conn.listener.name if conn.listener else None,
         reason=str(exc),
+        answered_after_ms=delay_ms,
     )
+    return Refused(exc, delay_ms)
 
 
 def _succeeded(conn: ConnectionContext, session: SaslSession) -> None:
@@ -206,23 +242,13 @@ def raw_token(node: Node, conn: ConnectionContext, token: bytes) -> Outcome[byte
         step = _step(node, conn, session, token)
     except (AuthenticationFailed, IllegalSaslState):
         return Outcome(None)
-    if isinstance(step, PasswordCheck):
+    if isinstance(step, Checking):
         return _check_password(node, conn, session, step, _raw_answer)
     return Outcome(step)
 
 
-def _raw_answer(failure: AuthenticationFailed | None) -> Outcome[bytes | None]:
+def _raw_answer(failure: Refused | None) -> Outcome[bytes | None]:
     return Outcome(None if failure is not None else b"")
-
-
-def _too_many(why: str) -> AuthenticationFailed:
-    """``why``: "user" (this user's failures from this address) or "address" (failures of
-    any user names from it): the message must not blame a user for others' failures."""
-    if why == "user":
-        return AuthenticationFailed(
-            "Authentication failed: too many failed attempts for this user from this address"
-        )
-    return AuthenticationFailed("Authentication failed: too many failed attempts from this address")
 
 
 def _address(conn: ConnectionContext) -> str:

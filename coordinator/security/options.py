@@ -137,8 +137,9 @@ def security_options(option: Option) -> Callable[[_F], _F]:
                 "--max-failed-authentications",
                 default=_DEFAULTS.max_failed_authentications,
                 type=click.IntRange(min=1),
-                help="failed logins per client address and user per minute before that user's"
-                " logins from that address are refused (ten times this per address)",
+                help="failed logins per client address and user per minute answered after the"
+                " delay alone; past them each is answered twice as late, up to 10 s, one"
+                " check at a time (ten times this per address); nobody is locked out",
             ),
         ]
         for d in reversed(decorators):

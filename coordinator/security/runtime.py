@@ -1,5 +1,5 @@
 """The daemon's security state: users and ACLs loaded from the store, re-read periodically,
-plus the failed-login limiter. Handlers ask ``may`` before acting on a group or topic."""
+plus the failed-login throttle. Handlers ask ``may`` before acting on a group or topic."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from ..outage import Outage
 from .acls import Authorizer, Operation, ResourceType
 from .config import SecuritySettings
 from .credentials import ScramCredential
-from .sasl import FailedLoginLimiter
+from .throttle import FailedLoginThrottle
 
 if TYPE_CHECKING:
     from ..store import SecurityRows, Store
@@ -23,8 +23,10 @@ log = structlog.get_logger("security")
 class Security:
     def __init__(self, settings: SecuritySettings) -> None:
         self.settings = settings
-        self.limiter = FailedLoginLimiter(
-            settings.max_failed_authentications, settings.failed_authentication_window_ms
+        self.throttle = FailedLoginThrottle(
+            settings.max_failed_authentications,
+            settings.failed_authentication_window_ms,
+            settings.failed_authentication_delay_ms,
         )
         self._rows: SecurityRows | None = None
         self._credentials: dict[tuple[str, str], ScramCredential] = {}

@@ -193,3 +193,20 @@ def test_journal_directory_and_files_are_private_including_rotated_ones(
     files = list(directory.iterdir())
     assert len(files) > 1  # rotated at least once
     assert all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in files)
+
+
+async def test_a_kip848_groups_target_assignments_and_reconciliations_are_journaled(
+    tmp_path: Path,
+) -> None:
+    """Two real KIP-848 members join a daemon that writes a journal: its lines hold the
+    group's target assignments and each member's reconciliation, as docs/journal.md says."""
+    from .analytics.journal import kip848_journal
+
+    a, b = await kip848_journal(tmp_path)
+    got = [e for e in lines(tmp_path) if e.get("group") == "kip848"]
+    targets = [e for e in got if e["type"] == "target_assignment_computed"]
+    assert [t["members"] for t in targets][:2] == [1, 2]
+    assert targets[0]["protocol"] == "uniform" and targets[1]["generation"] == 2
+    reconciled = {(e["member"], e["generation"]) for e in got if e["type"] == "member_reconciled"}
+    assert {(a, 1), (b, 2), (a, 2)} <= reconciled
+    assert {"member_joined", "state_changed"} <= {e["type"] for e in got}

@@ -315,6 +315,7 @@ def test_with_acls_the_browser_logs_in_and_sees_and_does_only_what_the_user_may(
     start_daemon: Callable[..., Daemon], browser: Any, tmp_path: Path
 ) -> None:
     data = tmp_path / "data"
+    data.mkdir()  # the commands make no data directory
     cli(data, "users", "add", "alice", "--password", "alice-pw-3", "--mechanism", "SCRAM-SHA-256")
     # The consumers connect in plain text, as User:ANONYMOUS; alice reads her groups only.
     cli(data, "acls", "add", "--principal", "User:ANONYMOUS", "--operation", "read",

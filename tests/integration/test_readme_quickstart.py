@@ -1,7 +1,8 @@
 """The README's quickstart consumer, run exactly as written (taken from README.md), against a
-real daemon: it joins, commits, and leaves its group at once on Enter and on Ctrl-C (a
-member that does not leave holds the group for its 45 s session, and the next run of the
-snippet waits that long for partitions)."""
+real daemon: it joins, commits, and leaves its group at once on Enter, on Ctrl-C and on
+kill (a member that does not leave holds the group for its 45 s session, and the next run
+of the snippet waits that long for partitions); with no input at all (nohup, a CI step) it
+stays until told to stop."""
 
 from __future__ import annotations
 
@@ -37,10 +38,10 @@ def quickstart_consumer() -> str:
 
 
 class Snippet:
-    def __init__(self, code: str, bootstrap: str) -> None:
+    def __init__(self, code: str, bootstrap: str, stdin: int = subprocess.PIPE) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-c", code.replace(QUICKSTART_BOOTSTRAP, bootstrap)],
-            stdin=subprocess.PIPE,
+            stdin=stdin,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -129,3 +130,23 @@ def test_the_readme_consumer_joins_commits_and_leaves_at_once(
             again.kill()
     finally:
         first.kill()
+
+
+def test_the_readme_consumer_without_a_terminal_stays_until_killed(
+    start_daemon: Callable[..., Daemon],
+) -> None:
+    """The end of input is not an Enter: under nohup or in a CI step it keeps its
+    partitions, and a kill (SIGTERM) makes it leave the group."""
+    daemon = start_daemon("--topic", "demo:6", "--group-initial-rebalance-delay-ms", "0")
+    snippet = Snippet(quickstart_consumer(), daemon.bootstrap, stdin=subprocess.DEVNULL)
+    try:
+        assert snippet.wait_for("assigned", 30).strip() == "assigned [0, 1, 2, 3, 4, 5]"
+        time.sleep(2)  # many polls past the end of its input
+        assert snippet.proc.poll() is None, snippet.lines
+        assert group(daemon)[:2] == ("Stable", 1)
+        snippet.proc.send_signal(signal.SIGTERM)
+        assert snippet.wait_for("left the group", LEFT_WITHIN_S)
+        assert snippet.proc.wait(LEFT_WITHIN_S) == 0, snippet.stderr()
+        assert group(daemon)[:2] == ("Empty", 0)
+    finally:
+        snippet.kill()

@@ -45,6 +45,7 @@ class SecureDaemon:
         self.sasl_ssl_port = free_port()
         self.sasl_ssl = f"127.0.0.1:{self.sasl_ssl_port}"
         data = self.daemon.data_dir
+        data.mkdir(parents=True, exist_ok=True)  # the commands make no data directory
         for user, password in PASSWORDS.items():
             cli(data, "users", "add", user, "--password", password)
         cli(data, "acls", "add", "--principal", "User:alice", "--operation", "read",
@@ -59,7 +60,7 @@ class SecureDaemon:
             "--sasl-enabled-mechanisms", "SCRAM-SHA-512",
             "--acls-enabled",
             "--super-users", "User:admin",
-            # Clients retry failed logins; the limiter has its own test (test_listeners).
+            # Clients retry failed logins; the throttle has its own tests (test_throttle).
             "--max-failed-authentications", "1000",
             "--topic", f"{TOPIC}:6",
             "--group-initial-rebalance-delay-ms", "0",

@@ -3,7 +3,9 @@ sequence number per node), a rebalance as the state machine goes through it."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
@@ -92,3 +94,39 @@ class Journal:
                     e = {k: v for k, v in e.items() if k != "seq"}
                 f.write(json.dumps(e) + "\n")
         return path
+
+
+async def kip848_journal(directory: Path) -> tuple[str, str]:
+    """The journal of a daemon where two real KIP-848 members (the project's client) share
+    topic ``t`` of group ``kip848`` and leave; returns their member ids."""
+    from coordinator.client.consumer_member import ConsumerGroupMember
+    from coordinator.config import Settings
+    from coordinator.group.config import GroupConfig
+    from coordinator.observability import ObservabilitySettings
+    from coordinator.server import Server
+
+    srv = Server(
+        Settings(
+            listen=("127.0.0.1", 0),
+            store="memory",
+            topics=(("t", 4),),
+            group=GroupConfig(initial_rebalance_delay_ms=0),
+            observability=ObservabilitySettings(journal_dir=directory),
+        )
+    )
+    await srv.start()
+    try:
+        bootstrap = f"127.0.0.1:{srv.port}"
+        a = ConsumerGroupMember(bootstrap, "kip848", ["t"])
+        await a.start()
+        b = ConsumerGroupMember(bootstrap, "kip848", ["t"])
+        await b.start()
+        deadline = time.monotonic() + 60
+        while not (len(a.assignment.get("t", [])) == len(b.assignment.get("t", [])) == 2):
+            assert time.monotonic() < deadline, (a.assignment, b.assignment)
+            await asyncio.sleep(0.05)
+        await a.close()
+        await b.close()
+    finally:
+        await srv.stop()  # flushes the journal
+    return a.member_id, b.member_id

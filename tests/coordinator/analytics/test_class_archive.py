@@ -80,3 +80,20 @@ def test_only_a_small_local_jobs_own_jvm_options_get_the_archive(
     )
     remote = analysis_settings(1000, {}, "spark://h:7077")
     assert with_class_archive(remote) == remote
+
+
+def test_the_cache_keeps_the_most_recently_used_archives(tmp_path: Path) -> None:
+    names = [f"spark-{n:016x}.jsa" for n in range(4)]
+    for age, name in enumerate(names):
+        (tmp_path / name).write_bytes(b"x")
+        os.utime(tmp_path / name, (1_000_000 - age, 1_000_000 - age))  # names[0]: newest
+    first = class_archive.jvm_options(tmp_path)  # this installation's, to be written
+    assert option(first, "ArchiveClassesAtExit") is not None
+    kept = sorted(p.name for p in tmp_path.glob("*.jsa"))
+    assert kept == names[: class_archive.MAX_ARCHIVES - 1]  # and room for the new one
+    (log,) = tmp_path.glob("*.part.log")
+    Path(option(first, "ArchiveClassesAtExit") or "").write_bytes(b"archive")
+    log.write_text(f"{class_archive.WRITTEN} 0x0 - 0x1\n")
+    later = class_archive.jvm_options(tmp_path)
+    assert option(later, "SharedArchiveFile") is not None
+    assert len(list(tmp_path.glob("*.jsa"))) == class_archive.MAX_ARCHIVES

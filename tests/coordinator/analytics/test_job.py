@@ -7,6 +7,7 @@ One Spark session and one run of the job for the whole module (Spark is slow to 
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 from collections.abc import Iterator
@@ -27,7 +28,7 @@ from coordinator.analytics.command import (
 )
 from coordinator.analytics.job import Analysis, AnalysisOptions
 
-from .journal import T0, Journal
+from .journal import T0, Journal, kip848_journal
 
 pytestmark = [pytest.mark.integration, pytest.mark.skipif(not java_available(), reason=NO_JAVA)]
 
@@ -386,3 +387,48 @@ def test_the_tables_and_the_report_are_private_like_the_journal(run: dict[str, A
     assert any(p.suffix == ".parquet" for p in modes) and (out / "report.html") in modes
     wrong = {str(p): oct(m) for p, m in modes.items() if m != (0o700 if p.is_dir() else 0o600)}
     assert wrong == {}
+
+
+def test_a_kip848_group_of_a_real_daemon_is_in_the_summary_and_the_timeline(
+    spark: Any, tmp_path: Path
+) -> None:
+    """A daemon's journal of two real KIP-848 members: the summary counts its target
+    assignments and reconciliations, the timeline draws its states and its size."""
+    journal = tmp_path / "journal"
+    asyncio.run(kip848_journal(journal))
+    out = tmp_path / "out"
+    analysis, report = analyze_journals(spark, [str(journal)], out, out, AnalysisOptions())
+    (group,) = [g for g in analysis.top_groups if g["group"] == "kip848"]
+    assert (group["target_assignments"], group["reconciliations"]) == (2, 3)
+    assert group["reconcile_p50_ms"] is not None and group["rebalances"] == 4
+    # Its rebalances last from the epoch bump until Stable (or Empty) again: the second
+    # member's, until both had reconciled, is the longest.
+    assert group["duration_p50_ms"] is not None
+    assert group["duration_max_ms"] >= group["reconcile_max_ms"]
+    timeline = analysis.timelines["kip848"]
+    states = [r["state"] for r in timeline if r["state"]]
+    assert states[:3] == ["Assigning", "Stable", "Assigning"] and "Reconciling" in states
+    assert [r["members"] for r in timeline if r["members"] is not None] == [1, 2]
+    page = report.read_text()
+    assert "<th>target assignments</th>" in page and "<th>reconcile p50 ms</th>" in page
+
+
+def test_the_summary_file_has_no_internal_keys_and_times_to_the_millisecond(
+    run: dict[str, Any],
+) -> None:
+    summary_file = json.loads((run["out"] / "summary.json").read_text())
+    (flappy,) = [g for g in summary_file["top_groups"] if g["group"] == "flappy"]
+    client = flappy["churn_clients"][0]
+    assert "neg_lifetime" not in client and client["client_id"] == "etl-7"
+    assert client["first_joined"] == "2026-01-01T00:00:40.000"
+    assert {s["start"] for s in summary_file["storms"]} >= {"2026-01-01T00:00:40.000"}
+    # The report's storm table: times as the journal has them, not microseconds.
+    assert "<td>2026-01-01 00:00:40.000</td>" in run["page"]
+    assert ".000000" not in run["page"]
+
+
+def test_chart_ticks_read_as_times_of_day() -> None:
+    t = datetime(2026, 1, 1, 10, 43, 42, 550_000)
+    assert charts.tick_label(t, 2.0) == "10:43:42.550"
+    assert charts.tick_label(t.replace(microsecond=0), 600) == "10:43:42"
+    assert charts.tick_label(t, 3 * 86400) == "01-01 10:43"

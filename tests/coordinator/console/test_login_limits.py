@@ -132,13 +132,15 @@ async def test_one_user_logging_in_again_and_again_ends_only_their_own_sessions(
         await srv.stop()
 
 
-async def test_a_kafka_login_refused_for_its_address_does_not_blame_the_user(
+async def test_a_kafka_login_from_an_address_others_failed_from_is_not_locked_out(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Failures throttle (answers come later), they lock nobody out: after 50 user names
+    failed from one address (its allowance, 10 x 5), alice's right password gets in."""
     srv = await acl_server(tmp_path, monkeypatch, sasl=True, failed_login_delay_ms=0)
     try:
         loop = asyncio.get_running_loop()
-        for i in range(50):  # 50 user names from one address: its limit (10 x 5)
+        for i in range(50):
             _, client = await loop.create_connection(
                 KafkaConnectionClient, "127.0.0.1", srv.port_of("SASL_PLAINTEXT")
             )
@@ -146,15 +148,6 @@ async def test_a_kafka_login_refused_for_its_address_does_not_blame_the_user(
                 await sasl_login(client, f"user-{i}", "guess", "PLAIN")
             finally:
                 client.close()
-        _, client = await loop.create_connection(
-            KafkaConnectionClient, "127.0.0.1", srv.port_of("SASL_PLAINTEXT")
-        )
-        try:
-            refused = await sasl_login(client, "alice", "alice-secret", "PLAIN")
-        finally:
-            client.close()
-        assert refused.error_code == ErrorCode.SASL_AUTHENTICATION_FAILED
-        assert "from this address" in (refused.error_message or "")
-        assert "this user" not in (refused.error_message or "")  # alice failed nothing
+        assert await kafka_login(srv, "PLAIN") == ErrorCode.NONE
     finally:
         await srv.stop()

@@ -106,3 +106,32 @@ def test_the_memory_of_rebalances_is_bounded_and_forgets_deleted_groups() -> Non
     assert activity.rebalances_last_hour(clock.now_ms()) == REBALANCES_PER_GROUP + 5
     activity(events.GroupDeleted("g", "DeleteGroups"))
     assert activity.group("g") is None
+
+
+def test_a_kip848_rebalance_names_who_joined_and_absorbs_a_bump_before_its_target() -> None:
+    """Two members join before the target is computed: one rebalance (the target serves
+    both), not a "restarted" row that made no epoch; each join is named."""
+    clock = ManualClock()
+    activity = Activity(clock.now_ms)
+    new = events.RebalanceTrigger.NEW_MEMBER
+    for epoch, member in enumerate(("m-1", "m-2")):
+        activity(events.MemberJoined("k", member, None, "app", "/h", []))
+        activity(events.RebalanceStarted("k", epoch, "a new member joined", new))
+        clock.advance(2)
+    activity(events.TargetAssignmentComputed("k", 2, "uniform", 2, 2))
+    clock.advance(30)
+    activity(events.StateChanged("k", "Reconciling", "Stable"))
+    g = activity.group("k")
+    assert g is not None
+    (only,) = [r.as_dict() for r in g.rebalances]
+    assert (only["from_generation"], only["generation"], only["members"]) == (0, 2, 2)
+    assert (only["outcome"], only["duration_ms"], only["trigger"]) == ("Stable", 34, "new_member")
+    assert only["member"] == "m-1"
+    assert only["reason"] == "a new member joined; a new member joined (m-2)"
+    # A classic restart (the same generation replaced) stays a row of its own.
+    activity(events.MemberJoined("c", "c-1", None, "app", "/h", ["range"]))
+    activity(events.RebalanceStarted("c", 3, "adding new member c-1", new))
+    activity(events.RebalanceStarted("c", 3, "adding new member c-2", new))
+    c = activity.group("c")
+    assert c is not None and [r.outcome for r in c.rebalances] == ["restarted", "in progress"]
+    assert c.rebalances[0].member is None  # its reason names it already

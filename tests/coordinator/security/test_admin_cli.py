@@ -163,3 +163,43 @@ async def test_the_commands_edit_a_postgres_store_given_its_url(postgres: Any) -
     finally:
         await store.close()
     assert {c.username for c in rows.credentials} == {"alice"}
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["users", "list"],
+        ["users", "add", "bob", "--password", PASSWORD],
+        ["users", "delete", "bob"],
+        ["acls", "list"],
+        ["acls", "add", "--principal", "User:bob", "--operation", "READ", "--topic", "t"],
+    ],
+)
+def test_a_data_dir_that_does_not_exist_is_refused_and_nothing_is_made(
+    tmp_path: Path, command: list[str]
+) -> None:
+    typo = tmp_path / "dta"
+    result = run(*command, "--data-dir", str(typo))
+    assert result.exit_code == 2
+    assert result.output.splitlines() == [
+        f"Error: --data-dir '{typo}' is not a directory: give the daemon's --data-dir (it is"
+        f" made when the daemon first starts; before that: mkdir {typo})"
+    ]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_reading_a_directory_with_no_store_is_refused_and_an_empty_store_says_so(
+    tmp_path: Path,
+) -> None:
+    listed = run("users", "list", "--data-dir", str(tmp_path))
+    assert listed.exit_code == 2 and "holds no store (coordinator.sqlite3)" in listed.output
+    assert list(tmp_path.iterdir()) == []  # nothing made
+    acl = ["--principal", "User:bob", "--operation", "READ", "--topic", "t"]
+    assert run("acls", "add", *acl, "--data-dir", str(tmp_path)).exit_code == 0
+    listed = run("users", "list", "--data-dir", str(tmp_path))
+    assert (listed.exit_code, listed.output) == (
+        0,
+        f"no users in {tmp_path} (add one: users add NAME)\n",
+    )
+    none_for = run("acls", "list", "--principal", "User:carol", "--data-dir", str(tmp_path))
+    assert none_for.output == f"no ACLs for User:carol in {tmp_path}\n"
