@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -214,9 +215,29 @@ class ConsumerGroup:
             return ErrorCode.UNKNOWN_MEMBER_ID
         if req.api_version < MEMBER_COMMIT_VERSION:
             return ErrorCode.UNSUPPORTED_VERSION
-        if req.generation_id != m.member_epoch:
+        if req.generation_id == m.member_epoch:
+            return 0
+        if m.classic is not None:  # a classic member's generation is its member epoch
+            return ErrorCode.ILLEGAL_GENERATION
+        if req.generation_id > m.member_epoch:
             return ErrorCode.STALE_MEMBER_EPOCH
-        return 0
+        return 0  # an older epoch: judged per partition (commit_partition_check)
+
+    def commit_partition_check(self, req: OffsetCommitInput) -> Callable[[str, int], int] | None:
+        """KIP-1251 (Kafka 4.3): a commit at an older epoch than the member's (sent before
+        it moved on) is taken for each partition the member still holds (assigned or being
+        revoked) and got at that epoch or before; any other partition is STALE_MEMBER_EPOCH.
+        None when every partition is taken (the epoch is current, or no member commits)."""
+        m = self.members.get(req.member_id)
+        if m is None or m.classic is not None or req.generation_id >= m.member_epoch:
+            return None
+        epoch = req.generation_id
+
+        def check(topic: str, partition: int) -> int:
+            got = m.assignment_epoch(topic, partition)
+            return 0 if got is not None and got <= epoch else ErrorCode.STALE_MEMBER_EPOCH
+
+        return check
 
     def validate_offset_fetch(self, member_id: str | None, member_epoch: int) -> int:
         """OffsetFetch v9+ may name a member: it must be one, at its current epoch."""
