@@ -254,3 +254,34 @@ def test_a_downgrade_whose_write_fails_rolls_back_to_the_consumer_group_stored()
     assert isinstance(g, ConsumerGroup) and loaded is not None
     assert sorted(g.members) == sorted(loaded.members) == sorted([a.member_id, b.member_id, "c"])
     assert (g.group_epoch, g.assignment_epoch) == (loaded.group_epoch, loaded.assignment_epoch)
+
+
+def test_classic_members_are_told_to_rejoin_only_once_a_newer_target_exists() -> None:
+    """KAFKA-20272 (4.3): while the target lags the group epoch (assignment interval), a
+    classic member's heartbeat is answered as usual; REBALANCE_IN_PROGRESS comes with the
+    newer target."""
+    h = ConsumerHarness(keep_interval=True)
+    a, b = _classic_group(h)
+
+    def beat(m: Member, full: bool = False) -> None:
+        token = h.send_held(m.request(full))
+        h.advance(100)  # the group's assignment timer
+        m.answered(h.replies[token])
+
+    c = h.member("c", topics=[TOPIC])
+    beat(c, full=True)
+    for _ in range(8):
+        beat(c)
+        for x in (a, b):
+            if x.beat() == ErrorCode.REBALANCE_IN_PROGRESS:
+                x.rejoin()
+    assert len(a.owned) == len(b.owned) == len(c.partitions()) == 2
+    assert a.beat() == b.beat() == 0
+    d = h.member("d", topics=[TOPIC])
+    held = h.send_held(d.request(full=True))  # a new member: the group epoch moves on
+    g = h.co.consumer_group(GROUP)
+    assert g.group_epoch > g.assignment_epoch and held not in h.replies
+    assert a.beat() == b.beat() == 0  # no newer target yet
+    h.advance(100)
+    d.answered(h.replies[held])
+    assert ErrorCode.REBALANCE_IN_PROGRESS in (a.beat(), b.beat())
