@@ -67,6 +67,7 @@ UNKNOWN = ErrorCode.UNKNOWN_MEMBER_ID
 REBALANCING = ErrorCode.REBALANCE_IN_PROGRESS
 FENCED = ErrorCode.FENCED_INSTANCE_ID
 NONE = ErrorCode.NONE
+STALE = ErrorCode.STALE_MEMBER_EPOCH
 STABLE, COMPLETING, PREPARING = "Stable", "CompletingRebalance", "PreparingRebalance"
 
 
@@ -787,6 +788,25 @@ class kip848_commit_skips_epoch(Fault):
             if current is not None:
                 return replace(req, generation_id=current)
         return req
+
+
+@fault
+class kip848_commit_refuses_older_epoch(Fault):
+    """Kafka 4.2's rule: a commit at any epoch but the member's is refused (no KIP-1251)."""
+
+    def result(self, co: Broken, req: Any, result: Any) -> Any:
+        if isinstance(req, OffsetCommitInput) and isinstance(result, OffsetCommitResult):
+            current = co.told.epoch.get(req.member_id)
+            if current is not None and 0 <= req.generation_id < current:
+                return OffsetCommitResult(
+                    [
+                        TopicErrors(
+                            t.topic, [PartitionError(p.partition, STALE) for p in t.partitions]
+                        )
+                        for t in result.topics
+                    ]
+                )
+        return result
 
 
 @fault
