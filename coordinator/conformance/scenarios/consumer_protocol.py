@@ -9,6 +9,10 @@ import uuid
 from typing import Any
 
 from protocol.apis import BY_KEY, ApiKey
+from protocol.apis.consumer_group_describe import (
+    ConsumerGroupDescribeRequest,
+    ConsumerGroupDescribeResponse,
+)
 from protocol.apis.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatRequestTopicPartitions,
@@ -243,6 +247,40 @@ async def testConsumerGroupCommitFromBeforeARevocationKeepsTheKeptPartitions(
         wanted,
         got,
         describe(req, version),
+    )
+    await a.leave()
+    await b.leave()
+
+
+@scenario(
+    AREA,
+    faults=("kip848_describe_hides_revoking",),
+    requires={**REQUIRES, ApiKey.CONSUMER_GROUP_DESCRIBE: 0},
+)
+async def testConsumerGroupDescribeShowsPartitionsBeingRevoked(probe: Probe) -> None:
+    """KAFKA-20431 (Kafka 4.3): a member revoking partitions still holds them, and
+    ConsumerGroupDescribe says so (Kafka 4.2 and older list only those it keeps)."""
+    a, b = await consumers(probe, 2)
+    await a.join()
+    everything = set(a.owned)
+    await b.join()
+    await a.beat()  # told to revoke some: it still holds them until it reports back
+    version = probe.version(ApiKey.CONSUMER_GROUP_DESCRIBE)
+    req = ConsumerGroupDescribeRequest(group_ids=[a.group_id])
+    described: ConsumerGroupDescribeResponse = await probe.within(
+        a.conn.send(req, version), probe.target.reply_s, "ConsumerGroupDescribe"
+    )
+    members = {m.member_id: m for g in described.groups for m in g.members}
+    probe.check("the revoking member is described", True, a.member_id in members)
+    shown = {
+        p
+        for tp in members[a.member_id].assignment.topic_partitions
+        if tp.topic_id == a.topic
+        for p in tp.partitions
+    }
+    probe.check("the member was told to revoke some", True, len(a.owned) < len(everything))
+    probe.check(
+        "a revoking member's described assignment", everything, shown, describe(req, version)
     )
     await a.leave()
     await b.leave()

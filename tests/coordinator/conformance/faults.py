@@ -43,6 +43,7 @@ from coordinator.group.results import (
     TopicOffsets,
 )
 from protocol.apis import API_VERSIONS_KEY, BY_KEY, Api, ApiKey
+from protocol.apis.consumer_group_describe import ConsumerGroupDescribeResponse
 from protocol.apis.find_coordinator import FindCoordinatorResponse
 from protocol.errors import ErrorCode
 from protocol.frames import decode_request, encode_request
@@ -807,6 +808,28 @@ class kip848_commit_refuses_older_epoch(Fault):
                     ]
                 )
         return result
+
+
+@fault
+class kip848_describe_hides_revoking(Fault):
+    """Kafka 4.2's ConsumerGroupDescribe: a member's partitions being revoked left out
+    (what it keeps is what its target and its assignment share)."""
+
+    wire = True
+
+    def response(self, api: Api, version: int, body: Struct) -> tuple[int, Struct] | None:
+        if not isinstance(body, ConsumerGroupDescribeResponse):
+            return None
+        for g in body.groups:
+            for m in g.members:
+                target = {
+                    (tp.topic_id, p)
+                    for tp in m.target_assignment.topic_partitions
+                    for p in tp.partitions
+                }
+                for tp in m.assignment.topic_partitions:
+                    tp.partitions = [p for p in tp.partitions if (tp.topic_id, p) in target]
+        return version, body
 
 
 @fault
