@@ -307,7 +307,7 @@ def test_admin_clients_delete_groups_at_the_newest_version_they_know(daemon: Dae
         admin = AdminClient({"bootstrap.servers": daemon.bootstrap})
         futures = admin.delete_consumer_groups(["empty-a", "busy"], request_timeout=10)
         futures["empty-a"].result(timeout=15)
-        with pytest.raises(Exception, match="NON_EMPTY_GROUP|not empty"):
+        with pytest.raises(Exception, match=r"NON_EMPTY_GROUP|not empty"):
             futures["busy"].result(timeout=15)
         kp = KafkaAdminClient(bootstrap_servers=daemon.bootstrap)
         try:
