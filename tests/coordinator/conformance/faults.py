@@ -44,6 +44,7 @@ from coordinator.group.results import (
 )
 from protocol.apis import API_VERSIONS_KEY, BY_KEY, Api, ApiKey
 from protocol.apis.consumer_group_describe import ConsumerGroupDescribeResponse
+from protocol.apis.delete_groups import DeleteGroupsResponse
 from protocol.apis.find_coordinator import FindCoordinatorResponse
 from protocol.errors import ErrorCode
 from protocol.frames import decode_request, encode_request
@@ -624,6 +625,20 @@ class delete_non_empty_groups(Fault):
                 ]
             )
         return result
+
+
+@fault
+class delete_groups_says_nothing(Fault):
+    """DeleteGroups v3 answered without the ErrorMessage of a group it refused."""
+
+    wire = True
+
+    def response(self, api: Api, version: int, body: Struct) -> tuple[int, Struct] | None:
+        if not isinstance(body, DeleteGroupsResponse):
+            return None
+        for r in body.results:
+            r.error_message = None
+        return version, body
 
 
 @fault
