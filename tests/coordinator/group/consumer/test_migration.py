@@ -285,3 +285,22 @@ def test_classic_members_are_told_to_rejoin_only_once_a_newer_target_exists() ->
     h.advance(100)
     d.answered(h.replies[held])
     assert ErrorCode.REBALANCE_IN_PROGRESS in (a.beat(), b.beat())
+
+
+def test_a_classic_members_commit_from_before_its_rejoin_is_judged_per_partition() -> None:
+    """KIP-1251 (Kafka 4.3) for a classic member of a consumer group: its commit at the
+    generation it had before rejoining is taken for the partitions it kept; the others, and
+    a generation ahead of its own, are ILLEGAL_GENERATION (the classic protocol's error)."""
+    h = ConsumerHarness()
+    a, b = _classic_group(h)
+    before, held = a.generation, set(a.owned)
+    c = h.member("c", topics=[TOPIC])
+    c.join()
+    _settle([a, b], [c])
+    assert a.generation > before and a.owned < held
+    offsets = dict.fromkeys(held, 9)
+    answer = h.commit(offsets, member_id=a.member_id, generation=before, version=9)
+    illegal = ErrorCode.ILLEGAL_GENERATION
+    assert answer == {tp: 0 if tp in a.owned else illegal for tp in held}
+    ahead = h.commit(offsets, member_id=a.member_id, generation=a.generation + 1, version=9)
+    assert ahead == dict.fromkeys(held, illegal)
