@@ -10,12 +10,15 @@ reports it stored (durability.py); only stored offsets are fetched, expired or r
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from protocol.errors import ErrorCode
 
 from . import events
 from .classic.group import ClassicGroup
 from .classic.states import DEAD, PREPARING_REBALANCE, STABLE
 from .consumer import durability as consumer_durability
+from .consumer.group import ConsumerGroup
 from .context import Context, Shard
 from .deadlines import heartbeat_key
 from .model import Group
@@ -47,11 +50,19 @@ def commit_offsets(ctx: Context, token: object, req: OffsetCommitInput) -> None:
         ]
         ctx.reply(token, OffsetCommitResult(refused))
         return
-    _store_commits(ctx, token, req)
+    g = ctx.groups.get(req.group_id)
+    check = g.commit_partition_check(req) if isinstance(g, ConsumerGroup) else None
+    _store_commits(ctx, token, req, check)
 
 
-def _store_commits(ctx: Context, token: object, req: OffsetCommitInput) -> None:
-    """Accept a validated commit: pending until stored (durability.py)."""
+def _store_commits(
+    ctx: Context,
+    token: object,
+    req: OffsetCommitInput,
+    check: Callable[[str, int], int] | None = None,
+) -> None:
+    """Accept a validated commit: pending until stored (durability.py). ``check`` refuses
+    single partitions (a consumer group member's commit at an older epoch, KIP-1251)."""
     expire = None if req.retention_time_ms == DEFAULT_RETENTION else ctx.now + req.retention_time_ms
     limit = ctx.config.offset_metadata_max_bytes
     manager = ctx.shard.offsets
@@ -59,6 +70,10 @@ def _store_commits(ctx: Context, token: object, req: OffsetCommitInput) -> None:
     for t in req.topics:
         answers: list[PartitionError] = []
         for p in t.partitions:
+            refused = check(t.topic, p.partition) if check is not None else 0
+            if refused:
+                answers.append(PartitionError(p.partition, refused))
+                continue
             text = p.metadata or ""
             if _java_length_exceeds(text, limit):
                 answers.append(PartitionError(p.partition, ErrorCode.OFFSET_METADATA_TOO_LARGE))

@@ -190,6 +190,12 @@ class ConsumerMemberRecord:
     #: session timeout and JoinGroup protocols (name, base64 metadata); None otherwise.
     classic_session_timeout_ms: int | None = None
     classic_protocols: list[list[str]] | None = None
+    #: KIP-1251: the epoch at which the member got each partition, in the order of
+    #: ``assigned`` and ``pending_revocation`` (Kafka's AssignmentEpochs, a tagged field of
+    #: its current-assignment record). Stored without them (before Kafka 4.3's rules were
+    #: served), a member's partitions count as got at its member epoch.
+    assigned_epochs: dict[str, list[int]] = field(default_factory=dict)
+    pending_revocation_epochs: dict[str, list[int]] = field(default_factory=dict)
 
     def replay(self, stored: StoredGroup, offsets: Offsets | None) -> None:
         stored.members[self.member_id] = self

@@ -408,6 +408,13 @@ def list_offsets(
                         error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                     )
                 )
+            elif version < V.LIST_OFFSETS_SPECIAL_TIMESTAMPS.get(p.timestamp, 0):
+                partitions.append(
+                    ListOffsetsPartitionResponse(
+                        partition_index=p.partition_index,
+                        error_code=ErrorCode.UNSUPPORTED_VERSION,
+                    )
+                )
             elif p.timestamp in (EARLIEST_TIMESTAMP, LATEST_TIMESTAMP):
                 # An empty log: earliest = latest = 0.
                 partitions.append(
@@ -421,6 +428,7 @@ def list_offsets(
                 )
             else:
                 # No record has a timestamp at or after any time: no offset (-1), as Kafka.
+                # So for -3 to -6 too: a virtual topic has no records and no tiered storage.
                 partitions.append(
                     ListOffsetsPartitionResponse(
                         partition_index=p.partition_index,

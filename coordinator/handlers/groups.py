@@ -647,6 +647,21 @@ def list_groups(
     return Outcome(response)
 
 
+#: DeleteGroups v3's per-group ErrorMessage: Kafka's message for each error a deletion gets
+#: (Errors.java); v0-2 drop it (ignorable).
+DELETE_GROUP_ERROR_MESSAGES: dict[int, str] = {
+    ErrorCode.NON_EMPTY_GROUP: "The group is not empty.",
+    ErrorCode.GROUP_ID_NOT_FOUND: "The group id does not exist.",
+    ErrorCode.GROUP_AUTHORIZATION_FAILED: "Group authorization failed.",
+    ErrorCode.INVALID_GROUP_ID: "The configured groupId is invalid.",
+    ErrorCode.NOT_COORDINATOR: "This is not the correct coordinator.",
+    ErrorCode.COORDINATOR_NOT_AVAILABLE: "The coordinator is not available.",
+    ErrorCode.COORDINATOR_LOAD_IN_PROGRESS: (
+        "The coordinator is loading and hence can't process requests."
+    ),
+}
+
+
 def delete_groups(
     node: Node,
     body: DeleteGroupsRequest,
@@ -669,7 +684,11 @@ def delete_groups(
 
         return DeleteGroupsResponse(
             results=[
-                DeleteGroupsResponseDeletableGroupResult(group_id=g, error_code=code(g))
+                DeleteGroupsResponseDeletableGroupResult(
+                    group_id=g,
+                    error_code=code(g),
+                    error_message=DELETE_GROUP_ERROR_MESSAGES.get(code(g)),
+                )
                 for g in body.groups_names
             ]
         )

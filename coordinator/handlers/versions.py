@@ -16,6 +16,10 @@ FIND_COORDINATOR_SHARE_KEYS = 6
 
 # ListOffsets
 LIST_OFFSETS_LEADER_EPOCH = 4
+#: The version each special target time needs (Kafka's ReplicaManager): MAX_TIMESTAMP -3
+#: (KIP-734), EARLIEST_LOCAL -4 (KIP-405), LATEST_TIERED -5 (KIP-1005), EARLIEST_PENDING_UPLOAD
+#: -6 (KIP-1023, v11); asked below it, the partition is answered UNSUPPORTED_VERSION.
+LIST_OFFSETS_SPECIAL_TIMESTAMPS = {-3: 7, -4: 8, -5: 9, -6: 11}
 
 # JoinGroup
 JOIN_GROUP_REBALANCE_TIMEOUT = 1  # v0 uses the session timeout for both

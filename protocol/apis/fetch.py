@@ -17,6 +17,8 @@ class FetchPartition(Struct):
     log_start_offset: int = f("int64", "5+", default=-1, ignorable=True)
     partition_max_bytes: int = f("int32")
     replica_directory_id: uuid.UUID = f("uuid", "17+", tag=0, tagged="17+", ignorable=True)
+    #: v18: the high watermark a follower knows (int64 max: not supported, as consumers send).
+    high_watermark: int = f("int64", "18+", default=2**63 - 1, tag=1, tagged="18+", ignorable=True)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -39,7 +41,7 @@ class FetchRequestReplicaState(Struct):
     replica_epoch: int = f("int64", "15+", default=-1)
 
 
-@message(api_key=1, valid="0-17", flexible="12+")
+@message(api_key=1, valid="0-18", flexible="12+")
 @dataclass(slots=True, kw_only=True)
 class FetchRequest(Struct):
     cluster_id: str | None = f(
@@ -138,7 +140,7 @@ class FetchResponseNodeEndpoint(Struct):
     rack: str | None = f("string", "16+", nullable="16+", default=None)
 
 
-@message(api_key=1, valid="0-17", flexible="12+")
+@message(api_key=1, valid="0-18", flexible="12+")
 @dataclass(slots=True, kw_only=True)
 class FetchResponse(Struct):
     throttle_time_ms: int = f("int32", "1+", ignorable=True)

@@ -20,7 +20,7 @@ class ListOffsetsTopic(Struct):
     partitions: list[ListOffsetsPartition] = f(array(ListOffsetsPartition))
 
 
-@message(api_key=2, valid="1-10", flexible="6+")
+@message(api_key=2, valid="1-11", flexible="6+")
 @dataclass(slots=True, kw_only=True)
 class ListOffsetsRequest(Struct):
     replica_id: int = f("int32")
@@ -44,7 +44,7 @@ class ListOffsetsTopicResponse(Struct):
     partitions: list[ListOffsetsPartitionResponse] = f(array(ListOffsetsPartitionResponse))
 
 
-@message(api_key=2, valid="1-10", flexible="6+")
+@message(api_key=2, valid="1-11", flexible="6+")
 @dataclass(slots=True, kw_only=True)
 class ListOffsetsResponse(Struct):
     throttle_time_ms: int = f("int32", "2+", ignorable=True)

@@ -213,13 +213,15 @@ def test_a_fetch_by_topic_id_finds_the_topic_and_an_unknown_id_is_unknown_topic_
     assert unknown.error_code == ErrorCode.UNKNOWN_TOPIC_ID
 
 
-def test_api_versions_advertises_fetch_and_produce_up_to_kafka_4_1s_newest() -> None:
+def test_api_versions_advertises_fetch_and_produce_up_to_kafka_4_4s_newest() -> None:
     p = Pipeline()
     body = answered(p.send(p.connect(), ApiVersionsRequest(), 3)).body
     assert isinstance(body, ApiVersionsResponse)
     ranges = {k.api_key: (k.min_version, k.max_version) for k in body.api_keys}
     # Fetch keeps v0-3, which Kafka 4 dropped, for the clients that still send them.
-    assert ranges[1] == (0, 17)
+    assert ranges[1] == (0, 18)
+    assert ranges[2] == (1, 11)  # ListOffsets
+    assert ranges[42] == (0, 3)  # DeleteGroups
     # Produce is served (refused per partition): librdkafka needs it to pick a Fetch version.
     assert ranges[0] == (3, 13)
 

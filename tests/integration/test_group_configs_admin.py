@@ -22,6 +22,7 @@ pytestmark = pytest.mark.integration
 
 SESSION = "consumer.session.timeout.ms"
 INTERVAL = "consumer.heartbeat.interval.ms"
+ASSIGNMENT_INTERVAL = "consumer.assignment.interval.ms"
 GROUP_CONFIG_SOURCE = 8  # ConfigSource DYNAMIC_GROUP_CONFIG
 DEFAULT_SOURCE = 5
 
@@ -91,6 +92,7 @@ def test_an_admin_describes_and_alters_a_groups_configs(
     assert _describe(daemon, "g") == {
         SESSION: ("45000", DEFAULT_SOURCE),
         INTERVAL: ("5000", DEFAULT_SOURCE),
+        ASSIGNMENT_INTERVAL: ("1000", DEFAULT_SOURCE),  # KIP-1263 (Kafka 4.3)
     }
     _alter(daemon, "g", consumer_session_timeout_ms="50000", consumer_heartbeat_interval_ms="6000")
     described = _describe(daemon, "g")
@@ -101,6 +103,10 @@ def test_an_admin_describes_and_alters_a_groups_configs(
 
     with pytest.raises(KafkaException, match="must be less than or equal to"):
         _alter(daemon, "g", consumer_session_timeout_ms="90000")
+    _alter(daemon, "g", consumer_assignment_interval_ms="200")
+    assert _describe(daemon, "g")[ASSIGNMENT_INTERVAL] == ("200", GROUP_CONFIG_SOURCE)
+    with pytest.raises(KafkaException, match="must be less than or equal to"):
+        _alter(daemon, "g", consumer_assignment_interval_ms="15001")
 
     daemon.stop()
     daemon.start()

@@ -280,3 +280,41 @@ def test_admin_clients_list_and_describe_the_group(lib: str, daemon: Daemon) -> 
     finally:
         for m in members:
             m.close()
+
+
+def _group_holding_offsets(bootstrap: str, group: str) -> None:
+    """A group with committed offsets and no members (a commit outside group management)."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
+    try:
+        c.commit(offsets=[TopicPartition(TOPIC, 0, 5)], asynchronous=False)
+    finally:
+        c.close()
+
+
+def test_admin_clients_delete_groups_at_the_newest_version_they_know(daemon: Daemon) -> None:
+    """DeleteGroups is served to v3 (Kafka 4.4); each library negotiates the newest it
+    knows: an empty group goes, a group with members is refused NON_EMPTY_GROUP."""
+    from confluent_kafka.admin import AdminClient
+    from kafka.admin import KafkaAdminClient
+
+    members = start_members("confluent-kafka", daemon, "busy", 1)
+    try:
+        assert wait_until(lambda: len(members[0].assigned) == 6, 20)
+        for group in ("empty-a", "empty-b"):
+            _group_holding_offsets(daemon.bootstrap, group)
+        admin = AdminClient({"bootstrap.servers": daemon.bootstrap})
+        futures = admin.delete_consumer_groups(["empty-a", "busy"], request_timeout=10)
+        futures["empty-a"].result(timeout=15)
+        with pytest.raises(Exception, match=r"NON_EMPTY_GROUP|not empty"):
+            futures["busy"].result(timeout=15)
+        kp = KafkaAdminClient(bootstrap_servers=daemon.bootstrap)
+        try:
+            results = kp.delete_groups(["empty-b", "busy"])
+        finally:
+            kp.close()
+        assert results == {"empty-b": "OK", "busy": "NonEmptyGroupError"}
+    finally:
+        for m in members:
+            m.close()

@@ -91,3 +91,17 @@ async def testDeleteEmptyGroupWithStoredOffsets(probe: Probe) -> None:
     probe.check("its offsets are gone", [(-1, 0)], await fetch(probe, m, [0]), m.last_request)
     code, req = await _delete(probe, m, m.group_id)
     probe.check("DeleteGroups again", ErrorCode.GROUP_ID_NOT_FOUND, code, req)
+
+
+@scenario(AREA, faults=("delete_groups_says_nothing",), requires={DELETE: 3})
+async def testDeleteGroupsV3SaysWhyAGroupWasNotDeleted(probe: Probe) -> None:
+    """DeleteGroups v3 (Kafka 4.4): each group refused carries an ErrorMessage; a deleted
+    one carries none."""
+    [m] = await form_group(probe, 1)
+    empty = await simple_member(probe)
+    probe.check("OffsetCommit", [0], await empty.commit(offset=7), empty.last_request)
+    req = DeleteGroupsRequest(groups_names=[m.group_id, empty.group_id])
+    resp = await probe.within(m.conn.send(req, 3), probe.target.reply_s, "DeleteGroups")
+    got = {r.group_id: (r.error_code, r.error_message is not None) for r in resp.results}
+    wanted = {m.group_id: (ErrorCode.NON_EMPTY_GROUP, True), empty.group_id: (0, False)}
+    probe.check("each group's error and whether it says why", wanted, got, describe(req, 3))

@@ -9,6 +9,10 @@ import uuid
 from typing import Any
 
 from protocol.apis import BY_KEY, ApiKey
+from protocol.apis.consumer_group_describe import (
+    ConsumerGroupDescribeRequest,
+    ConsumerGroupDescribeResponse,
+)
 from protocol.apis.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatRequestTopicPartitions,
@@ -198,6 +202,88 @@ async def testConsumerGroupOffsetCommitChecksTheMemberEpoch(probe: Probe) -> Non
     a.expect("a commit at a stale epoch", ErrorCode.STALE_MEMBER_EPOCH, await commit(a.epoch + 1))
     a.expect("a commit at the member's epoch", 0, await commit(a.epoch))
     await a.leave()
+
+
+@scenario(AREA, faults=("kip848_commit_refuses_older_epoch",), requires=REQUIRES)
+async def testConsumerGroupCommitFromBeforeARevocationKeepsTheKeptPartitions(
+    probe: Probe,
+) -> None:
+    """KIP-1251 (Kafka 4.3): a commit sent at the epoch the member had before it gave up
+    partitions (in flight while it moved on) is taken for those it kept and refused
+    STALE_MEMBER_EPOCH for those it gave up. Kafka 4.2 and older refuse it all."""
+    a, b = await consumers(probe, 2)
+    await a.join()
+    before = a.epoch
+    everything = set(a.owned)
+    await b.join()
+    await a.beat()  # told to revoke some: still at its epoch
+    await a.beat()  # reports them revoked: the next epoch
+    probe.check("the member moved to a newer epoch", True, a.epoch > before)
+    kept = set(a.owned)
+    version = probe.version(ApiKey.OFFSET_COMMIT, at_least=MEMBER_COMMIT_VERSION)
+    req = OffsetCommitRequest(
+        group_id=a.group_id,
+        generation_id_or_member_epoch=before,
+        member_id=a.member_id,
+        topics=[
+            OffsetCommitRequestTopic(
+                name=probe.target.topic,
+                partitions=[
+                    OffsetCommitRequestPartition(partition_index=p, committed_offset=1)
+                    for p in sorted(everything)
+                ],
+            )
+        ],
+    )
+    a.last = (req, version)
+    resp: OffsetCommitResponse = await probe.within(
+        a.conn.send(req, version), probe.target.reply_s, "OffsetCommit"
+    )
+    got = {q.partition_index: q.error_code for t in resp.topics for q in t.partitions}
+    stale = ErrorCode.STALE_MEMBER_EPOCH
+    wanted = {p: 0 if p in kept else stale for p in sorted(everything)}
+    probe.check(
+        "a commit at the epoch before the revocation, per partition",
+        wanted,
+        got,
+        describe(req, version),
+    )
+    await a.leave()
+    await b.leave()
+
+
+@scenario(
+    AREA,
+    faults=("kip848_describe_hides_revoking",),
+    requires={**REQUIRES, ApiKey.CONSUMER_GROUP_DESCRIBE: 0},
+)
+async def testConsumerGroupDescribeShowsPartitionsBeingRevoked(probe: Probe) -> None:
+    """KAFKA-20431 (Kafka 4.3): a member revoking partitions still holds them, and
+    ConsumerGroupDescribe says so (Kafka 4.2 and older list only those it keeps)."""
+    a, b = await consumers(probe, 2)
+    await a.join()
+    everything = set(a.owned)
+    await b.join()
+    await a.beat()  # told to revoke some: it still holds them until it reports back
+    version = probe.version(ApiKey.CONSUMER_GROUP_DESCRIBE)
+    req = ConsumerGroupDescribeRequest(group_ids=[a.group_id])
+    described: ConsumerGroupDescribeResponse = await probe.within(
+        a.conn.send(req, version), probe.target.reply_s, "ConsumerGroupDescribe"
+    )
+    members = {m.member_id: m for g in described.groups for m in g.members}
+    probe.check("the revoking member is described", True, a.member_id in members)
+    shown = {
+        p
+        for tp in members[a.member_id].assignment.topic_partitions
+        if tp.topic_id == a.topic
+        for p in tp.partitions
+    }
+    probe.check("the member was told to revoke some", True, len(a.owned) < len(everything))
+    probe.check(
+        "a revoking member's described assignment", everything, shown, describe(req, version)
+    )
+    await a.leave()
+    await b.leave()
 
 
 @scenario(AREA, faults=("kip848_leave_keeps_partitions",), requires=REQUIRES)

@@ -73,10 +73,18 @@ def describe(g: object, group_id: str) -> DescribedConsumerGroup:
                 client_host=m.client_host,
                 subscribed_topic_names=list(m.subscribed_topic_names),
                 subscribed_topic_regex=m.subscribed_topic_regex,
-                assignment=_lists(m.assigned),
+                # Partitions being revoked are still the member's (KAFKA-20431, Kafka 4.3).
+                assignment=_lists(_merged(m.assigned, m.pending_revocation)),
                 target_assignment=_lists(g.target.get(m.member_id, {})),
                 classic=m.classic is not None,
             )
             for m in g.members.values()
         ],
     )
+
+
+def _merged(a: Partitions, b: Partitions) -> Partitions:
+    return {
+        topic: a.get(topic, frozenset()) | b.get(topic, frozenset())
+        for topic in a.keys() | b.keys()
+    }

@@ -13,7 +13,8 @@ its target like any member, and it moves towards it one JoinGroup at a time:
 - SyncGroup answers with what the member is assigned now (its target, less partitions
   another member has not released yet).
 - Heartbeat answers REBALANCE_IN_PROGRESS while the member has not reached the group's
-  latest target, so the client rejoins and takes the next step.
+  latest target, so the client rejoins and takes the next step (not merely because the
+  group epoch is ahead of the target: KAFKA-20272).
 - LeaveGroup removes the member as a consumer-protocol leave does.
 """
 
@@ -188,7 +189,13 @@ def beat(
     moved = shard.deadlines.move_heartbeat(
         key, g.group_id, member_id, deadline, TimerKind.CONSUMER_SESSION
     )
-    behind = g.group_epoch > g.assignment_epoch or not m.is_reconciled_to(g.assignment_epoch)
+    # A newer target than the member has reached means rejoining; a group epoch ahead of the
+    # target while heartbeats wait for it (the assignment interval, coalesce.py) does not
+    # (KAFKA-20272, Kafka 4.3). With nothing waiting (a member left), the classic member's
+    # JoinGroup is what computes the newer target, so it is told to rejoin.
+    behind = not m.is_reconciled_to(g.assignment_epoch) or (
+        g.group_epoch > g.assignment_epoch and not g.held
+    )
     return (ErrorCode.REBALANCE_IN_PROGRESS if behind else 0), key if moved else None, deadline
 
 

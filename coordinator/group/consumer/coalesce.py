@@ -27,6 +27,7 @@ from protocol.errors import ErrorCode
 
 from ..context import Context
 from ..deadlines import Armed, TimerKind, consumer_assign_key
+from . import group_configs
 from .group import ConsumerGroup, WaitingHeartbeat
 from .member import ConsumerMember
 from .requests import ConsumerHeartbeatResult
@@ -43,7 +44,7 @@ QUIET_MS = 50
 
 def hold(ctx: Context, g: ConsumerGroup, held: WaitingHeartbeat) -> None:
     if not g.held:
-        interval = ctx.config.consumer.assignment_interval_ms
+        interval = group_configs.assignment_interval_ms(ctx, g.group_id)
         g.held_since_ms, g.held_epoch = ctx.now, g.group_epoch
         _arm(ctx, g, ctx.now + min(QUIET_MS, interval))
     g.held.append(held)
@@ -60,13 +61,15 @@ Finish = Callable[
 ]
 
 
-def _joiners_wait_ms(ctx: Context) -> int:
+def _joiners_wait_ms(ctx: Context, g: ConsumerGroup) -> int:
     """How long, at most, a joining member's first heartbeat waits for its target while
     its group keeps changing: the interval, or the heartbeat interval if longer (Kafka 4.3
     answers a join at once, without an assignment, and the member gets one at a heartbeat
     after the target is computed: up to both intervals later)."""
-    consumer = ctx.config.consumer
-    return max(consumer.assignment_interval_ms, consumer.heartbeat_interval_ms)
+    return max(
+        group_configs.assignment_interval_ms(ctx, g.group_id),
+        group_configs.heartbeat_interval_ms(ctx, g.group_id),
+    )
 
 
 def fired(
@@ -80,9 +83,9 @@ def fired(
     current target knows are answered from it (as Kafka 4.3 answers while a group is
     Assigning); joining members wait for the burst's target, up to ``_joiners_wait_ms``,
     so that a burst read over more than the interval still gets one target."""
-    interval = ctx.config.consumer.assignment_interval_ms
+    interval = group_configs.assignment_interval_ms(ctx, g.group_id)
     changing = bool(g.held) and g.group_epoch != g.held_epoch
-    if interval > 0 and changing and ctx.now < g.held_since_ms + _joiners_wait_ms(ctx):
+    if interval > 0 and changing and ctx.now < g.held_since_ms + _joiners_wait_ms(ctx, g):
         g.held_epoch = g.group_epoch
         if ctx.now >= g.held_since_ms + interval:
             joining = [h for h in g.held if _joining(g, h)]
@@ -93,7 +96,7 @@ def fired(
         due = ctx.now + QUIET_MS
         if not g.held or ctx.now < g.held_since_ms + interval:
             due = min(due, g.held_since_ms + interval)
-        _arm(ctx, g, min(due, g.held_since_ms + _joiners_wait_ms(ctx)))
+        _arm(ctx, g, min(due, g.held_since_ms + _joiners_wait_ms(ctx, g)))
         return
     if stale(g):
         assign(ctx, g)

@@ -12,6 +12,11 @@ DEFAULT_ASSIGNOR = "uniform"
 #: (upgrade), and back when its last consumer-protocol member leaves (downgrade).
 MIGRATION_POLICIES = ("disabled", "downgrade", "upgrade", "bidirectional")
 
+#: KIP-1263's bounds on the assignment interval, the daemon's and each group's: Kafka 4.3's
+#: group.consumer.min/max.assignment.interval.ms defaults (fixed here, not settings).
+MIN_ASSIGNMENT_INTERVAL_MS = 0
+MAX_ASSIGNMENT_INTERVAL_MS = 15000
+
 
 @frozen
 class ConsumerGroupConfig:
@@ -84,5 +89,15 @@ class ConsumerGroupConfig:
                 f"{s} must be less than or equal to group.consumer.max.session.timeout.ms",
             ),
             (self.heartbeat_interval_ms < self.session_timeout_ms, f"{hb} must be less than {s}"),
+            (
+                self.assignment_interval_ms >= MIN_ASSIGNMENT_INTERVAL_MS,
+                "group.consumer.assignment.interval.ms must be greater than or equal to"
+                " group.consumer.min.assignment.interval.ms",
+            ),
+            (
+                self.assignment_interval_ms <= MAX_ASSIGNMENT_INTERVAL_MS,
+                "group.consumer.assignment.interval.ms must be less than or equal to"
+                " group.consumer.max.assignment.interval.ms",
+            ),
         ]
         return [message for ok, message in checks if not ok]

@@ -38,6 +38,29 @@ def _sets(parts: dict[str, list[int]]) -> Partitions:
     return {topic: frozenset(ps) for topic, ps in parts.items()}
 
 
+def _epochs(m: ConsumerMember, parts: Partitions) -> dict[str, list[int]]:
+    """The epoch each partition was got at, in the order ``_lists`` writes them."""
+    return {
+        topic: [m.assignment_epoch(topic, p) or 0 for p in sorted(ps)]
+        for topic, ps in sorted(parts.items())
+    }
+
+
+def _epochs_of(mr: ConsumerMemberRecord) -> dict[str, dict[int, int]]:
+    """KIP-1251's epochs as stored; a record without them (or with a list that does not
+    match, which Kafka would not write) leaves the member's epoch to count."""
+    epochs: dict[str, dict[int, int]] = {}
+    for parts, stored in (
+        (mr.assigned, mr.assigned_epochs),
+        (mr.pending_revocation, mr.pending_revocation_epochs),
+    ):
+        for topic, ps in parts.items():
+            got = stored.get(topic)
+            if got is not None and len(got) == len(ps):
+                epochs.setdefault(topic, {}).update(zip(ps, got, strict=True))
+    return epochs
+
+
 def _classic(mr: ConsumerMemberRecord) -> ClassicMetadata | None:
     if mr.classic_protocols is None:
         return None
@@ -69,6 +92,8 @@ def member_record(g: ConsumerGroup, m: ConsumerMember) -> ConsumerMemberRecord:
         assigned=_lists(m.assigned),
         pending_revocation=_lists(m.pending_revocation),
         target=_lists(g.target.get(m.member_id, {})),
+        assigned_epochs=_epochs(m, m.assigned),
+        pending_revocation_epochs=_epochs(m, m.pending_revocation),
         classic_session_timeout_ms=None if m.classic is None else m.classic.session_timeout_ms,
         classic_protocols=None
         if m.classic is None
@@ -153,6 +178,7 @@ def restore(
             assigned=_sets(mr.assigned),
             pending_revocation=_sets(mr.pending_revocation),
             classic=_classic(mr),
+            assignment_epochs=_epochs_of(mr),
         )
         g.add(m)
         g.target[m.member_id] = _sets(mr.target)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -214,9 +215,27 @@ class ConsumerGroup:
             return ErrorCode.UNKNOWN_MEMBER_ID
         if req.api_version < MEMBER_COMMIT_VERSION:
             return ErrorCode.UNSUPPORTED_VERSION
-        if req.generation_id != m.member_epoch:
-            return ErrorCode.STALE_MEMBER_EPOCH
-        return 0
+        if req.generation_id > m.member_epoch:
+            return _epoch_refused(m)
+        return 0  # an older epoch: judged per partition (commit_partition_check)
+
+    def commit_partition_check(self, req: OffsetCommitInput) -> Callable[[str, int], int] | None:
+        """KIP-1251 (Kafka 4.3): a commit at an older epoch than the member's (sent before
+        it moved on) is taken for each partition the member still holds (assigned or being
+        revoked) and got at that epoch or before; any other partition is refused
+        (STALE_MEMBER_EPOCH; ILLEGAL_GENERATION for a member speaking the classic protocol,
+        whose generation is its member epoch). None when every partition is taken (the
+        epoch is current, or no member commits)."""
+        m = self.members.get(req.member_id)
+        if m is None or req.generation_id >= m.member_epoch:
+            return None
+        epoch, refused = req.generation_id, _epoch_refused(m)
+
+        def check(topic: str, partition: int) -> int:
+            got = m.assignment_epoch(topic, partition)
+            return 0 if got is not None and got <= epoch else refused
+
+        return check
 
     def validate_offset_fetch(self, member_id: str | None, member_epoch: int) -> int:
         """OffsetFetch v9+ may name a member: it must be one, at its current epoch."""
@@ -260,3 +279,9 @@ class ConsumerGroup:
 
     def unreconciled(self) -> int:
         return len(self.members) - self.reconciled
+
+
+def _epoch_refused(m: ConsumerMember) -> int:
+    """A commit's epoch refused: the classic protocol has no STALE_MEMBER_EPOCH (Kafka's
+    validateMemberEpoch)."""
+    return ErrorCode.ILLEGAL_GENERATION if m.classic is not None else ErrorCode.STALE_MEMBER_EPOCH

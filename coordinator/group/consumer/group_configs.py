@@ -1,13 +1,16 @@
 """Per-group configuration (Kafka's dynamic group configs, KIP-848): an admin sets
-``consumer.session.timeout.ms`` and ``consumer.heartbeat.interval.ms`` for one group with
-IncrementalAlterConfigs and reads them with DescribeConfigs (GROUP resources).
+``consumer.session.timeout.ms``, ``consumer.heartbeat.interval.ms`` and (KIP-1263, Kafka
+4.3) ``consumer.assignment.interval.ms`` for one group with IncrementalAlterConfigs and
+reads them with DescribeConfigs (GROUP resources).
 
 Kafka's GroupConfig rules: each value an integer of at least 1, within the daemon's
 ``group.consumer.min/max.*`` bounds, and the session longer than the interval (the values
 left unset count as the daemon's). Kafka 4.1 knows ``share.*`` and ``streams.*`` group
 configs too; this coordinator serves neither kind of group, so they are refused. A group's
 configs are stored as a ``GroupConfigRecord`` (all of them; none left: deleted) and
-applied to its members from their next heartbeat.
+applied to its members from their next heartbeat. A stored value outside the daemon's
+bounds (they were narrowed since) is kept as stored and described so, but applied capped
+to the bounds (KAFKA-20162, KIP-1240, Kafka 4.3).
 """
 
 from __future__ import annotations
@@ -19,11 +22,12 @@ from protocol.errors import ErrorCode
 
 from ..context import Context
 from ..records import GroupConfigRecord
-from .config import ConsumerGroupConfig
+from .config import MAX_ASSIGNMENT_INTERVAL_MS, MIN_ASSIGNMENT_INTERVAL_MS, ConsumerGroupConfig
 
 SESSION_TIMEOUT = "consumer.session.timeout.ms"
 HEARTBEAT_INTERVAL = "consumer.heartbeat.interval.ms"
-NAMES = (HEARTBEAT_INTERVAL, SESSION_TIMEOUT)  # Kafka describes them sorted by name
+ASSIGNMENT_INTERVAL = "consumer.assignment.interval.ms"
+NAMES = (ASSIGNMENT_INTERVAL, HEARTBEAT_INTERVAL, SESSION_TIMEOUT)  # Kafka sorts them by name
 #: Group configs of kinds of groups this coordinator does not serve.
 OTHER_KINDS = ("share.", "streams.")
 
@@ -31,6 +35,7 @@ DOCS = {
     SESSION_TIMEOUT: "The timeout to detect client failures when using the consumer group"
     " protocol.",
     HEARTBEAT_INTERVAL: "The heartbeat interval given to the members of a consumer group.",
+    ASSIGNMENT_INTERVAL: "The minimum time between target assignments of a consumer group.",
 }
 
 
@@ -73,16 +78,30 @@ def _broker(name: str, config: ConsumerGroupConfig) -> tuple[str, int, Source]:
     default = ConsumerGroupConfig()
     if name == SESSION_TIMEOUT:
         value, kafka = config.session_timeout_ms, default.session_timeout_ms
-    else:
+    elif name == HEARTBEAT_INTERVAL:
         value, kafka = config.heartbeat_interval_ms, default.heartbeat_interval_ms
+    else:
+        value, kafka = config.assignment_interval_ms, default.assignment_interval_ms
     source = Source.DEFAULT_CONFIG if value == kafka else Source.STATIC_BROKER_CONFIG
     return "group." + name, value, source
 
 
+def _bounds(name: str, config: ConsumerGroupConfig) -> tuple[int, int]:
+    if name == SESSION_TIMEOUT:
+        return config.min_session_timeout_ms, config.max_session_timeout_ms
+    if name == HEARTBEAT_INTERVAL:
+        return config.min_heartbeat_interval_ms, config.max_heartbeat_interval_ms
+    return MIN_ASSIGNMENT_INTERVAL_MS, MAX_ASSIGNMENT_INTERVAL_MS
+
+
 def effective(ctx: Context, group_id: str, name: str) -> int:
-    """The value that applies to ``group_id``: its own, or the daemon's."""
+    """The value that applies to ``group_id``: its own, capped to the daemon's bounds
+    (KAFKA-20162), or the daemon's."""
     own = ctx.shard.group_configs.get(group_id, {}).get(name)
-    return own if own is not None else _broker(name, ctx.config.consumer)[1]
+    if own is None:
+        return _broker(name, ctx.config.consumer)[1]
+    low, high = _bounds(name, ctx.config.consumer)
+    return min(max(own, low), high)
 
 
 def session_timeout_ms(ctx: Context, group_id: str) -> int:
@@ -91,6 +110,10 @@ def session_timeout_ms(ctx: Context, group_id: str) -> int:
 
 def heartbeat_interval_ms(ctx: Context, group_id: str) -> int:
     return effective(ctx, group_id, HEARTBEAT_INTERVAL)
+
+
+def assignment_interval_ms(ctx: Context, group_id: str) -> int:
+    return effective(ctx, group_id, ASSIGNMENT_INTERVAL)
 
 
 def describe(ctx: Context, group_id: str, keys: list[str] | None) -> list[ConfigEntry]:
@@ -155,8 +178,9 @@ def _change(configs: dict[str, int], name: str, operation: int, value: str | Non
         return f"Invalid value {value} for configuration {name}: Not a number of type INT"
     if not -(2**31) <= number < 2**31:
         return f"Invalid value {value} for configuration {name}: Not a number of type INT"
-    if number < 1:
-        return f"Invalid value {number} for configuration {name}: Value must be at least 1"
+    least = 0 if name == ASSIGNMENT_INTERVAL else 1
+    if number < least:
+        return f"Invalid value {number} for configuration {name}: Value must be at least {least}"
     configs[name] = number
     return None
 
@@ -187,6 +211,18 @@ def _check(configs: dict[str, int], config: ConsumerGroupConfig) -> str | None:
             " group.consumer.max.session.timeout.ms",
         ),
         (session > interval, f"{SESSION_TIMEOUT} must be greater than {HEARTBEAT_INTERVAL}"),
+        (
+            configs.get(ASSIGNMENT_INTERVAL, MIN_ASSIGNMENT_INTERVAL_MS)
+            >= MIN_ASSIGNMENT_INTERVAL_MS,
+            f"{ASSIGNMENT_INTERVAL} must be greater than or equal to"
+            " group.consumer.min.assignment.interval.ms",
+        ),
+        (
+            configs.get(ASSIGNMENT_INTERVAL, MAX_ASSIGNMENT_INTERVAL_MS)
+            <= MAX_ASSIGNMENT_INTERVAL_MS,
+            f"{ASSIGNMENT_INTERVAL} must be less than or equal to"
+            " group.consumer.max.assignment.interval.ms",
+        ),
     ]
     return next((message for ok, message in checks if not ok), None)
 

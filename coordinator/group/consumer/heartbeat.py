@@ -300,6 +300,7 @@ def replace_static(
         server_assignor=old.server_assignor,
         state=old.state,
         assigned=dict(old.assigned),
+        assignment_epochs={t: dict(e) for t, e in old.assignment_epochs.items()},
     )
     g.target[member_id] = target
     g.add(m)
@@ -446,8 +447,8 @@ def reconcile(ctx: Context, g: ConsumerGroup, m: ConsumerMember, owned: Partitio
         return
     g.touch(m)
     g.release(m)
+    m.set_assignment(step.assigned, step.pending_revocation, step.member_epoch)
     g.move(m, step.state, step.member_epoch)
-    m.assigned, m.pending_revocation = step.assigned, step.pending_revocation
     g.claim(m)
     if step.pending_revocation:
         sessions.arm_revocation_timer(ctx, g, m)

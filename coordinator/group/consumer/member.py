@@ -55,9 +55,33 @@ class ConsumerMember:
     pending_revocation: Partitions = field(default_factory=dict)
     #: Set for a member using the classic protocol (JoinGroup, SyncGroup, Heartbeat).
     classic: ClassicMetadata | None = None
+    #: KIP-1251: the member epoch at which it got each partition it holds (assigned or
+    #: being revoked); one it has no entry for counts as got at its current epoch.
+    assignment_epochs: dict[str, dict[int, int]] = field(default_factory=dict)
 
     def is_reconciled_to(self, target_epoch: int) -> bool:
         return self.state is MemberState.STABLE and self.member_epoch == target_epoch
+
+    def assignment_epoch(self, topic: str, partition: int) -> int | None:
+        """The epoch at which the member got ``partition``, or None if it does not hold it."""
+        if partition not in self.assigned.get(topic, ()) and partition not in (
+            self.pending_revocation.get(topic, ())
+        ):
+            return None
+        return self.assignment_epochs.get(topic, {}).get(partition, self.member_epoch)
+
+    def set_assignment(self, assigned: Partitions, pending: Partitions, epoch: int) -> None:
+        """Hold ``assigned`` and revoke ``pending``: a partition it held keeps the epoch it
+        got it at, one it did not hold is got at ``epoch`` (KIP-1251). Called before the
+        member's epoch moves on."""
+        epochs: dict[str, dict[int, int]] = {}
+        for source in (assigned, pending):
+            for topic, parts in source.items():
+                for p in parts:
+                    got = self.assignment_epoch(topic, p)
+                    epochs.setdefault(topic, {})[p] = epoch if got is None else got
+        self.assigned, self.pending_revocation = assigned, pending
+        self.assignment_epochs = epochs
 
     def owned_partitions(self) -> list[tuple[str, int]]:
         """Partitions the coordinator counts as this member's: assigned or being revoked."""

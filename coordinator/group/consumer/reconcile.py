@@ -49,8 +49,10 @@ def next_step(
         case MemberState.UNREVOKED_PARTITIONS:
             if _still_holds(owned, m.pending_revocation):
                 return None
-            # Revoked: one epoch on, then towards the latest target.
-            return _compute(m, m.member_epoch + 1, target_epoch, target, owned, partition_epoch)
+            # Revoked: towards the latest target. Still revoking (the target moved on while
+            # it revoked), it keeps its epoch (KAFKA-19974, Kafka 4.2): a partition is never
+            # held by two members at one epoch; otherwise it reaches the target's epoch.
+            return _compute(m, m.member_epoch, target_epoch, target, owned, partition_epoch)
         case MemberState.UNRELEASED_PARTITIONS:
             return _compute(m, m.member_epoch, target_epoch, target, owned, partition_epoch)
 

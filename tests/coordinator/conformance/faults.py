@@ -43,6 +43,8 @@ from coordinator.group.results import (
     TopicOffsets,
 )
 from protocol.apis import API_VERSIONS_KEY, BY_KEY, Api, ApiKey
+from protocol.apis.consumer_group_describe import ConsumerGroupDescribeResponse
+from protocol.apis.delete_groups import DeleteGroupsResponse
 from protocol.apis.find_coordinator import FindCoordinatorResponse
 from protocol.errors import ErrorCode
 from protocol.frames import decode_request, encode_request
@@ -67,6 +69,7 @@ UNKNOWN = ErrorCode.UNKNOWN_MEMBER_ID
 REBALANCING = ErrorCode.REBALANCE_IN_PROGRESS
 FENCED = ErrorCode.FENCED_INSTANCE_ID
 NONE = ErrorCode.NONE
+STALE = ErrorCode.STALE_MEMBER_EPOCH
 STABLE, COMPLETING, PREPARING = "Stable", "CompletingRebalance", "PreparingRebalance"
 
 
@@ -625,6 +628,20 @@ class delete_non_empty_groups(Fault):
 
 
 @fault
+class delete_groups_says_nothing(Fault):
+    """DeleteGroups v3 answered without the ErrorMessage of a group it refused."""
+
+    wire = True
+
+    def response(self, api: Api, version: int, body: Struct) -> tuple[int, Struct] | None:
+        if not isinstance(body, DeleteGroupsResponse):
+            return None
+        for r in body.results:
+            r.error_message = None
+        return version, body
+
+
+@fault
 class delete_reports_success_without_deleting(Fault):
     def call(self, co: Broken, token: object, req: Any, proceed: Proceed) -> Effects[Any]:
         if isinstance(req, DeleteGroups):
@@ -787,6 +804,47 @@ class kip848_commit_skips_epoch(Fault):
             if current is not None:
                 return replace(req, generation_id=current)
         return req
+
+
+@fault
+class kip848_commit_refuses_older_epoch(Fault):
+    """Kafka 4.2's rule: a commit at any epoch but the member's is refused (no KIP-1251)."""
+
+    def result(self, co: Broken, req: Any, result: Any) -> Any:
+        if isinstance(req, OffsetCommitInput) and isinstance(result, OffsetCommitResult):
+            current = co.told.epoch.get(req.member_id)
+            if current is not None and 0 <= req.generation_id < current:
+                return OffsetCommitResult(
+                    [
+                        TopicErrors(
+                            t.topic, [PartitionError(p.partition, STALE) for p in t.partitions]
+                        )
+                        for t in result.topics
+                    ]
+                )
+        return result
+
+
+@fault
+class kip848_describe_hides_revoking(Fault):
+    """Kafka 4.2's ConsumerGroupDescribe: a member's partitions being revoked left out
+    (what it keeps is what its target and its assignment share)."""
+
+    wire = True
+
+    def response(self, api: Api, version: int, body: Struct) -> tuple[int, Struct] | None:
+        if not isinstance(body, ConsumerGroupDescribeResponse):
+            return None
+        for g in body.groups:
+            for m in g.members:
+                target = {
+                    (tp.topic_id, p)
+                    for tp in m.target_assignment.topic_partitions
+                    for p in tp.partitions
+                }
+                for tp in m.assignment.topic_partitions:
+                    tp.partitions = [p for p in tp.partitions if (tp.topic_id, p) in target]
+        return version, body
 
 
 @fault

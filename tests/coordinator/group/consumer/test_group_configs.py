@@ -8,6 +8,7 @@ import pytest
 from coordinator.group.config import GroupConfig
 from coordinator.group.consumer.config import ConsumerGroupConfig
 from coordinator.group.consumer.group_configs import (
+    ASSIGNMENT_INTERVAL,
     HEARTBEAT_INTERVAL,
     SESSION_TIMEOUT,
     ConfigError,
@@ -39,6 +40,8 @@ def values(h: ConsumerHarness, group: str = "group") -> dict[str, tuple[str, Sou
 def test_a_group_without_configs_is_described_with_the_daemons() -> None:
     h = ConsumerHarness()
     assert values(h) == {
+        # The harness sets the daemon's interval to 0 (Kafka 4.3's default is 1000).
+        ASSIGNMENT_INTERVAL: ("0", Source.STATIC_BROKER_CONFIG),
         HEARTBEAT_INTERVAL: ("5000", Source.DEFAULT_CONFIG),
         SESSION_TIMEOUT: ("45000", Source.DEFAULT_CONFIG),
     }
@@ -139,3 +142,44 @@ def test_duplicate_keys_and_validate_only() -> None:
     assert alter(h, [(SESSION_TIMEOUT, Op.SET, "50000")], validate_only=True) is None
     assert values(h)[SESSION_TIMEOUT] == ("45000", Source.DEFAULT_CONFIG)
     assert not h.records
+
+
+def test_a_groups_own_assignment_interval_coalesces_its_heartbeats() -> None:
+    """KIP-1263 (Kafka 4.3): consumer.assignment.interval.ms for one group, 0-15000."""
+    h = ConsumerHarness()  # the daemon's interval: 0
+    a = h.member("a")
+    a.join()
+    assert alter(h, [(ASSIGNMENT_INTERVAL, Op.SET, "1000")]) is None
+    assert values(h)[ASSIGNMENT_INTERVAL] == ("1000", Source.GROUP_CONFIG)
+    b = h.member("b")
+    held = h.send_held(b.request(full=True))
+    assert held not in h.replies  # waits for the group's quiet period, not the turn's end
+    h.advance(100)
+    assert b.answered(h.replies[held]).error_code == 0
+    other = h.member("c", group="other")
+    assert other.join().error_code == 0  # answered at once: the daemon's interval
+    for bad in ("-1", "15001"):
+        refused = alter(h, [(ASSIGNMENT_INTERVAL, Op.SET, bad)])
+        assert refused is not None and refused.code == ErrorCode.INVALID_CONFIG
+    assert alter(h, [(ASSIGNMENT_INTERVAL, Op.SET, "0")]) is None
+
+
+def test_a_stored_value_outside_narrowed_bounds_is_applied_capped() -> None:
+    """KAFKA-20162 (Kafka 4.3): the daemon's bounds narrowed since the value was set."""
+    h = ConsumerHarness()
+    assert alter(h, [(SESSION_TIMEOUT, Op.SET, "60000")]) is None
+    consumer = ConsumerGroupConfig(max_session_timeout_ms=50000, assignment_interval_ms=0)
+    again = ConsumerHarness(config=GroupConfig(consumer=consumer))
+    again.apply(again.co.load(h.records, again.now))
+    assert values(again)[SESSION_TIMEOUT] == ("60000", Source.GROUP_CONFIG)  # as stored
+    again.member("a").join()
+    deadline, _ = again.timers[consumer_session_key("group", "a")]
+    assert deadline == again.now + 50000
+
+
+def test_the_daemons_assignment_interval_is_bounded() -> None:
+    assert ConsumerGroupConfig(assignment_interval_ms=15000).problems() == []
+    assert ConsumerGroupConfig(assignment_interval_ms=15001).problems() == [
+        "group.consumer.assignment.interval.ms must be less than or equal to"
+        " group.consumer.max.assignment.interval.ms"
+    ]

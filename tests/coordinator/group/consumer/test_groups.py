@@ -249,3 +249,18 @@ def test_max_groups_counts_every_kind_of_group_alike() -> None:
     assert h.join_result(h.join(group="third")).error_code == ErrorCode.COORDINATOR_NOT_AVAILABLE
     assert h.commit(OFFSET, group="third") == {("orders", 0): ErrorCode.COORDINATOR_NOT_AVAILABLE}
     assert sorted(h.co.groups) == ["group", "second"]
+
+
+def test_consumer_group_describe_counts_partitions_being_revoked_as_the_members() -> None:
+    """KAFKA-20431 (Kafka 4.3): a member still holds what it is revoking."""
+    h = ConsumerHarness()
+    a, b = h.member("a"), h.member("b")
+    a.join()
+    b.join()
+    a.beat()  # told to give up 3-5: it is revoking them (UNREVOKED_PARTITIONS)
+    [d] = h.co.consumer_group_describe(["group"])
+    by_id = {m.member_id: m for m in d.members}
+    assert by_id["a"].assignment == {"orders": [0, 1, 2, 3, 4, 5]}
+    a.beat()  # reports them revoked
+    [d] = h.co.consumer_group_describe(["group"])
+    assert {m.member_id: m for m in d.members}["a"].assignment == {"orders": [0, 1, 2]}

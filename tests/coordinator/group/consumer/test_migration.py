@@ -254,3 +254,53 @@ def test_a_downgrade_whose_write_fails_rolls_back_to_the_consumer_group_stored()
     assert isinstance(g, ConsumerGroup) and loaded is not None
     assert sorted(g.members) == sorted(loaded.members) == sorted([a.member_id, b.member_id, "c"])
     assert (g.group_epoch, g.assignment_epoch) == (loaded.group_epoch, loaded.assignment_epoch)
+
+
+def test_classic_members_are_told_to_rejoin_only_once_a_newer_target_exists() -> None:
+    """KAFKA-20272 (4.3): while the target lags the group epoch (assignment interval), a
+    classic member's heartbeat is answered as usual; REBALANCE_IN_PROGRESS comes with the
+    newer target."""
+    h = ConsumerHarness(keep_interval=True)
+    a, b = _classic_group(h)
+
+    def beat(m: Member, full: bool = False) -> None:
+        token = h.send_held(m.request(full))
+        h.advance(100)  # the group's assignment timer
+        m.answered(h.replies[token])
+
+    c = h.member("c", topics=[TOPIC])
+    beat(c, full=True)
+    for _ in range(8):
+        beat(c)
+        for x in (a, b):
+            if x.beat() == ErrorCode.REBALANCE_IN_PROGRESS:
+                x.rejoin()
+    assert len(a.owned) == len(b.owned) == len(c.partitions()) == 2
+    assert a.beat() == b.beat() == 0
+    d = h.member("d", topics=[TOPIC])
+    held = h.send_held(d.request(full=True))  # a new member: the group epoch moves on
+    g = h.co.consumer_group(GROUP)
+    assert g.group_epoch > g.assignment_epoch and held not in h.replies
+    assert a.beat() == b.beat() == 0  # no newer target yet
+    h.advance(100)
+    d.answered(h.replies[held])
+    assert ErrorCode.REBALANCE_IN_PROGRESS in (a.beat(), b.beat())
+
+
+def test_a_classic_members_commit_from_before_its_rejoin_is_judged_per_partition() -> None:
+    """KIP-1251 (Kafka 4.3) for a classic member of a consumer group: its commit at the
+    generation it had before rejoining is taken for the partitions it kept; the others, and
+    a generation ahead of its own, are ILLEGAL_GENERATION (the classic protocol's error)."""
+    h = ConsumerHarness()
+    a, b = _classic_group(h)
+    before, held = a.generation, set(a.owned)
+    c = h.member("c", topics=[TOPIC])
+    c.join()
+    _settle([a, b], [c])
+    assert a.generation > before and a.owned < held
+    offsets = dict.fromkeys(held, 9)
+    answer = h.commit(offsets, member_id=a.member_id, generation=before, version=9)
+    illegal = ErrorCode.ILLEGAL_GENERATION
+    assert answer == {tp: 0 if tp in a.owned else illegal for tp in held}
+    ahead = h.commit(offsets, member_id=a.member_id, generation=a.generation + 1, version=9)
+    assert ahead == dict.fromkeys(held, illegal)
