@@ -33,3 +33,14 @@ def is_late(since_heartbeat_ms: int | None, late_after_ms: int | None) -> bool:
         and late_after_ms is not None
         and (since_heartbeat_ms > late_after_ms)
     )
+
+
+def late_after_ms(
+    heartbeat_interval_ms: int | None, session_timeout_ms: int, group_state: str
+) -> int | None:
+    """When a member is late: by the interval the coordinator gives it (KIP-848), else by its
+    session, and then only in a Stable group (mid-rebalance, members wait in JoinGroup or
+    SyncGroup instead of heartbeating). None: never late now."""
+    if heartbeat_interval_ms is not None:
+        return consumer_late_after_ms(heartbeat_interval_ms)
+    return classic_late_after_ms(session_timeout_ms) if group_state == "Stable" else None

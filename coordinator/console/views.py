@@ -16,23 +16,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from protocol.consumer import CONSUMER_PROTOCOL_TYPE, decode_assignment
-from protocol.errors import DecodeError
-
 from ..accounts import CLUSTER_NAME, Operation, ResourceType
 from ..cluster.directory import StoredGroup
 from ..cluster.routing import ClusterRouting
-from ..group.classic.group import ClassicGroup
-from ..group.consumer.config import DEFAULT_ASSIGNOR
-from ..group.consumer.group import ConsumerGroup
-from ..group.deadlines import consumer_session_key
-from ..group.model import CLASSIC, CONSUMER
+from ..group.inspection import GroupView, MemberView
+from ..group.model import CLASSIC, CONSUMER, Group
 from ..journal.schema import to_entry
 from ..node import Node
 from .activity import HOUR_MS, Activity, GroupActivity
 from .cluster_view import ClusterGroups, coordinator, group_url
 from .colours import MemberColours, identity
-from .liveness import classic_late_after_ms, consumer_late_after_ms, is_late
+from .liveness import is_late, late_after_ms
 
 #: The group types, as ListGroups names them (KIP-848 consumer groups: ``CONSUMER``).
 TYPES = (CLASSIC, CONSUMER)
@@ -44,7 +38,8 @@ STATES_SHOWN = {
     CLASSIC: ("Empty", "Stable", "PreparingRebalance", "CompletingRebalance"),
     CONSUMER: ("Empty", "Stable", *CONSUMER_STATES),
 }
-AnyGroup = ClassicGroup | ConsumerGroup
+#: A group of any kind, as the group core's interface shows it.
+AnyGroup = Group
 #: A group in this node's memory, or another node's as the shared store has it.
 ListedGroup = AnyGroup | StoredGroup
 SORT_KEYS = (
@@ -133,35 +128,27 @@ class ConsoleState:
 
 
 def type_of(g: ListedGroup) -> str:
-    if isinstance(g, StoredGroup):
-        return g.type
-    return CONSUMER if isinstance(g, ConsumerGroup) else CLASSIC
+    return g.type if isinstance(g, StoredGroup) else g.group_type
 
 
 def state_of(g: ListedGroup) -> str:
-    if isinstance(g, StoredGroup):
-        return g.state
-    return str(g.state.value)
+    return g.state if isinstance(g, StoredGroup) else g.state_name
 
 
 def members_of(g: ListedGroup) -> int:
-    return g.members if isinstance(g, StoredGroup) else len(g.members)
+    return g.members if isinstance(g, StoredGroup) else g.member_count
 
 
 def protocol_of(g: ListedGroup) -> tuple[str, str]:
     """(protocol type, protocol): a consumer group's protocol is its server assignor."""
     if isinstance(g, StoredGroup):
         return g.protocol_type, g.protocol
-    if isinstance(g, ConsumerGroup):
-        return CONSUMER_PROTOCOL_TYPE, g.preferred_assignor(DEFAULT_ASSIGNOR) if g.members else ""
-    return g.protocol_type or "", g.protocol_name or ""
+    return g.described_protocol()
 
 
 def generation_of(g: ListedGroup) -> int:
     """The generation of a classic group, the group epoch of a consumer group."""
-    if isinstance(g, StoredGroup):
-        return g.generation
-    return g.group_epoch if isinstance(g, ConsumerGroup) else g.generation_id
+    return g.generation
 
 
 # -- overview ---------------------------------------------------------------------------------
@@ -299,7 +286,7 @@ def _group_row(state: ConsoleState, g: ListedGroup, hour_ago: int) -> dict[str, 
         "state": state_of(g),
         "protocol_type": protocol_type,
         "protocol": protocol,
-        "members": len(g.members),
+        "members": members_of(g),
         "generation": generation_of(g),
         "last_rebalance": None if last is None else last.as_dict(),
         "rebalances_1h": 0 if activity is None else activity.starts_since(hour_ago),
@@ -392,23 +379,6 @@ def groups_page(
 # -- one group --------------------------------------------------------------------------------
 
 
-def decode_partitions(protocol_type: str | None, data: bytes) -> dict[str, list[int]] | None:
-    """A member's assignment as topic -> partitions (consumer protocol), or None when it
-    is not the consumer protocol or does not decode."""
-    if protocol_type != CONSUMER_PROTOCOL_TYPE:
-        return None
-    if not data:
-        return {}
-    try:
-        _version, assignment = decode_assignment(data)
-    except DecodeError:
-        return None
-    out: dict[str, list[int]] = {}
-    for tp in assignment.assigned_partitions:
-        out.setdefault(tp.topic, []).extend(tp.partitions)
-    return {t: sorted(set(ps)) for t, ps in sorted(out.items())}
-
-
 def _time_in_states(
     activity: GroupActivity | None, current: str, since_ms: int | None, now: int
 ) -> dict[str, int]:
@@ -424,75 +394,93 @@ def _time_in_states(
 
 
 def group_detail(state: ConsoleState, viewer: Viewer, group_id: str) -> dict[str, Any] | None:
-    """Everything about one group, or None when it does not exist or may not be seen."""
+    """Everything about one group of any kind (its view from the group core), or None when
+    it does not exist or may not be seen: members (a consumer group's with their epochs and
+    reconciliation state, what each still has to revoke and its target), the partition
+    picture, the offsets and the rebalance timeline."""
     node = state.node
     if not viewer.sees_group(node, group_id):
         return None
-    consumer = node.groups.consumer_group(group_id)
-    if consumer is not None:
-        return _consumer_group_detail(state, viewer, consumer)
-    g = node.groups.classic_group(group_id)
-    if g is None:
+    view = node.groups.group_view(group_id)
+    if view is None:
         return None
     now = state.now_ms()
-    # DescribeGroups' view of the assignments: shown once stored.
-    described = node.groups.describe_groups([group_id])[0]
-    stored = {m.member_id: m.member_assignment for m in described.members}
-    members = []
-    owners: dict[str, dict[int, str]] = {}
     colours = state.colours.of(
-        g.group_id, (identity(m.member_id, m.group_instance_id) for m in g.members.values())
+        view.group_id, (identity(m.member_id, m.instance_id) for m in view.members)
     )
-    stable = g.state.value == "Stable"  # mid-rebalance, members wait instead of heartbeating
-    for m in g.members.values():
-        data = stored.get(m.member_id, b"")
-        since = max(now - m.last_heartbeat_ms, 0) if m.last_heartbeat_ms else None
-        late_after = classic_late_after_ms(m.session_timeout_ms) if stable else None
-        partitions = decode_partitions(g.protocol_type, data)
-        for topic, ps in (partitions or {}).items():
+    owners: dict[str, dict[int, str]] = {}
+    members = []
+    for m in view.members:
+        for topic, ps in (m.assignment or {}).items():
             for p in ps:
                 owners.setdefault(topic, {})[p] = m.member_id
-        members.append(
-            {
-                "member_id": m.member_id,
-                "instance_id": m.group_instance_id,
-                "client_id": m.client_id,
-                "host": m.client_host,
-                "session_timeout_ms": m.session_timeout_ms,
-                "rebalance_timeout_ms": m.rebalance_timeout_ms,
-                "last_heartbeat_ms": m.last_heartbeat_ms or None,
-                "since_heartbeat_ms": since,
-                "heartbeat_late_after_ms": late_after,
-                "heartbeat_late": is_late(since, late_after),
-                "colour": colours[identity(m.member_id, m.group_instance_id)],
-                "leader": g.leader_id == m.member_id,
-                "assignment_bytes": len(data),
-                "assignment": partitions,
-            }
-        )
+        members.append(_member_row(view, m, colours[identity(m.member_id, m.instance_id)], now))
     activity = state.activity.group(group_id)
-    return {
+    out: dict[str, Any] = {
         "now_ms": now,
-        "id": g.group_id,
-        "type": CLASSIC,
-        "state": g.state.value,
-        "state_since_ms": g.state_timestamp_ms,
-        "protocol_type": g.protocol_type or "",
-        "protocol": g.protocol_name or "",
-        "generation": g.generation_id,
-        "leader": g.leader_id,
-        "members": members,
-        "assignment": _assignment_map(node, owners),
-        "offsets": _offsets(node, viewer, g.group_id),
-        "rebalances": []
-        if activity is None
-        else [r.as_dict() for r in reversed(activity.rebalances)],
-        "rebalances_1h": 0 if activity is None else activity.starts_since(now - HOUR_MS),
-        "time_in_states_ms": _time_in_states(activity, g.state.value, g.state_timestamp_ms, now),
-        "last_commit_ms": None if activity is None else activity.last_commit_ms,
-        "commits": 0 if activity is None else activity.commits,
-        "admin": state.admin,
+        "id": view.group_id,
+        "type": view.group_type,
+        "state": view.state,
+        "state_since_ms": _state_since(view, activity),
+        "protocol_type": view.protocol_type,
+        "protocol": view.protocol,
+        "generation": view.generation,
     }
+    if view.assignment_epoch is not None:
+        out["assignment_epoch"] = view.assignment_epoch
+    out.update(
+        leader=view.leader,
+        members=members,
+        assignment=_assignment_map(node, owners),
+        offsets=_offsets(node, viewer, view.group_id),
+        rebalances=[] if activity is None else [r.as_dict() for r in reversed(activity.rebalances)],
+        rebalances_1h=0 if activity is None else activity.starts_since(now - HOUR_MS),
+        time_in_states_ms=_time_in_states(activity, view.state, view.state_since_ms, now),
+        last_commit_ms=None if activity is None else activity.last_commit_ms,
+        commits=0 if activity is None else activity.commits,
+        admin=state.admin,
+    )
+    return out
+
+
+def _state_since(view: GroupView, activity: GroupActivity | None) -> int | None:
+    """When the group entered its state: as it keeps it, else (a consumer group keeps no
+    timestamp) when the events said it changed, if seen."""
+    if view.state_since_ms is not None:
+        return view.state_since_ms
+    if activity is not None and activity.state == view.state:
+        return activity.state_since_ms
+    return None
+
+
+def _member_row(view: GroupView, m: MemberView, colour: int, now: int) -> dict[str, Any]:
+    """One member's row; the fields of its kind only (a classic member's assignment size, a
+    consumer group member's epoch, reconciliation, revocations and target)."""
+    last = m.last_heartbeat_ms
+    since = None if last is None else max(now - last, 0)
+    late_after = late_after_ms(view.heartbeat_interval_ms, m.session_timeout_ms, view.state)
+    row: dict[str, Any] = {
+        "member_id": m.member_id,
+        "instance_id": m.instance_id,
+        "client_id": m.client_id,
+        "host": m.host,
+        "session_timeout_ms": m.session_timeout_ms,
+        "rebalance_timeout_ms": m.rebalance_timeout_ms,
+        "last_heartbeat_ms": last,
+        "since_heartbeat_ms": since,
+        "heartbeat_late_after_ms": late_after,
+        "heartbeat_late": is_late(since, late_after),
+        "colour": colour,
+        "leader": m.leader,
+    }
+    if m.assignment_bytes is not None:
+        row["assignment_bytes"] = m.assignment_bytes
+    if m.epoch is not None:
+        row.update(epoch=m.epoch, reconciliation=m.reconciliation, protocol=m.protocol)
+    row["assignment"] = m.assignment
+    if m.pending_revocation is not None:
+        row.update(pending_revocation=m.pending_revocation, target=m.target)
+    return row
 
 
 def group_elsewhere(state: ConsoleState, viewer: Viewer, group_id: str) -> dict[str, Any] | None:
@@ -510,82 +498,6 @@ def group_elsewhere(state: ConsoleState, viewer: Viewer, group_id: str) -> dict[
         "url": None if owner is None else group_url(owner["console_url"], group_id),
         "stored": None if stored is None else dataclasses.asdict(stored),
     }
-
-
-def _consumer_group_detail(state: ConsoleState, viewer: Viewer, g: ConsumerGroup) -> dict[str, Any]:
-    """A KIP-848 consumer group: members with their epochs and reconciliation state, what
-    each owns (and still has to revoke), its target, and the offsets."""
-    node, now = state.node, state.now_ms()
-    group_session_ms = node.groups.config.consumer.session_timeout_ms
-    activity = state.activity.group(g.group_id)
-    late_after = consumer_late_after_ms(node.groups.config.consumer.heartbeat_interval_ms)
-    colours = state.colours.of(
-        g.group_id, (identity(m.member_id, m.instance_id) for m in g.members.values())
-    )
-    owners: dict[str, dict[int, str]] = {}
-    members = []
-    for m in g.members.values():
-        # A member speaking the classic protocol (online migration) has its own session.
-        session_ms = group_session_ms if m.classic is None else m.classic.session_timeout_ms
-        for topic, ps in m.assigned.items():
-            for p in ps:
-                owners.setdefault(topic, {})[p] = m.member_id
-        deadline = node.groups.timer_deadline(consumer_session_key(g.group_id, m.member_id))
-        last = deadline - session_ms if deadline is not None else None
-        since = None if last is None else max(now - last, 0)
-        members.append(
-            {
-                "member_id": m.member_id,
-                "instance_id": m.instance_id,
-                "client_id": m.client_id,
-                "host": m.client_host,
-                "session_timeout_ms": session_ms,
-                "rebalance_timeout_ms": m.rebalance_timeout_ms,
-                "last_heartbeat_ms": last,
-                "since_heartbeat_ms": since,
-                "heartbeat_late_after_ms": late_after,
-                "heartbeat_late": is_late(since, late_after),
-                "colour": colours[identity(m.member_id, m.instance_id)],
-                "leader": False,
-                "epoch": m.member_epoch,
-                "reconciliation": m.state.value,
-                "protocol": "consumer" if m.classic is None else "classic",
-                "assignment": _sorted_partitions(m.assigned),
-                "pending_revocation": _sorted_partitions(m.pending_revocation),
-                "target": _sorted_partitions(g.target.get(m.member_id, {})),
-            }
-        )
-    protocol_type, protocol = protocol_of(g)
-    return {
-        "now_ms": now,
-        "id": g.group_id,
-        "type": CONSUMER,
-        "state": state_of(g),
-        # The group keeps no state timestamp: when the events said it changed, if seen.
-        "state_since_ms": activity.state_since_ms
-        if activity is not None and activity.state == state_of(g)
-        else None,
-        "protocol_type": protocol_type,
-        "protocol": protocol,
-        "generation": g.group_epoch,
-        "assignment_epoch": g.assignment_epoch,
-        "leader": "",
-        "members": members,
-        "assignment": _assignment_map(node, owners),
-        "offsets": _offsets(node, viewer, g.group_id),
-        "rebalances": []
-        if activity is None
-        else [r.as_dict() for r in reversed(activity.rebalances)],
-        "rebalances_1h": 0 if activity is None else activity.starts_since(now - HOUR_MS),
-        "time_in_states_ms": {} if activity is None else activity.time_in_states(now),
-        "last_commit_ms": None if activity is None else activity.last_commit_ms,
-        "commits": 0 if activity is None else activity.commits,
-        "admin": state.admin,
-    }
-
-
-def _sorted_partitions(partitions: dict[str, frozenset[int]]) -> dict[str, list[int]]:
-    return {t: sorted(ps) for t, ps in sorted(partitions.items()) if ps}
 
 
 def _assignment_map(node: Node, owners: dict[str, dict[int, str]]) -> list[dict[str, Any]]:
@@ -639,12 +551,8 @@ def topics(state: ConsoleState, viewer: Viewer) -> dict[str, Any]:
     subscribed: dict[str, list[str]] = {}
     committed: dict[str, list[str]] = {}
     for g in state.visible_groups(viewer):
-        if isinstance(g, ConsumerGroup):
-            for topic in g.subscribed_topics():
-                subscribed.setdefault(topic, []).append(g.group_id)
-        else:
-            for topic in g.subscribed_topics or ():
-                subscribed.setdefault(topic, []).append(g.group_id)
+        for topic in g.subscribed_topic_names():
+            subscribed.setdefault(topic, []).append(g.group_id)
         for topic in node.groups.offsets.of(g.group_id):
             committed.setdefault(topic, []).append(g.group_id)
     return {

@@ -30,7 +30,7 @@ from typing import Generic, TypeVar
 
 from protocol.errors import ErrorCode
 
-from . import admin, durability, handover, lifecycle, migration, offsets
+from . import admin, durability, handover, inspection, lifecycle, migration, offsets
 from .classic import join, membership, sync
 from .classic.group import ClassicGroup
 from .classic.rebalance import join_timer_fired, sync_timer_fired
@@ -48,6 +48,7 @@ from .context import AnyGroup, Context, Shard, default_member_id, no_topics
 from .deadlines import TimerKind
 from .effects import Effects
 from .handover import GroupHandover
+from .inspection import GroupView
 from .offsets_manager import OffsetsManager
 from .records import GroupMetadataRecord, Record
 from .requests import (
@@ -120,6 +121,10 @@ class GroupCoordinator(Generic[T]):
     def timer_deadline(self, key: str) -> int | None:
         """When ``key`` is armed to fire, or None."""
         return self._shard.deadlines.deadline(key)
+
+    def group_view(self, group_id: str) -> GroupView | None:
+        """The group as readers outside the core see it (the console), of any kind."""
+        return inspection.group_view(self._shard, group_id)
 
     def _context(self, now_ms: int) -> Context:
         return Context(self._shard, now_ms)

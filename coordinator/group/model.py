@@ -59,3 +59,20 @@ class Group(Protocol):
         ...
 
     def listed(self) -> ListedGroup: ...
+
+    @property
+    def member_count(self) -> int: ...
+
+    @property
+    def generation(self) -> int:
+        """The generation of a classic group, the group epoch of a consumer group."""
+        ...
+
+    def described_protocol(self) -> tuple[str, str]:
+        """(protocol type, protocol) as a reader shows them: a consumer group's protocol is
+        its server assignor."""
+        ...
+
+    def subscribed_topic_names(self) -> frozenset[str]:
+        """The topics its members subscribe to, as far as the group knows them."""
+        ...

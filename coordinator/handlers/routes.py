@@ -29,7 +29,7 @@ from protocol.apis.sync_group import SyncGroupRequest
 
 from ..node import Node
 from ..security import handlers as sasl
-from . import cluster, configs, consumer_groups, groups, produce
+from . import classic_groups, cluster, configs, consumer_groups, group_admin, offsets, produce
 from .dispatcher import Dispatcher
 
 
@@ -44,16 +44,16 @@ def daemon_dispatcher(node: Node) -> Dispatcher:
     d.route(ProduceRequest, produce.produce)
     # The group APIs, admitted by their row of the admission table: a one-group API gives
     # its answer to a refusal, a batch one is told which of its groups were refused.
-    d.route(JoinGroupRequest, groups.join_group, groups.join_refused)
-    d.route(SyncGroupRequest, groups.sync_group, groups.sync_refused)
-    d.route(HeartbeatRequest, groups.heartbeat, groups.heartbeat_refused)
-    d.route(LeaveGroupRequest, groups.leave_group, groups.leave_refused)
-    d.route(OffsetCommitRequest, groups.offset_commit, groups.commit_refused)
-    d.route_each(OffsetFetchRequest, groups.offset_fetch)
-    d.route_each(DescribeGroupsRequest, groups.describe_groups)
-    d.route(ListGroupsRequest, groups.list_groups)
-    d.route_each(DeleteGroupsRequest, groups.delete_groups)
-    d.route(OffsetDeleteRequest, groups.offset_delete, groups.offset_delete_refused)
+    d.route(JoinGroupRequest, classic_groups.join_group, classic_groups.join_refused)
+    d.route(SyncGroupRequest, classic_groups.sync_group, classic_groups.sync_refused)
+    d.route(HeartbeatRequest, classic_groups.heartbeat, classic_groups.heartbeat_refused)
+    d.route(LeaveGroupRequest, classic_groups.leave_group, classic_groups.leave_refused)
+    d.route(OffsetCommitRequest, offsets.offset_commit, offsets.commit_refused)
+    d.route_each(OffsetFetchRequest, offsets.offset_fetch)
+    d.route_each(DescribeGroupsRequest, group_admin.describe_groups)
+    d.route(ListGroupsRequest, group_admin.list_groups)
+    d.route_each(DeleteGroupsRequest, group_admin.delete_groups)
+    d.route(OffsetDeleteRequest, offsets.offset_delete, offsets.offset_delete_refused)
     d.route(
         ConsumerGroupHeartbeatRequest,
         consumer_groups.consumer_group_heartbeat,

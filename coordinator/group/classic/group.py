@@ -129,6 +129,20 @@ class ClassicGroup:
 
     # -- state ---------------------------------------------------------------------------
 
+    @property
+    def member_count(self) -> int:
+        return len(self.members)
+
+    @property
+    def generation(self) -> int:
+        return self.generation_id
+
+    def described_protocol(self) -> tuple[str, str]:
+        return self.protocol_type or "", self.protocol_name or ""
+
+    def subscribed_topic_names(self) -> frozenset[str]:
+        return self.subscribed_topics or frozenset()
+
     def transition(self, target: GroupState, now_ms: int) -> GroupState:
         """The only place the state changes; returns the previous state."""
         check_transition(self.group_id, self.state, target)

@@ -7,11 +7,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
+from protocol.consumer import CONSUMER_PROTOCOL_TYPE
 from protocol.errors import ErrorCode
 
 from ..model import CONSUMER
 from ..requests import OffsetCommitInput
 from ..results import ListedGroup
+from .config import DEFAULT_ASSIGNOR
 from .member import ConsumerMember, MemberState, Partitions
 
 #: Members of consumer groups commit with OffsetCommit v9+ (which carries the member epoch).
@@ -261,6 +263,22 @@ class ConsumerGroup:
 
     def listed(self) -> ListedGroup:
         return ListedGroup(self.group_id, CONSUMER, self.state.value, CONSUMER)
+
+    @property
+    def member_count(self) -> int:
+        return len(self.members)
+
+    @property
+    def generation(self) -> int:
+        return self.group_epoch
+
+    def described_protocol(self) -> tuple[str, str]:
+        return CONSUMER_PROTOCOL_TYPE, self.preferred_assignor(
+            DEFAULT_ASSIGNOR
+        ) if self.members else ""
+
+    def subscribed_topic_names(self) -> frozenset[str]:
+        return self.subscribed_topics()
 
     def move(self, m: ConsumerMember, state: MemberState, epoch: int) -> None:
         """Set a member's state and epoch, keeping the count of reconciled members."""
