@@ -1,0 +1,564 @@
+"""The daemon in front of an upstream cluster (I/O): what the server hands a forwarded
+request to, and the upstream's topics kept in the groups' catalog.
+
+A forwarded frame goes out as it came (its correlation id aside) on the link its client
+connection leased for the upstream broker it reaches, and the answer comes back as the
+upstream wrote it: record batches are never decoded. Only what must change is decoded and
+rewritten: Metadata (brokers, ids), requests a topic ACL cuts, and answers the daemon makes
+itself when the upstream fails (retriable errors, ``refusals.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import functools
+from collections.abc import Callable, Coroutine, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from protocol.apis import BY_KEY, ApiKey
+from protocol.apis.api_versions import ApiVersionsRequest, ApiVersionsResponse
+from protocol.apis.describe_configs import DescribeConfigsRequest
+from protocol.apis.find_coordinator import (
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
+    FindCoordinatorResponseCoordinator,
+)
+from protocol.apis.metadata import (
+    MetadataRequest,
+    MetadataResponse,
+    MetadataResponseBroker,
+)
+from protocol.errors import DecodeError, ErrorCode
+from protocol.frames import Request, decode_request, decode_response, encode_request
+from protocol.schema import Struct
+
+from ..config import Settings
+from ..connection import response_frame
+from ..connection_context import ConnectionContext
+from ..node import Node
+from ..security.acls import Operation
+from ..security.authz import may_create_topic, may_topic
+from . import gate, metadata, versions, wire
+from .link import Link, UpstreamError, UpstreamTimeout
+from .pool import Pool
+from .refusals import refusal
+from .settings import UpstreamSettings
+
+log = structlog.get_logger("upstream")
+
+#: Binds the daemon's addresses for one upstream broker: (upstream id) -> listener name ->
+#: the advertised (host, port) forwarding to it.
+Bind = Callable[[int], Coroutine[Any, Any, Mapping[str, tuple[str, int]]]]
+
+KEY_TYPE_TRANSACTION = 1
+TRANSACTIONS_REFUSED = (
+    "transactions are not served in front of an upstream broker (serve --upstream): the"
+    " upstream's transaction coordinator cannot write markers into this daemon's offsets;"
+    " see docs/upstream.md"
+)
+
+#: What a client is told when the upstream failed its request: errors every client
+#: retries after refreshing its metadata.
+_RETRIABLE: dict[int, int] = {
+    ApiKey.PRODUCE: ErrorCode.NOT_LEADER_OR_FOLLOWER,
+    ApiKey.FETCH: ErrorCode.NOT_LEADER_OR_FOLLOWER,
+    ApiKey.LIST_OFFSETS: ErrorCode.NOT_LEADER_OR_FOLLOWER,
+    ApiKey.METADATA: ErrorCode.LEADER_NOT_AVAILABLE,
+    ApiKey.CREATE_TOPICS: ErrorCode.REQUEST_TIMED_OUT,
+    ApiKey.DELETE_TOPICS: ErrorCode.REQUEST_TIMED_OUT,
+    ApiKey.DESCRIBE_CONFIGS: ErrorCode.REQUEST_TIMED_OUT,
+    ApiKey.INIT_PRODUCER_ID: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+}
+
+
+class Route:
+    """One client connection's way upstream: the upstream broker its listener forwards
+    to (None: the daemon's own listener, which forwards to any), and its leased links."""
+
+    __slots__ = ("broker", "links")
+
+    def __init__(self, broker: int | None) -> None:
+        self.broker = broker
+        self.links: dict[tuple[str, int], Link] = {}
+
+
+@dataclass(slots=True)
+class Status:
+    """What the console and logs say about the upstream."""
+
+    reachable: bool | None = None  # None: not tried yet
+    error: str | None = None
+    brokers: int = 0
+    topics: int = 0
+
+
+class Upstream:
+    def __init__(self, settings: Settings, node: Node, bind: Bind) -> None:
+        assert settings.upstream is not None
+        self.settings: UpstreamSettings = settings.upstream
+        self.node = node
+        self._bind = bind
+        self._loop = asyncio.get_running_loop()
+        self.ids = metadata.BrokerIds(self.settings.node_id_offset)
+        #: Upstream broker id -> its address, as the upstream advertises it.
+        self.brokers: dict[int, tuple[str, int]] = {}
+        #: Upstream broker id -> listener name -> our address forwarding to it.
+        self.ports: dict[int, Mapping[str, tuple[str, int]]] = {}
+        self._binding: dict[int, asyncio.Task[Mapping[str, tuple[str, int]]]] = {}
+        self._pools: dict[tuple[str, int], Pool] = {}
+        self._boot = 0
+        self._ours = list(node.api_versions)  # the dispatcher's routes
+        #: What the forwarded APIs are advertised at (api key -> (min, max)).
+        self.forwarded: dict[int, tuple[int, int]] = {}
+        self._set_versions(
+            {key: (BY_KEY[key].min_version, BY_KEY[key].max_version) for key in wire.FORWARDED}
+        )
+        self._versions_known = False
+        self.status = Status()
+        self._refresher: asyncio.Task[None] | None = None
+        self._closing = False
+
+    # -- life -------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Learn the upstream's versions and topics (a bounded try: an upstream that is
+        down does not stop the daemon), then keep its topics fresh."""
+        await self.refresh()
+        if not self.status.reachable:
+            log.warning(
+                "upstream unreachable at start",
+                upstream=self._bootstrap_text,
+                error=self.status.error,
+                hint="the groups are served; records flow once it answers",
+            )
+        self._refresher = self._loop.create_task(self._refresh_loop())
+
+    async def close(self) -> None:
+        self._closing = True
+        if self._refresher is not None:
+            self._refresher.cancel()
+        for task in self._binding.values():
+            task.cancel()
+        for pool in self._pools.values():
+            pool.close()
+
+    async def _refresh_loop(self) -> None:
+        interval = self.settings.metadata_refresh_ms / 1000
+        while not self._closing:
+            await asyncio.sleep(interval)
+            await self.refresh()
+
+    async def refresh(self) -> None:
+        """Read the upstream's versions (until known) and every topic, for the groups."""
+        pool = self._pool(self._any_address())
+        link = pool.lease()
+        timeout_s = self.settings.request_timeout_ms / 1000
+        try:
+            if not self._versions_known:
+                answer = await link.request(ApiVersionsRequest(), 0, timeout_s)
+                assert isinstance(answer, ApiVersionsResponse)
+                if answer.error_code == ErrorCode.NONE:
+                    self._set_versions(
+                        {v.api_key: (v.min_version, v.max_version) for v in answer.api_keys}
+                    )
+                    self._versions_known = True
+            version = min(12, self.forwarded.get(ApiKey.METADATA, (0, 12))[1])
+            response = await link.request(MetadataRequest(topics=None), version, timeout_s)
+            assert isinstance(response, MetadataResponse)
+            await self._learn(response, complete=True)
+        except (UpstreamError, DecodeError, AssertionError, OSError) as exc:
+            link.close()
+            self._unreachable(exc)
+            self._boot += 1  # the next try starts at another bootstrap address
+            return
+        pool.give_back(link)
+        self._reachable()
+
+    def _set_versions(self, upstream: Mapping[int, tuple[int, int]]) -> None:
+        advertised = versions.narrowed(self._ours, upstream)
+        self.node.api_versions = advertised
+        self.forwarded = {
+            v.api_key: (v.min_version, v.max_version)
+            for v in advertised
+            if v.api_key in wire.FORWARDED
+        }
+
+    def _reachable(self) -> None:
+        if self.status.reachable is False:
+            log.warning("upstream reachable again", upstream=self._bootstrap_text)
+        self.status.reachable, self.status.error = True, None
+
+    def _unreachable(self, exc: BaseException) -> None:
+        reason = str(exc) or type(exc).__name__
+        if self.status.reachable is not False:
+            log.warning("upstream unreachable", upstream=self._bootstrap_text, error=reason)
+        self.status.reachable, self.status.error = False, reason
+
+    @property
+    def _bootstrap_text(self) -> str:
+        return ",".join(f"{h}:{p}" for h, p in self.settings.bootstrap)
+
+    # -- topics and brokers ---------------------------------------------------------------------
+
+    async def _learn(self, response: MetadataResponse, complete: bool) -> None:
+        """What a Metadata answer says: brokers (each gets our addresses), topics (for the
+        groups' catalog)."""
+        brokers = metadata.upstream_brokers(response)
+        if complete or brokers:
+            for broker_id, address in brokers.items():
+                if self.brokers.get(broker_id) != address:
+                    self.brokers[broker_id] = address
+            if complete:
+                for gone in set(self.brokers) - set(brokers):
+                    del self.brokers[gone]
+        catalog = self.node.catalog
+        catalog.mirror(metadata.catalog_topics(response, catalog.id_for), complete=complete)
+        self.status.brokers, self.status.topics = len(self.brokers), len(catalog)
+        await self._ensure_ports(brokers)
+
+    async def _ensure_ports(self, broker_ids: Any) -> None:
+        for broker_id in broker_ids:
+            if broker_id in self.ports:
+                continue
+            task = self._binding.get(broker_id)
+            if task is None:
+                task = self._binding[broker_id] = self._loop.create_task(self._bind(broker_id))
+            try:
+                self.ports[broker_id] = await asyncio.shield(task)
+            except OSError as exc:
+                self._binding.pop(broker_id, None)
+                log.error("cannot listen for an upstream broker", broker=broker_id, error=str(exc))
+
+    def _any_address(self) -> tuple[str, int]:
+        if self.brokers:
+            return self.brokers[min(self.brokers)]
+        boot = self.settings.bootstrap
+        return boot[self._boot % len(boot)]
+
+    def _pool(self, address: tuple[str, int]) -> Pool:
+        pool = self._pools.get(address)
+        if pool is None:
+            pool = self._pools[address] = Pool(address, self.settings)
+        return pool
+
+    def _link(self, route: Route) -> Link:
+        address = None
+        if route.broker is not None:
+            address = self.brokers.get(route.broker)
+        if address is None:
+            address = self._any_address()
+        link = route.links.get(address)
+        if link is None or link.closed:
+            link = route.links[address] = self._pool(address).lease()
+        return link
+
+    def release(self, route: Route) -> None:
+        """The client connection is gone: its links go back to their pools."""
+        links, route.links = route.links, {}
+        for address, link in links.items():
+            self._pool(address).give_back(link)
+
+    # -- forwarding ---------------------------------------------------------------------------
+
+    def takes(self, frame: bytes, ctx: ConnectionContext) -> bool:
+        """Whether ``frame`` is the upstream's business (else the dispatcher's)."""
+        if len(frame) < 10 or not ctx.authenticated:
+            return False
+        key, version = wire.key_and_version(frame)
+        if key == ApiKey.FIND_COORDINATOR:
+            return _finds_transactions(frame)
+        served = self.forwarded.get(key)
+        if served is None or not served[0] <= version <= served[1]:
+            return False
+        if key == ApiKey.DESCRIBE_CONFIGS:
+            return _configs_of_topics(frame)
+        return True
+
+    def forward(
+        self, frame: bytes, route: Route, ctx: ConnectionContext
+    ) -> asyncio.Future[bytes] | None:
+        """The response frame (size-prefixed) to a request ``takes`` took, in time; None
+        when no answer is due (Produce with acks=0)."""
+        key, version = wire.key_and_version(frame)
+        flexible = BY_KEY[key].is_flexible(version)
+        if key in (ApiKey.PRODUCE, ApiKey.FETCH) and not self.node.security.acls_enabled:
+            link = self._link(route)
+            if key == ApiKey.PRODUCE and wire.produce_acks(frame, version, flexible) == 0:
+                link.send_unanswered(frame)
+                return None
+            timeout_s = self._timeout_s(frame, key, version, flexible)
+            out: asyncio.Future[bytes] = self._loop.create_future()
+            link.send(frame, timeout_s).add_done_callback(
+                functools.partial(self._relayed, out, route, link, frame)
+            )
+            return out
+        request = decode_request(frame)  # DecodeError: the connection closes
+        if key == ApiKey.PRODUCE and getattr(request.body, "acks", 1) == 0:
+            self._produce_unanswered(request, route, ctx)
+            return None
+        return self._loop.create_task(self._decoded(frame, request, route, ctx))
+
+    def _timeout_s(self, frame: bytes, key: int, version: int, flexible: bool) -> float:
+        timeout_ms = self.settings.request_timeout_ms
+        if key == ApiKey.FETCH:
+            timeout_ms += max(wire.fetch_max_wait_ms(frame, version, flexible), 0)
+        return timeout_ms / 1000
+
+    def _relayed(
+        self,
+        out: asyncio.Future[bytes],
+        route: Route,
+        link: Link,
+        frame: bytes,
+        answer: asyncio.Future[bytes],
+    ) -> None:
+        if out.done():
+            return
+        exc = answer.exception() if not answer.cancelled() else UpstreamError("cancelled")
+        if exc is None:
+            out.set_result(wire.readdressed_response(answer.result(), wire.correlation_of(frame)))
+            return
+        self._dropped(route, link)
+        try:
+            out.set_result(self._failed_answer(decode_request(frame), exc))
+        except Exception as failed:
+            out.set_exception(failed)
+
+    def _dropped(self, route: Route, link: Link) -> None:
+        for address, leased in list(route.links.items()):
+            if leased is link:
+                del route.links[address]
+        link.close()
+
+    def _failed_answer(self, request: Request, exc: BaseException) -> bytes:
+        key = request.api.key
+        message = f"upstream: {exc}" if str(exc) else "upstream failed"
+        if not isinstance(exc, UpstreamTimeout):
+            self._unreachable(exc)
+        body = refusal(key, request.body, _RETRIABLE[key], message)
+        return response_frame(request.api, request.version, request.header.correlation_id, body)
+
+    def _produce_unanswered(self, request: Request, route: Route, ctx: ConnectionContext) -> None:
+        cut = self._cut(request, ctx)
+        if cut.forward is not None:
+            link = self._link(route)
+            link.send_unanswered(_encoded(request, cut.forward))
+
+    def _cut(self, request: Request, ctx: ConnectionContext) -> gate.Split:
+        if not self.node.security.acls_enabled:
+            return gate.Split(request.body, [])
+        security = self.node.security
+
+        def may(operation: Operation, name: str) -> bool:
+            if operation == Operation.CREATE:
+                return may_create_topic(security, ctx, name)
+            return may_topic(security, ctx, operation, name)
+
+        def name_of(topic_id: Any) -> str | None:
+            topic = self.node.catalog.by_id(topic_id)
+            return topic.name if topic is not None else None
+
+        return gate.split(request.api.key, request.version, request.body, may, name_of)
+
+    async def _decoded(
+        self, frame: bytes, request: Request, route: Route, ctx: ConnectionContext
+    ) -> bytes:
+        """A forwarded request that is decoded: checked against topic ACLs, refused by
+        the daemon (transactions), or answered by Metadata to rewrite."""
+        api, version, body = request.api, request.version, request.body
+        correlation_id = request.header.correlation_id
+        key = api.key
+        if key == ApiKey.FIND_COORDINATOR:
+            return response_frame(
+                api, version, correlation_id, _transactions_refused(body, version)
+            )
+        if key == ApiKey.INIT_PRODUCER_ID and getattr(body, "transactional_id", None) is not None:
+            log.info(
+                "transactional producer refused", client=ctx.client_id, why=TRANSACTIONS_REFUSED
+            )
+            return response_frame(
+                api,
+                version,
+                correlation_id,
+                refusal(key, body, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
+            )
+        if key == ApiKey.METADATA:
+            return await self._metadata(frame, request, route, ctx)
+        cut = self._cut(request, ctx)
+        refused = (
+            refusal(key, body, lambda entry: _code_of(cut.refused, entry)) if cut.refused else None
+        )
+        answer: Struct | None = None
+        if cut.forward is not None:
+            sent = frame if cut.forward is body else _encoded(request, cut.forward)[4:]
+            link = self._link(route)
+            timeout_s = self._timeout_s(frame, key, version, api.is_flexible(version))
+            try:
+                raw = await link.send(sent, timeout_s)
+            except UpstreamError as exc:
+                self._dropped(route, link)
+                return self._failed_answer(request, exc)
+            if refused is None:
+                return wire.readdressed_response(raw, correlation_id)
+            answer = decode_response(api, version, raw)[1]
+        assert refused is not None
+        return response_frame(api, version, correlation_id, gate.merged(key, answer, refused))
+
+    async def _metadata(
+        self, frame: bytes, request: Request, route: Route, ctx: ConnectionContext
+    ) -> bytes:
+        api, version = request.api, request.version
+        body = request.body
+        assert isinstance(body, MetadataRequest)
+        correlation_id = request.header.correlation_id
+        listed_all = body.topics is None or (version == 0 and not body.topics)
+        acls = self.node.security.acls_enabled
+        sent = body
+        refused: list[tuple[Any, int]] = []
+        if acls and not listed_all:
+            cut = self._cut(request, ctx)
+            refused = cut.refused
+            if cut.forward is not body:
+                sent = copy.copy(body)
+                sent.topics = cut.forward.topics if cut.forward is not None else []  # type: ignore[attr-defined]
+            security = self.node.security
+            if sent.allow_auto_topic_creation and not all(
+                may_create_topic(security, ctx, t.name or "") for t in sent.topics or ()
+            ):
+                sent = copy.copy(sent) if sent is body else sent
+                sent.allow_auto_topic_creation = False
+        link = self._link(route)
+        try:
+            if sent is body:
+                raw = await link.send(frame, self.settings.request_timeout_ms / 1000)
+                response = decode_response(api, version, raw)[1]
+            elif version == 0 and not sent.topics:
+                response = MetadataResponse(topics=[])  # v0's empty list would mean all
+            else:
+                response = await link.request(
+                    sent, version, self.settings.request_timeout_ms / 1000
+                )
+        except (UpstreamError, DecodeError) as exc:
+            self._dropped(route, link)
+            if isinstance(exc, DecodeError):
+                log.warning("upstream Metadata answer unreadable", error=str(exc))
+            return self._failed_answer(request, exc)
+        assert isinstance(response, MetadataResponse)
+        await self._learn(response, complete=listed_all and not acls)
+        describable = None
+        if acls:
+            security = self.node.security
+
+            def describable(name: str) -> bool:
+                return may_topic(security, ctx, Operation.DESCRIBE, name)
+
+        listener = ctx.listener.name if ctx.listener is not None else "PLAINTEXT"
+        addresses = {
+            broker_id: by_listener[listener]
+            for broker_id, by_listener in self.ports.items()
+            if listener in by_listener and broker_id in self.brokers
+        }
+        rewritten = metadata.rewritten(
+            response,
+            ours=self._our_brokers(ctx),
+            addresses=addresses,
+            ids=self.ids,
+            controller_id=self.node.settings.node_id,
+            cluster_id=self.node.settings.cluster_id,
+            describable=describable,
+            listed_all=listed_all,
+        )
+        if refused:
+            rewritten.topics.extend(
+                refusal(
+                    api.key,
+                    MetadataRequest(topics=[e for e, _ in refused]),
+                    lambda e: _code_of(refused, e),
+                ).topics  # type: ignore[attr-defined]
+            )
+        return response_frame(api, version, correlation_id, rewritten)
+
+    def _our_brokers(self, ctx: ConnectionContext) -> list[MetadataResponseBroker]:
+        node = self.node
+        host, port = node.advertised_for(ctx)
+        brokers = [MetadataResponseBroker(node_id=node.settings.node_id, host=host, port=port)]
+        protocol = ctx.listener.protocol if ctx.listener is not None else None
+        for other in node.routing.nodes():
+            address = other.address_for(protocol)
+            if other.node_id != node.settings.node_id and address is not None:
+                brokers.append(
+                    MetadataResponseBroker(node_id=other.node_id, host=address[0], port=address[1])
+                )
+        return brokers
+
+    # -- the daemon's own requests (lag) -----------------------------------------------------
+
+    async def ask(self, broker_id: int | None, body: Struct, version: int) -> Struct:
+        """A request of the daemon's own to an upstream broker (None: any)."""
+        address = self.brokers.get(broker_id) if broker_id is not None else None
+        pool = self._pool(address or self._any_address())
+        link = pool.lease()
+        try:
+            answer = await link.request(body, version, self.settings.request_timeout_ms / 1000)
+        except BaseException:
+            link.close()
+            raise
+        pool.give_back(link)
+        return answer
+
+
+def _encoded(request: Request, body: Struct) -> bytes:
+    return encode_request(
+        body, request.version, request.header.correlation_id, request.header.client_id
+    )
+
+
+def _code_of(refused: list[tuple[Any, int]], entry: Any) -> int:
+    for candidate, code in refused:
+        if candidate is entry:
+            return code
+    return ErrorCode.TOPIC_AUTHORIZATION_FAILED
+
+
+def _finds_transactions(frame: bytes) -> bool:
+    try:
+        request = decode_request(frame)
+    except DecodeError:
+        return False
+    return getattr(request.body, "key_type", 0) == KEY_TYPE_TRANSACTION
+
+
+def _configs_of_topics(frame: bytes) -> bool:
+    """A DescribeConfigs of topics or brokers only (a group's configs are ours)."""
+    try:
+        body = decode_request(frame).body
+    except DecodeError:
+        return False
+    assert isinstance(body, DescribeConfigsRequest)
+    return all(r.resource_type != gate.CONFIG_GROUP for r in body.resources)
+
+
+def _transactions_refused(body: Any, version: int) -> FindCoordinatorResponse:
+    assert isinstance(body, FindCoordinatorRequest)
+    code = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    if version < 4:
+        return FindCoordinatorResponse(
+            error_code=code, error_message=TRANSACTIONS_REFUSED, node_id=-1, host="", port=-1
+        )
+    return FindCoordinatorResponse(
+        coordinators=[
+            FindCoordinatorResponseCoordinator(
+                key=key,
+                node_id=-1,
+                host="",
+                port=-1,
+                error_code=code,
+                error_message=TRANSACTIONS_REFUSED,
+            )
+            for key in body.coordinator_keys
+        ]
+    )
