@@ -31,6 +31,7 @@ from protocol.apis.metadata import (
     MetadataRequest,
     MetadataResponse,
     MetadataResponseBroker,
+    MetadataResponseTopic,
 )
 from protocol.errors import DecodeError, ErrorCode
 from protocol.frames import Request, decode_request, decode_response, encode_request
@@ -119,6 +120,9 @@ class Upstream:
         )
         self._versions_known = False
         self.status = Status()
+        #: The upstream's last complete Metadata answer: clients are answered from it
+        #: while the upstream is unreachable (their groups keep their assignments).
+        self._last_metadata: MetadataResponse | None = None
         self._refresher: asyncio.Task[None] | None = None
         self._closing = False
 
@@ -169,6 +173,7 @@ class Upstream:
             version = min(12, self.forwarded.get(ApiKey.METADATA, (0, 12))[1])
             response = await link.request(MetadataRequest(topics=None), version, timeout_s)
             assert isinstance(response, MetadataResponse)
+            self._last_metadata = copy.deepcopy(response)
             await self._learn(response, complete=True)
         except (UpstreamError, DecodeError, AssertionError, OSError) as exc:
             link.close()
@@ -446,9 +451,15 @@ class Upstream:
             self._dropped(route, link)
             if isinstance(exc, DecodeError):
                 log.warning("upstream Metadata answer unreadable", error=str(exc))
-            return self._failed_answer(request, exc)
-        assert isinstance(response, MetadataResponse)
-        await self._learn(response, complete=listed_all and not acls)
+            cached = self._cached_metadata(sent, listed_all)
+            if cached is None:
+                return self._failed_answer(request, exc)
+            if not isinstance(exc, UpstreamTimeout):
+                self._unreachable(exc)
+            response = cached
+        else:
+            assert isinstance(response, MetadataResponse)
+            await self._learn(response, complete=listed_all and not acls)
         describable = None
         if acls:
             security = self.node.security
@@ -481,6 +492,32 @@ class Upstream:
                 ).topics  # type: ignore[attr-defined]
             )
         return response_frame(api, version, correlation_id, rewritten)
+
+    def _cached_metadata(self, body: MetadataRequest, listed_all: bool) -> MetadataResponse | None:
+        """The upstream's last complete answer, cut to what ``body`` asks (a topic it
+        did not hold: LEADER_NOT_AVAILABLE, which clients retry)."""
+        if self._last_metadata is None:
+            return None
+        cached = copy.deepcopy(self._last_metadata)
+        if listed_all:
+            return cached
+        by_name = {t.name: t for t in cached.topics}
+        by_id = {t.topic_id: t for t in cached.topics}
+        topics = []
+        for wanted in body.topics or ():
+            found = by_name.get(wanted.name) if wanted.name else by_id.get(wanted.topic_id)
+            topics.append(
+                found
+                if found is not None
+                else MetadataResponseTopic(
+                    error_code=ErrorCode.LEADER_NOT_AVAILABLE,
+                    name=wanted.name,
+                    topic_id=wanted.topic_id,
+                    partitions=[],
+                )
+            )
+        cached.topics = topics
+        return cached
 
     def _our_brokers(self, ctx: ConnectionContext) -> list[MetadataResponseBroker]:
         node = self.node

@@ -1,0 +1,192 @@
+"""The upstream's faults cost forwarded requests, never the daemon: down, the groups keep
+heartbeating and committing and consumption resumes when it is back; an answer that is
+garbage or cut halfway is an error to that request alone (docs/upstream.md)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import struct
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from bench import servers
+from protocol.apis import BY_KEY
+from protocol.apis.api_versions import ApiVersionsRequest
+from protocol.apis.list_offsets import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
+from protocol.errors import ErrorCode
+from protocol.frames import decode_response, encode_request
+
+from .conftest import Daemon, wait_until
+from .test_upstream import create_topic, produce
+from .upstream_relay import UpstreamRelay
+
+pytestmark = pytest.mark.skipif(servers.tansu_binary() is None, reason="no tansu binary")
+
+
+@pytest.fixture
+def relay() -> Iterator[UpstreamRelay]:
+    """Tansu behind a relay: it advertises the relay's address, so the daemon reaches it
+    through the relay only."""
+    relay = UpstreamRelay()
+    binary = servers.tansu_binary()
+    assert binary is not None
+    port = servers.free_port()
+    proc = subprocess.Popen(
+        [
+            binary,
+            "broker",
+            "--listener-url",
+            f"tcp://127.0.0.1:{port}",
+            "--advertised-listener-url",
+            f"tcp://127.0.0.1:{relay.port}",
+            "--storage-engine",
+            "memory://tansu/",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "RUST_LOG": "error"},
+    )
+    tansu = servers.ServerProcess("tansu", port, proc)
+    try:
+        servers._wait_listening(proc, port, "tansu")
+        relay.target = ("127.0.0.1", port)
+        yield relay
+    finally:
+        relay.close()
+        tansu.stop()
+
+
+def front(start_daemon: Callable[..., Daemon], relay: UpstreamRelay) -> Daemon:
+    return start_daemon(
+        "--store",
+        "sqlite",
+        "--upstream",
+        f"127.0.0.1:{relay.port}",
+        "--upstream-metadata-refresh-ms",
+        "500",
+        "--upstream-request-timeout-ms",
+        "3000",
+        "--group-initial-rebalance-delay-ms",
+        "0",
+    )
+
+
+def consumer(bootstrap: str, group: str) -> Any:
+    from confluent_kafka import Consumer
+
+    return Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "group.protocol": "consumer",
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+        }
+    )
+
+
+def read(c: Any, count: int, timeout_s: float) -> int:
+    got = 0
+    deadline = time.monotonic() + timeout_s
+    while got < count and time.monotonic() < deadline:
+        for m in c.consume(500, 0.2):
+            if m.error() is None:
+                got += 1
+    return got
+
+
+def describe(bootstrap: str, group: str) -> Any:
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    return admin.describe_consumer_groups([group], request_timeout=10)[group].result(15)
+
+
+def test_upstream_down_groups_keep_going_and_consumption_resumes(
+    relay: UpstreamRelay, start_daemon: Callable[..., Daemon]
+) -> None:
+    from confluent_kafka import TopicPartition
+
+    daemon = front(start_daemon, relay)
+    create_topic(daemon.bootstrap, "t", 2)
+    assert produce(daemon.bootstrap, "t", 200) == 200
+    c = consumer(daemon.bootstrap, "g")
+    c.subscribe(["t"])
+    try:
+        assert read(c, 200, 60) == 200
+        c.commit(asynchronous=False)
+
+        relay.set_mode("down")
+        down_at = time.monotonic()
+        assert read(c, 1, 3) == 0  # nothing to read, and nothing breaks
+        described = describe(daemon.bootstrap, "g")
+        assert len(described.members) == 1
+        assert described.members[0].assignment.topic_partitions
+        # A commit is the daemon's business: it does not wait for the upstream.
+        c.commit(offsets=[TopicPartition("t", 0, 1)], asynchronous=False)
+        assert time.monotonic() - down_at < 10
+        assert daemon.proc is not None and daemon.proc.poll() is None
+
+        relay.set_mode("pass")
+        assert produce(daemon.bootstrap, "t", 100) == 100
+        assert read(c, 100, 60) == 100  # resumed, with no restart of anything
+    finally:
+        c.close()
+    assert "upstream unreachable" in daemon.log()
+
+
+def _ask(sock: socket.socket, body: Any, version: int, correlation_id: int) -> Any:
+    sock.sendall(encode_request(body, version, correlation_id, "faults"))
+    head = _exactly(sock, 4)
+    frame = _exactly(sock, struct.unpack(">i", head)[0])
+    answered, response = decode_response(BY_KEY[body.kafka.api_key], version, frame)
+    assert answered == correlation_id
+    return response
+
+
+def _exactly(sock: socket.socket, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = sock.recv(size - len(data))
+        assert chunk, "the daemon closed the connection"
+        data += chunk
+    return data
+
+
+@pytest.mark.parametrize("fault", ["garbage", "cut", "stall"])
+def test_a_broken_upstream_answer_costs_that_request_only(
+    relay: UpstreamRelay, start_daemon: Callable[..., Daemon], fault: str
+) -> None:
+    daemon = front(start_daemon, relay)
+    create_topic(daemon.bootstrap, "t", 1)
+    assert produce(daemon.bootstrap, "t", 10) == 10
+    latest = ListOffsetsRequest(
+        replica_id=-1,
+        isolation_level=0,
+        topics=[
+            ListOffsetsTopic(
+                name="t", partitions=[ListOffsetsPartition(partition_index=0, timestamp=-1)]
+            )
+        ],
+    )
+    with socket.create_connection(("127.0.0.1", daemon.port), 10) as sock:
+        sock.settimeout(30)
+        before = _ask(sock, latest, 7, 1)
+        assert before.topics[0].partitions[0].error_code == 0
+
+        relay.set_mode(fault)
+        broken = _ask(sock, latest, 7, 2)
+        code = broken.topics[0].partitions[0].error_code
+        assert code == ErrorCode.NOT_LEADER_OR_FOLLOWER  # retriable: clients try again
+        assert _ask(sock, ApiVersionsRequest(), 2, 3).error_code == 0  # same connection
+
+        relay.set_mode("pass")
+        assert wait_until(
+            lambda: _ask(sock, latest, 7, 4).topics[0].partitions[0].error_code == 0, 20, 0.5
+        )
+    assert daemon.proc is not None and daemon.proc.poll() is None
