@@ -27,6 +27,9 @@ FORWARDED = frozenset(
     }
 )
 
+#: APIs served only in front of an upstream (the protocol package has their codecs).
+UPSTREAM_ONLY = frozenset({ApiKey.DELETE_TOPICS, ApiKey.INIT_PRODUCER_ID})
+
 
 def key_and_version(frame: bytes) -> tuple[int, int]:
     """A request frame's API key and version (the frame is at least 4 bytes)."""
