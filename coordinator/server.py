@@ -42,6 +42,7 @@ from .security.config import Listener
 from .security.tls import principal_from_peercert, server_context
 from .store import MemoryStore, SqliteStore, Store
 from .store.postgres import PostgresStore
+from .upstream.lag import LagGauges, LagReader
 from .upstream.proxy import Route, Upstream
 
 if TYPE_CHECKING:
@@ -448,6 +449,7 @@ class Server:
         self.cluster: ClusterMembership | None = None
         self.console: Console | None = None
         self.upstream: Upstream | None = None
+        self.lag: LagReader | None = None
         #: Per upstream broker (--upstream): the daemon's listening sockets forwarding to it.
         self._broker_servers: list[asyncio.base_events.Server] = []
 
@@ -492,6 +494,10 @@ class Server:
         if self.settings.upstream is not None:
             self.upstream = Upstream(self.settings, self.runtime.node, self._bind_broker)
             await self.upstream.start()  # bounded: an upstream that is down does not stop it
+            self.lag = LagReader(self.upstream, self.runtime.node)
+            self.lag.start()
+            if self.observability.metrics is not None:
+                self.observability.metrics.registry.register(LagGauges(self.runtime.node))
         if self.cluster is not None:
             # A cluster node: its share of the coordinator partitions is taken and loaded
             # before the first client is accepted; its row names its console for the others.
@@ -652,6 +658,8 @@ class Server:
             return
         for server in (*self._servers, *self._broker_servers):
             server.close()
+        if self.lag is not None:
+            await self.lag.close()
         if self.upstream is not None:
             await self.upstream.close()
         if self.console is not None:

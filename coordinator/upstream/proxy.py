@@ -44,6 +44,7 @@ from ..node import Node
 from ..security.acls import Operation
 from ..security.authz import may_create_topic, may_topic
 from . import gate, metadata, versions, wire
+from .ends import UpstreamState
 from .link import Link, UpstreamError, UpstreamTimeout
 from .pool import Pool
 from .refusals import refusal
@@ -196,12 +197,21 @@ class Upstream:
         if self.status.reachable is False:
             log.warning("upstream reachable again", upstream=self._bootstrap_text)
         self.status.reachable, self.status.error = True, None
+        self._publish()
 
     def _unreachable(self, exc: BaseException) -> None:
         reason = str(exc) or type(exc).__name__
         if self.status.reachable is not False:
             log.warning("upstream unreachable", upstream=self._bootstrap_text, error=reason)
         self.status.reachable, self.status.error = False, reason
+        self._publish()
+
+    def _publish(self) -> None:
+        """What the console shows of the upstream (the node's view of it)."""
+        shown = self.node.log_ends.upstream
+        if shown is None:
+            shown = self.node.log_ends.upstream = UpstreamState()
+        shown.reachable, shown.error = self.status.reachable, self.status.error
 
     @property
     def _bootstrap_text(self) -> str:
@@ -533,6 +543,18 @@ class Upstream:
         return brokers
 
     # -- the daemon's own requests (lag) -----------------------------------------------------
+
+    def leader_of(self, topic: str, partition: int) -> int | None:
+        """The upstream broker leading a partition, as last read (None: not known)."""
+        last = self._last_metadata
+        if last is None:
+            return None
+        for t in last.topics:
+            if t.name == topic:
+                for p in t.partitions:
+                    if p.partition_index == partition and p.leader_id >= 0:
+                        return p.leader_id
+        return None
 
     async def ask(self, broker_id: int | None, body: Struct, version: int) -> Struct:
         """A request of the daemon's own to an upstream broker (None: any)."""

@@ -18,7 +18,7 @@ import pytest
 
 from bench import servers
 
-from .conftest import Daemon, wait_until
+from .conftest import Daemon, free_port, wait_until
 
 pytestmark = pytest.mark.skipif(servers.tansu_binary() is None, reason="no tansu binary")
 
@@ -300,3 +300,76 @@ def test_killed_aiokafka_member_replaced_rereads_only_uncommitted(
     assert len(read) == total - stored  # only what was not committed
     assert len(set(read)) == len(read)
     assert committed_total(daemon.bootstrap, "ak", "events", 3) == total
+
+
+def test_lag_in_groups_describe_console_and_metrics(
+    tansu: servers.ServerProcess, start_daemon: Callable[..., Daemon]
+) -> None:
+    import json
+    import urllib.request
+
+    from confluent_kafka import Consumer, Producer, TopicPartition
+
+    metrics_port, http_port = free_port(), free_port()
+    daemon = front(
+        start_daemon,
+        tansu.port,
+        "--upstream-lag-refresh-ms",
+        "300",
+        "--metrics-listen",
+        f"127.0.0.1:{metrics_port}",
+        "--http-listen",
+        f"127.0.0.1:{http_port}",
+    )
+    create_topic(daemon.bootstrap, "lt", 1)
+    producer = Producer({"bootstrap.servers": daemon.bootstrap, "linger.ms": 0})
+    for i in range(100):  # a batch each: Tansu's latest offset is its last batch's base + 1
+        producer.produce("lt", value=b"%d" % i)
+        producer.flush(10)
+    consumer = Consumer(
+        {"bootstrap.servers": daemon.bootstrap, "group.id": "lagging", "group.protocol": "consumer"}
+    )
+    try:
+        consumer.subscribe(["lt"])
+        assert wait_until(lambda: bool(consumer.poll(0.2) or consumer.assignment()), 30)
+        consumer.commit(offsets=[TopicPartition("lt", 0, 40)], asynchronous=False)
+    finally:
+        consumer.close()
+
+    def metric() -> str:
+        with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10) as r:
+            return str(r.read().decode())
+
+    line = 'group_coordinator_group_lag{group="lagging",topic="lt"} 60.0'
+    assert wait_until(lambda: line in metric(), 30, 0.3), metric()[-2000:]
+
+    def api(path: str) -> Any:
+        with urllib.request.urlopen(f"http://127.0.0.1:{http_port}{path}", timeout=10) as r:
+            return json.loads(r.read())
+
+    listed = {g["id"]: g for g in api("/api/groups")["groups"]}
+    assert listed["lagging"]["lag"] == 60
+    detail = api("/api/groups/lagging")
+    assert [(o["offset"], o["log_end"], o["lag"]) for o in detail["offsets"]] == [(40, 100, 60)]
+    assert api("/api/overview")["upstream"] == {"reachable": True, "error": None}
+
+    described = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "coordinator.cli",
+            "groups",
+            "describe",
+            "lagging",
+            "--bootstrap",
+            daemon.bootstrap,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert described.returncode == 0, described.stderr
+    header = next(line for line in described.stdout.splitlines() if "LAG" in line)
+    row = described.stdout.splitlines()[described.stdout.splitlines().index(header) + 1]
+    assert header.split() == ["TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG"]
+    assert row.split() == ["lt", "0", "40", "100", "60"]
