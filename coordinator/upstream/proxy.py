@@ -19,6 +19,7 @@ from typing import Any
 
 import structlog
 
+from protocol import codec
 from protocol.apis import BY_KEY, ApiKey
 from protocol.apis.api_versions import ApiVersionsRequest, ApiVersionsResponse
 from protocol.apis.describe_configs import DescribeConfigsRequest
@@ -35,6 +36,7 @@ from protocol.apis.metadata import (
 )
 from protocol.errors import DecodeError, ErrorCode
 from protocol.frames import Request, decode_request, decode_response, encode_request
+from protocol.headers import RequestHeader
 from protocol.schema import Struct
 
 from ..config import Settings
@@ -311,7 +313,13 @@ class Upstream:
                 functools.partial(self._relayed, out, route, link, frame)
             )
             return out
-        request = decode_request(frame)  # DecodeError: the connection closes
+        try:
+            request = decode_request(frame)
+        except DecodeError:
+            listing = _all_topics_metadata(frame, key, version, flexible)
+            if listing is None:
+                raise  # the connection closes
+            request = listing
         if key == ApiKey.PRODUCE and getattr(request.body, "acks", 1) == 0:
             self._produce_unanswered(request, route, ctx)
             return None
@@ -568,6 +576,27 @@ class Upstream:
             raise
         pool.give_back(link)
         return answer
+
+
+def _all_topics_metadata(frame: bytes, key: int, version: int, flexible: bool) -> Request | None:
+    """A Metadata request for every topic that our codec refuses only for what follows
+    its topics (librdkafka 2.16's list_topics adds three bytes our schema has no field
+    for): forwarded as it came, since the upstream reads it as Kafka does."""
+    if key != ApiKey.METADATA:
+        return None
+    api = BY_KEY[key]
+    try:
+        header, offset = codec.read(RequestHeader, frame, 0, api.request_header_version(version))
+    except DecodeError:
+        return None
+    null_topics = (
+        frame[offset : offset + 1] == b"\x00"
+        if flexible
+        else (frame[offset : offset + 4] == b"\xff\xff\xff\xff")
+    )
+    if not null_topics or version < 1:
+        return None
+    return Request(api, header, MetadataRequest(topics=None))
 
 
 def _encoded(request: Request, body: Struct) -> bytes:
