@@ -373,3 +373,23 @@ def test_lag_in_groups_describe_console_and_metrics(
     row = described.stdout.splitlines()[described.stdout.splitlines().index(header) + 1]
     assert header.split() == ["TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG"]
     assert row.split() == ["lt", "0", "40", "100", "60"]
+
+
+def test_transactions_are_refused_with_a_clear_message_and_idempotence_works(
+    tansu: servers.ServerProcess, start_daemon: Callable[..., Daemon]
+) -> None:
+    from confluent_kafka import KafkaException, Producer
+
+    daemon = front(start_daemon, tansu.port)
+    create_topic(daemon.bootstrap, "idem", 1)
+    transactional = Producer({"bootstrap.servers": daemon.bootstrap, "transactional.id": "tx"})
+    with pytest.raises(KafkaException) as refused:
+        transactional.init_transactions(30)
+    assert "transactions are not served in front of an upstream broker" in str(refused.value)
+
+    delivered: list[Any] = []
+    idempotent = Producer({"bootstrap.servers": daemon.bootstrap, "enable.idempotence": True})
+    for i in range(10):
+        idempotent.produce("idem", b"%d" % i, on_delivery=lambda e, _m: delivered.append(e))
+    assert idempotent.flush(30) == 0
+    assert delivered == [None] * 10  # InitProducerId forwarded: the upstream's producer id
