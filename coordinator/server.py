@@ -452,6 +452,7 @@ class Server:
         self.lag: LagReader | None = None
         #: Per upstream broker (--upstream): the daemon's listening sockets forwarding to it.
         self._broker_servers: list[asyncio.base_events.Server] = []
+        self._brokers_bound = 0
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
@@ -576,12 +577,17 @@ class Server:
         )
 
     async def _bind_broker(self, broker: int) -> dict[str, tuple[str, int]]:
-        """The daemon's address for upstream broker ``broker`` on each listener (an
-        ephemeral port on the listener's host, with its security): what Metadata gives
-        clients for that broker (docs/upstream.md, one address per upstream broker)."""
+        """The daemon's address for upstream broker ``broker`` on each listener (a port of
+        ``--upstream-broker-ports`` or an ephemeral one, on the listener's host, with its
+        security): what Metadata gives clients for that broker (docs/upstream.md)."""
         loop = asyncio.get_running_loop()
         addresses = {}
-        for listener in self.listeners:
+        assert self.settings.upstream is not None
+        base = self.settings.upstream.broker_port_base
+        found = self._brokers_bound
+        self._brokers_bound += 1
+        for index, listener in enumerate(self.listeners):
+            port = base + found * len(self.listeners) + index if base else 0
             tls = None
             if listener.protocol.uses_tls:
                 tls = server_context(self.settings.security, sasl=listener.protocol.uses_sasl)
@@ -597,7 +603,7 @@ class Server:
                     broker=broker,
                 ),
                 listener.host,
-                0,
+                port,
                 reuse_address=True,
                 backlog=4096,
                 ssl=tls,

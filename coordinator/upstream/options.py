@@ -94,6 +94,14 @@ def upstream_options(option: Option) -> Callable[[_F], _F]:
                 help="log-end offsets for lag are read at most this often",
             ),
             option(
+                "--upstream-broker-ports",
+                "upstream_broker_port_base",
+                default=_DEFAULTS.broker_port_base,
+                type=click.IntRange(min=0, max=65535),
+                help="first of the ports the daemon listens on for upstream brokers, one per"
+                " broker and listener (0: ephemeral; give one to publish them from a container)",
+            ),
+            option(
                 "--upstream-node-id-offset",
                 default=_DEFAULTS.node_id_offset,
                 type=click.IntRange(min=1),
@@ -128,4 +136,5 @@ def upstream_from_options(options: dict[str, Any]) -> UpstreamSettings | None:
         metadata_refresh_ms=options["upstream_metadata_refresh_ms"],
         lag_refresh_ms=options["upstream_lag_refresh_ms"],
         node_id_offset=options["upstream_node_id_offset"],
+        broker_port_base=options["upstream_broker_port_base"],
     )

@@ -29,6 +29,10 @@ class UpstreamSettings:
     metadata_refresh_ms: int = 5_000
     #: Log-end offsets for lag are read at most this often.
     lag_refresh_ms: int = 5_000
+    #: The first of the daemon's ports for upstream brokers (the k-th broker found, on the
+    #: i-th listener: this + k * listeners + i); 0: ephemeral ports (fine on one host, not
+    #: behind a container's published ports).
+    broker_port_base: int = 0
     #: Client-visible id of upstream broker N: N + this (ids must not meet our nodes').
     node_id_offset: int = 1000
     #: Idle upstream connections kept per upstream broker for the next client.
