@@ -55,7 +55,7 @@ class Link(asyncio.Protocol):
         self._loop = asyncio.get_running_loop()
         self._on_closed = on_closed
         self._splitter = FrameSplitter(MAX_RESPONSE_BYTES)
-        self._pending: dict[int, tuple[asyncio.Future[bytes], asyncio.TimerHandle | None]] = {}
+        self._pending: dict[int, tuple[Answer, asyncio.TimerHandle | None]] = {}
         self._next_id = 0
         self._transport: asyncio.Transport | None = None
         self._held: list[bytes] = []  # written once connected and authenticated
@@ -81,6 +81,18 @@ class Link(asyncio.Protocol):
         self._pending[correlation_id] = (answer, timer)
         self._write(wire.readdressed_request(frame, correlation_id))
         return answer
+
+    def send_then(self, frame: bytes, timeout_s: float, then: Then) -> None:
+        """As ``send``, with ``then(answer, None)`` or ``then(None, error)`` called as soon
+        as the answer is read (no loop iteration in between: the forwarding hot path)."""
+        answer = _Called(then)
+        if self.closed:
+            answer.set_exception(UpstreamClosed(f"upstream {self._where} is closed"))
+            return
+        correlation_id = self._correlation()
+        timer = self._loop.call_later(timeout_s, self._timed_out, correlation_id)
+        self._pending[correlation_id] = (answer, timer)
+        self._write(wire.readdressed_request(frame, correlation_id))
 
     def send_unanswered(self, frame: bytes) -> None:
         """A request the upstream does not answer (Produce with acks=0)."""
@@ -228,6 +240,34 @@ class Link(asyncio.Protocol):
         finally:
             self.ready = False
             self._held = held + self._held
+
+
+#: What ``send_then`` calls with the answer frame, or with the error.
+Then = Callable[[bytes | None, BaseException | None], None]
+
+
+class _Called:
+    """An answer delivered by calling back at once (a future's callbacks wait a turn)."""
+
+    __slots__ = ("_done", "_then")
+
+    def __init__(self, then: Then) -> None:
+        self._then = then
+        self._done = False
+
+    def done(self) -> bool:
+        return self._done
+
+    def set_result(self, frame: bytes) -> None:
+        self._done = True
+        self._then(frame, None)
+
+    def set_exception(self, exc: BaseException) -> None:
+        self._done = True
+        self._then(None, exc)
+
+
+Answer = asyncio.Future[bytes] | _Called
 
 
 def client_tls(settings: UpstreamSettings) -> ssl.SSLContext:

@@ -309,8 +309,8 @@ class Upstream:
                 return None
             timeout_s = self._timeout_s(frame, key, version, flexible)
             out: asyncio.Future[bytes] = self._loop.create_future()
-            link.send(frame, timeout_s).add_done_callback(
-                functools.partial(self._relayed, out, route, link, frame)
+            link.send_then(
+                frame, timeout_s, functools.partial(self._relayed, out, route, link, frame)
             )
             return out
         try:
@@ -337,14 +337,16 @@ class Upstream:
         route: Route,
         link: Link,
         frame: bytes,
-        answer: asyncio.Future[bytes],
+        answer: bytes | None,
+        exc: BaseException | None,
     ) -> None:
         if out.done():
             return
-        exc = answer.exception() if not answer.cancelled() else UpstreamError("cancelled")
-        if exc is None:
-            out.set_result(wire.readdressed_response(answer.result(), wire.correlation_of(frame)))
+        if answer is not None:
+            out.set_result(wire.readdressed_response(answer, wire.correlation_of(frame)))
             return
+        if exc is None:
+            exc = UpstreamError("no answer")
         self._dropped(route, link)
         try:
             out.set_result(self._failed_answer(decode_request(frame), exc))
