@@ -190,3 +190,37 @@ def test_a_broken_upstream_answer_costs_that_request_only(
             lambda: _ask(sock, latest, 7, 4).topics[0].partitions[0].error_code == 0, 20, 0.5
         )
     assert daemon.proc is not None and daemon.proc.poll() is None
+
+
+def test_upstream_topics_appearing_and_deleted_reach_a_kip848_group(
+    relay: UpstreamRelay, start_daemon: Callable[..., Daemon]
+) -> None:
+    from confluent_kafka.admin import AdminClient
+
+    daemon = start_daemon(
+        "--store", "memory",
+        "--upstream", f"127.0.0.1:{relay.port}",
+        "--upstream-metadata-refresh-ms", "300",
+        "--group-consumer-min-heartbeat-interval-ms", "500",
+        "--group-consumer-heartbeat-interval-ms", "500",
+    )  # fmt: skip
+    create_topic(daemon.bootstrap, "a", 1)
+    create_topic(daemon.bootstrap, "b", 2)
+    c = consumer(daemon.bootstrap, "topics")
+    c.subscribe(["a", "b", "later"])
+
+    def assigned() -> set[tuple[str, int]]:
+        c.poll(0.2)
+        members = describe(daemon.bootstrap, "topics").members
+        return {(tp.topic, tp.partition) for m in members for tp in m.assignment.topic_partitions}
+
+    try:
+        assert wait_until(lambda: assigned() == {("a", 0), ("b", 0), ("b", 1)}, 60, 0.2)
+        create_topic(daemon.bootstrap, "later", 1)  # appears upstream: joins the target
+        assert wait_until(lambda: ("later", 0) in assigned(), 60, 0.2)
+        admin = AdminClient({"bootstrap.servers": daemon.bootstrap})
+        for future in admin.delete_topics(["b"]).values():
+            future.result(30)  # DeleteTopics, forwarded
+        assert wait_until(lambda: assigned() == {("a", 0), ("later", 0)}, 60, 0.2)
+    finally:
+        c.close()
