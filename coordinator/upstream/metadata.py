@@ -45,6 +45,11 @@ def upstream_brokers(response: MetadataResponse) -> dict[int, tuple[str, int]]:
     return {b.node_id: (b.host, b.port) for b in response.brokers}
 
 
+def names_ids(response: MetadataResponse) -> bool:
+    """Whether the upstream gives its topics ids (some brokers answer v10+ with none)."""
+    return any(t.topic_id != _NO_TOPIC_ID for t in response.topics if t.error_code == 0)
+
+
 def catalog_topics(response: MetadataResponse, id_for: Callable[[str], uuid.UUID]) -> list[Topic]:
     """The upstream's topics with their partition counts and ids (an upstream without
     topic ids, Metadata < v10: the id the catalog would give the name)."""
@@ -67,13 +72,16 @@ def rewritten(
     cluster_id: str,
     describable: Callable[[str], bool] | None = None,
     listed_all: bool = True,
+    id_for: Callable[[str], uuid.UUID] | None = None,
 ) -> MetadataResponse:
     """``response`` as a client of ours sees it: our nodes (``ours``: the group
     coordinators) and an address of ours for each upstream broker (``addresses``: upstream
     id -> the daemon's host and port forwarding to it), partition leaders and replicas
     renumbered, the controller one of our nodes (CreateTopics goes through the daemon).
     ``describable``: whether the client may see a topic (None: no ACLs); a topic it may
-    not is left out of a listing of all topics and refused when named (``listed_all``)."""
+    not is left out of a listing of all topics and refused when named (``listed_all``).
+    ``id_for``: an upstream without topic ids: its topics get the catalog's ids (those
+    KIP-848 assignments name)."""
     brokers = {b.node_id: b for b in ours}
     for upstream_id, (host, port) in addresses.items():
         visible = ids.visible(upstream_id)
@@ -96,6 +104,8 @@ def rewritten(
                 )
             continue
         t.partitions = [_renumbered(p, ids) for p in t.partitions]
+        if id_for is not None and t.name and t.topic_id == _NO_TOPIC_ID and not t.error_code:
+            t.topic_id = id_for(t.name)
         topics.append(t)
     response.brokers = [brokers[n] for n in sorted(brokers)]
     response.controller_id = controller_id

@@ -118,6 +118,10 @@ class Upstream:
         self._ours = list(node.api_versions)  # the dispatcher's routes
         #: What the forwarded APIs are advertised at (api key -> (min, max)).
         self.forwarded: dict[int, tuple[int, int]] = {}
+        self._upstream_versions: dict[int, tuple[int, int]] = {}
+        #: Whether the upstream's Metadata names topics by id (Metadata v10+ with ids):
+        #: if not, clients see the catalog's ids and fetch by name.
+        self.topic_ids = True
         self._set_versions(
             {key: (BY_KEY[key].min_version, BY_KEY[key].max_version) for key in wire.FORWARDED}
         )
@@ -187,7 +191,8 @@ class Upstream:
         self._reachable()
 
     def _set_versions(self, upstream: Mapping[int, tuple[int, int]]) -> None:
-        advertised = versions.narrowed(self._ours, upstream)
+        self._upstream_versions = dict(upstream)
+        advertised = versions.narrowed(self._ours, upstream, self.topic_ids)
         self.node.api_versions = advertised
         self.forwarded = {
             v.api_key: (v.min_version, v.max_version)
@@ -233,6 +238,10 @@ class Upstream:
                 for gone in set(self.brokers) - set(brokers):
                     del self.brokers[gone]
         catalog = self.node.catalog
+        if complete and response.topics and self.topic_ids and not metadata.names_ids(response):
+            log.info("the upstream names no topic ids: clients fetch by topic name")
+            self.topic_ids = False
+            self._set_versions(self._upstream_versions)
         catalog.mirror(metadata.catalog_topics(response, catalog.id_for), complete=complete)
         self.status.brokers, self.status.topics = len(self.brokers), len(catalog)
         await self._ensure_ports(brokers)
@@ -498,6 +507,7 @@ class Upstream:
             ours=self._our_brokers(ctx),
             addresses=addresses,
             ids=self.ids,
+            id_for=None if self.topic_ids else self.node.catalog.id_for,
             controller_id=self.node.settings.node_id,
             cluster_id=self.node.settings.cluster_id,
             describable=describable,

@@ -16,8 +16,15 @@ from .wire import FORWARDED
 CAPS: Mapping[int, int] = {ApiKey.PRODUCE: 9, ApiKey.FETCH: 15}
 
 
+#: Fetch by topic id starts at v13: an upstream whose Metadata has no topic ids is fetched
+#: from by name (the ids clients see are the daemon's own, which the upstream does not know).
+FETCH_BY_NAME_MAX = 12
+
+
 def narrowed(
-    ours: Iterable[ApiVersionsResponseApiVersion], upstream: Mapping[int, tuple[int, int]]
+    ours: Iterable[ApiVersionsResponseApiVersion],
+    upstream: Mapping[int, tuple[int, int]],
+    topic_ids: bool = True,
 ) -> list[ApiVersionsResponseApiVersion]:
     """What ApiVersions advertises: ``ours`` (the dispatcher's routes) with every forwarded
     API cut to the range ``upstream`` (api key -> (min, max)) serves too, and the
@@ -34,6 +41,8 @@ def narrowed(
             if theirs is None:
                 continue
             low, high = max(low, theirs[0]), min(high, theirs[1], CAPS.get(key, high))
+            if key == ApiKey.FETCH and not topic_ids:
+                high = min(high, FETCH_BY_NAME_MAX)
             if low > high:
                 continue
         result.append(ApiVersionsResponseApiVersion(api_key=key, min_version=low, max_version=high))

@@ -402,3 +402,46 @@ def test_transactions_are_refused_with_a_clear_message_and_idempotence_works(
         idempotent.produce("idem", b"%d" % i, on_delivery=lambda e, _m: delivered.append(e))
     assert idempotent.flush(30) == 0
     assert delivered == [None] * 10  # InitProducerId forwarded: the upstream's producer id
+
+
+def noida_binary() -> str | None:
+    import shutil
+
+    return shutil.which("noida-db", path=str(Path(sys.executable).parent))
+
+
+@pytest.mark.skipif(noida_binary() is None, reason="no noida-db (test extra)")
+def test_noida_db_upstream_groups_read_through_the_daemon(
+    tmp_path: Path, start_daemon: Callable[..., Daemon]
+) -> None:
+    """noida-db names no topic ids: clients see the daemon's and fetch by name."""
+    binary = noida_binary()
+    assert binary is not None
+    port = free_port()
+    proc = subprocess.Popen(
+        [binary, "start", "--data-dir", str(tmp_path / "noida"), "--only", "kafka",
+         "--kafka-port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        servers._wait_listening(proc, port, "noida-db")
+        daemon = front(start_daemon, port)
+        create_topic(daemon.bootstrap, "orders", 3)
+        total = 3_000
+        assert produce(daemon.bootstrap, "orders", total) == total
+        for group, kind, members in (
+            ("n848", ConfluentReader, 2),
+            ("nclassic", KafkaPythonReader, 1),
+        ):
+            seen: list[tuple[int, int]] = []
+            lock = threading.Lock()
+            readers: list[Reader] = [
+                kind(daemon.bootstrap, group, "orders", seen, lock) for _ in range(members)
+            ]
+            read_all(readers, seen, total)
+            assert len(seen) == len(set(seen)) == total, group
+            assert committed_total(daemon.bootstrap, group, "orders", 3) == total, group
+    finally:
+        proc.terminate()
+        proc.wait(10)

@@ -102,3 +102,17 @@ def test_the_catalog_mirrors_the_upstreams_topics_with_their_ids() -> None:
     grown.topics[0].partitions.append(grown.topics[0].partitions[0])
     catalog.mirror(catalog_topics(grown, catalog.id_for))
     assert catalog.get("orders").partitions == 4  # type: ignore[union-attr]
+
+
+def test_an_upstream_without_topic_ids_shows_the_catalogs() -> None:
+    answer = upstream_answer()
+    for t in answer.topics:
+        t.topic_id = uuid.UUID(int=0)
+    catalog = Catalog()
+    catalog.mirror(catalog_topics(answer, catalog.id_for))
+    out = rewritten(
+        answer, ours=[], addresses={}, ids=BrokerIds(1000), controller_id=0, cluster_id="c",
+        id_for=catalog.id_for,
+    )  # fmt: skip
+    orders = next(t for t in out.topics if t.name == "orders")
+    assert orders.topic_id == catalog.id_for("orders") != uuid.UUID(int=0)

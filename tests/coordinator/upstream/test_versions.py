@@ -55,3 +55,8 @@ def test_an_api_the_upstream_lacks_is_not_advertised() -> None:
 def test_no_common_version_means_not_advertised() -> None:
     got = ranges(narrowed(ours(ApiKey.PRODUCE), {ApiKey.PRODUCE: (0, 2)}))
     assert ApiKey.PRODUCE not in got
+
+
+def test_an_upstream_without_topic_ids_is_fetched_from_by_name() -> None:
+    got = ranges(narrowed(ours(ApiKey.FETCH), {ApiKey.FETCH: (0, 13)}, topic_ids=False))
+    assert got[ApiKey.FETCH] == (0, 12)  # v13+ names topics by id only
