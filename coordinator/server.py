@@ -234,7 +234,7 @@ class KafkaConnection(asyncio.Protocol):
                     runtime.loop.call_soon(self._drain)
                     break
                 if self.upstream is not None:
-                    if self.upstream.takes(queue[0], ctx):
+                    if self.upstream.takes(queue[0], ctx, self.route):
                         if len(self._forwarded) >= self.upstream.settings.max_in_flight:
                             break  # resumed as the upstream answers
                         turn -= HEARTBEATS_PER_SLOT

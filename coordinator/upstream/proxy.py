@@ -42,6 +42,7 @@ from protocol.schema import Struct
 from ..config import Settings
 from ..connection import response_frame
 from ..connection_context import ConnectionContext
+from ..handlers import admission, consumer_groups, groups
 from ..node import Node
 from ..security.acls import Operation
 from ..security.authz import may_create_topic, may_topic
@@ -59,6 +60,25 @@ log = structlog.get_logger("upstream")
 Bind = Callable[[int], Coroutine[Any, Any, Mapping[str, tuple[str, int]]]]
 
 KEY_TYPE_TRANSACTION = 1
+
+#: One-group requests a port of an upstream broker answers NOT_COORDINATOR (the groups
+#: are coordinated at the daemon's own address), with the handlers' own refusals.
+_NOT_COORDINATED_HERE: dict[int, Callable[[Any, int, ErrorCode], Struct]] = {
+    ApiKey.JOIN_GROUP: groups.join_refused,
+    ApiKey.SYNC_GROUP: groups.sync_refused,
+    ApiKey.HEARTBEAT: groups.heartbeat_refused,
+    ApiKey.LEAVE_GROUP: groups.leave_refused,
+    ApiKey.OFFSET_COMMIT: groups.commit_refused,
+    ApiKey.OFFSET_DELETE: groups.offset_delete_refused,
+    ApiKey.CONSUMER_GROUP_HEARTBEAT: consumer_groups.heartbeat_refused,
+}
+#: Batch group queries a port of an upstream broker answers NOT_COORDINATOR for each group
+#: (their handlers, told every group was refused).
+_NOT_COORDINATED_EACH: dict[int, Callable[..., Any]] = {
+    ApiKey.OFFSET_FETCH: groups.offset_fetch,
+    ApiKey.DESCRIBE_GROUPS: groups.describe_groups,
+    ApiKey.CONSUMER_GROUP_DESCRIBE: consumer_groups.consumer_group_describe,
+}
 TRANSACTIONS_REFUSED = (
     "transactions are not served in front of an upstream broker (serve --upstream): the"
     " upstream's transaction coordinator cannot write markers into this daemon's offsets;"
@@ -290,11 +310,18 @@ class Upstream:
 
     # -- forwarding ---------------------------------------------------------------------------
 
-    def takes(self, frame: bytes, ctx: ConnectionContext) -> bool:
-        """Whether ``frame`` is the upstream's business (else the dispatcher's)."""
+    def takes(self, frame: bytes, ctx: ConnectionContext, route: Route | None = None) -> bool:
+        """Whether ``frame`` is the upstream's business (else the dispatcher's), or a
+        group request at a port of an upstream broker, which does not coordinate groups."""
         if len(frame) < 10 or not ctx.authenticated:
             return False
         key, version = wire.key_and_version(frame)
+        if (
+            (key in _NOT_COORDINATED_HERE or key in _NOT_COORDINATED_EACH)
+            and route is not None
+            and route.broker is not None
+        ):
+            return BY_KEY[key].supports(version)
         if key == ApiKey.FIND_COORDINATOR:
             return _finds_transactions(frame)
         served = self.forwarded.get(key)
@@ -410,6 +437,20 @@ class Upstream:
             return response_frame(
                 api, version, correlation_id, _transactions_refused(body, version)
             )
+        refuse = _NOT_COORDINATED_HERE.get(key)
+        if refuse is not None:
+            # As a Kafka broker that is not the group's coordinator: the client asks
+            # FindCoordinator again, which names the daemon's own address.
+            not_here = refuse(body, version, ErrorCode.NOT_COORDINATOR)
+            return response_frame(api, version, correlation_id, not_here)
+        each = _NOT_COORDINATED_EACH.get(key)
+        if each is not None:
+            row = admission.BY_API_KEY[key]
+            assert row.group_ids is not None
+            refused_all = dict.fromkeys(row.group_ids(body, version), ErrorCode.NOT_COORDINATOR)
+            outcome = each(self.node, body, version, ctx, refused_all)
+            assert isinstance(outcome.reply, Struct) and outcome.effects is None
+            return response_frame(api, version, correlation_id, outcome.reply)
         if key == ApiKey.INIT_PRODUCER_ID and getattr(body, "transactional_id", None) is not None:
             log.info(
                 "transactional producer refused", client=ctx.client_id, why=TRANSACTIONS_REFUSED

@@ -224,3 +224,25 @@ def test_upstream_topics_appearing_and_deleted_reach_a_kip848_group(
         assert wait_until(lambda: assigned() == {("a", 0), ("later", 0)}, 60, 0.2)
     finally:
         c.close()
+
+
+def test_a_group_request_at_an_upstream_brokers_port_is_not_coordinator(
+    relay: UpstreamRelay, start_daemon: Callable[..., Daemon]
+) -> None:
+    """Kafka's answer at a broker that does not coordinate the group: the client asks
+    FindCoordinator again, which names the daemon's own address."""
+    from protocol.apis.find_coordinator import FindCoordinatorRequest
+    from protocol.apis.heartbeat import HeartbeatRequest
+    from protocol.apis.metadata import MetadataRequest
+
+    daemon = front(start_daemon, relay)
+    with socket.create_connection(("127.0.0.1", daemon.port), 10) as sock:
+        sock.settimeout(20)
+        brokers = {b.node_id: b.port for b in _ask(sock, MetadataRequest(topics=[]), 12, 1).brokers}
+    broker_port = brokers[1111]  # Tansu's node 111, moved by the default offset of 1000
+    with socket.create_connection(("127.0.0.1", broker_port), 10) as sock:
+        sock.settimeout(20)
+        beat = HeartbeatRequest(group_id="g", generation_id=1, member_id="m")
+        assert _ask(sock, beat, 4, 1).error_code == ErrorCode.NOT_COORDINATOR
+        found = _ask(sock, FindCoordinatorRequest(key_type=0, coordinator_keys=["g"]), 4, 2)
+        assert (found.coordinators[0].node_id, found.coordinators[0].port) == (0, daemon.port)
