@@ -445,3 +445,33 @@ def test_noida_db_upstream_groups_read_through_the_daemon(
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+KAFKAJS = Path(sys.executable).parent.parent / "node" / "node_modules" / "kafkajs"
+
+
+@pytest.mark.skipif(not KAFKAJS.is_dir(), reason="kafkajs not installed (make install)")
+def test_kafkajs_reads_and_commits_through_the_daemon(
+    tansu: servers.ServerProcess, start_daemon: Callable[..., Daemon]
+) -> None:
+    import os
+    import shutil
+
+    node = shutil.which("node")
+    assert node is not None
+    daemon = front(start_daemon, tansu.port)
+    create_topic(daemon.bootstrap, "js", 3)
+    total = 2_000
+    assert produce(daemon.bootstrap, "js", total) == total
+    script = Path(__file__).with_name("kafkajs_reader.js")
+    out = subprocess.run(
+        [node, str(script), daemon.bootstrap, "kjs", "js", str(total)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "NODE_PATH": str(KAFKAJS.parent)},
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    read = [line.split()[1] for line in out.stdout.splitlines() if line.startswith("read ")]
+    assert len(read) == len(set(read)) == total
+    assert committed_total(daemon.bootstrap, "kjs", "js", 3) == total
