@@ -4,11 +4,13 @@ garbage or cut halfway is an error to that request alone (docs/upstream.md)."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import struct
 import subprocess
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -21,7 +23,7 @@ from protocol.apis.list_offsets import ListOffsetsPartition, ListOffsetsRequest,
 from protocol.errors import ErrorCode
 from protocol.frames import decode_response, encode_request
 
-from .conftest import Daemon, wait_until
+from .conftest import Daemon, free_port, wait_until
 from .test_upstream import create_topic, produce
 from .upstream_relay import UpstreamRelay
 
@@ -61,8 +63,9 @@ def relay() -> Iterator[UpstreamRelay]:
         tansu.stop()
 
 
-def front(start_daemon: Callable[..., Daemon], relay: UpstreamRelay) -> Daemon:
+def front(start_daemon: Callable[..., Daemon], relay: UpstreamRelay, *args: str) -> Daemon:
     return start_daemon(
+        *args,
         "--store",
         "sqlite",
         "--upstream",
@@ -112,9 +115,16 @@ def test_upstream_down_groups_keep_going_and_consumption_resumes(
 ) -> None:
     from confluent_kafka import TopicPartition
 
-    daemon = front(start_daemon, relay)
+    http = free_port()
+    daemon = front(start_daemon, relay, "--http-listen", f"127.0.0.1:{http}")
     create_topic(daemon.bootstrap, "t", 2)
     assert produce(daemon.bootstrap, "t", 200) == 200
+
+    def console_upstream() -> Any:
+        url = f"http://127.0.0.1:{http}/api/overview"
+        with urllib.request.urlopen(url, timeout=10) as r:
+            return json.loads(r.read())["upstream"]
+
     c = consumer(daemon.bootstrap, "g")
     c.subscribe(["t"])
     try:
@@ -131,10 +141,12 @@ def test_upstream_down_groups_keep_going_and_consumption_resumes(
         c.commit(offsets=[TopicPartition("t", 0, 1)], asynchronous=False)
         assert time.monotonic() - down_at < 10
         assert daemon.proc is not None and daemon.proc.poll() is None
+        assert wait_until(lambda: console_upstream()["reachable"] is False, 20, 0.3)
 
         relay.set_mode("pass")
         assert produce(daemon.bootstrap, "t", 100) == 100
         assert read(c, 100, 60) == 100  # resumed, with no restart of anything
+        assert wait_until(lambda: console_upstream()["reachable"] is True, 20, 0.3)
     finally:
         c.close()
     assert "upstream unreachable" in daemon.log()
