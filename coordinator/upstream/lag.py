@@ -114,13 +114,23 @@ class LagGauges(Collector):
         self.log_ends = node.log_ends
 
     def describe(self) -> Iterable[Metric]:
-        return [self._family()]
+        return [self._family(), self._reachable()]
 
     def collect(self) -> Iterable[Metric]:
         family = self._family()
         for (group, topic), lag in sorted(self.log_ends.totals.items()):  # replaced whole
             family.add_metric([group, topic], lag)
-        return [family]
+        reachable = self._reachable()
+        upstream = self.log_ends.upstream
+        reachable.add_metric([], 1 if upstream is not None and upstream.reachable else 0)
+        return [family, reachable]
+
+    @staticmethod
+    def _reachable() -> GaugeMetricFamily:
+        return GaugeMetricFamily(
+            "group_coordinator_upstream_reachable",
+            "1 while the upstream broker answers the daemon, 0 while it does not",
+        )
 
     @staticmethod
     def _family() -> GaugeMetricFamily:

@@ -351,6 +351,7 @@ def test_lag_in_groups_describe_console_and_metrics(
 
     line = 'group_coordinator_group_lag{group="lagging",topic="lt"} 60.0'
     assert wait_until(lambda: line in metric(), 60, 0.3), metric()[-2000:]
+    assert "group_coordinator_upstream_reachable 1.0" in metric()
 
     def api(path: str) -> Any:
         with urllib.request.urlopen(f"http://127.0.0.1:{http_port}{path}", timeout=10) as r:
@@ -475,3 +476,24 @@ def test_kafkajs_reads_and_commits_through_the_daemon(
     read = [line.split()[1] for line in out.stdout.splitlines() if line.startswith("read ")]
     assert len(read) == len(set(read)) == total
     assert committed_total(daemon.bootstrap, "kjs", "js", 3) == total
+
+
+def test_a_produce_with_acks_0_is_forwarded_without_an_answer(
+    tansu: servers.ServerProcess, start_daemon: Callable[..., Daemon]
+) -> None:
+    from confluent_kafka import Consumer, Producer, TopicPartition
+
+    daemon = front(start_daemon, tansu.port)
+    create_topic(daemon.bootstrap, "fire", 1)
+    producer = Producer({"bootstrap.servers": daemon.bootstrap, "acks": 0, "linger.ms": 0})
+    for i in range(50):
+        producer.produce("fire", b"%d" % i)
+        producer.flush(10)  # a request each: acks=0 requests are never answered
+    reader = Consumer({"bootstrap.servers": f"127.0.0.1:{tansu.port}", "group.id": "direct"})
+    reader.assign([TopicPartition("fire", 0, 0)])
+    got: list[bytes] = []
+    deadline = time.monotonic() + 30
+    while len(got) < 50 and time.monotonic() < deadline:
+        got.extend(m.value() for m in reader.consume(100, 0.5) if m.error() is None)
+    reader.close()
+    assert sorted(got) == sorted(b"%d" % i for i in range(50))  # straight from the upstream
