@@ -497,3 +497,41 @@ def test_a_produce_with_acks_0_is_forwarded_without_an_answer(
         got.extend(m.value() for m in reader.consume(100, 0.5) if m.error() is None)
     reader.close()
     assert sorted(got) == sorted(b"%d" % i for i in range(50))  # straight from the upstream
+
+
+def upstream_connections(port: int) -> set[int]:
+    """Local ports of the established TCP connections to 127.0.0.1:``port`` (here only the
+    daemon connects to the upstream)."""
+    ports = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        local, remote, state = fields[1], fields[2], fields[3]
+        if state == "01" and int(remote.split(":")[1], 16) == port:
+            ports.add(int(local.split(":")[1], 16))
+    return ports
+
+
+def test_upstream_connections_are_pooled_and_reused_by_the_next_client(
+    tansu: servers.ServerProcess, start_daemon: Callable[..., Daemon]
+) -> None:
+    import gc
+
+    daemon = start_daemon(
+        "--store", "memory",
+        "--upstream", f"127.0.0.1:{tansu.port}",
+        "--upstream-metadata-refresh-ms", "600000",  # the refresher leases none meanwhile
+    )  # fmt: skip
+    create_topic(daemon.bootstrap, "pooled", 1)
+
+    def one_client() -> None:
+        assert produce(daemon.bootstrap, "pooled", 10) == 10
+        gc.collect()  # the producer is destroyed: its connections to the daemon close
+
+    one_client()
+    assert wait_until(lambda: bool(upstream_connections(tansu.port)), 10)
+    time.sleep(1.0)
+    first = upstream_connections(tansu.port)
+    for _ in range(3):
+        one_client()
+        time.sleep(0.5)
+        assert upstream_connections(tansu.port) <= first  # the same links, none new
