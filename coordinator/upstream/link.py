@@ -61,6 +61,9 @@ class Link(asyncio.Protocol):
         self._held: list[bytes] = []  # written once connected and authenticated
         self.ready = False
         self.closed = False
+        #: Called once when the last pending answer is in (a pool waiting to take the
+        #: link back): None otherwise.
+        self.on_idle: Callable[[Link], None] | None = None
         self._opening = self._loop.create_task(self._open())
 
     # -- what the pool and the proxy call -------------------------------------------------
@@ -141,6 +144,9 @@ class Link(asyncio.Protocol):
                 timer.cancel()
             if not answer.done():
                 answer.set_result(frame)
+        if not self._pending and self.on_idle is not None:
+            on_idle, self.on_idle = self.on_idle, None
+            on_idle(self)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._fail_all(UpstreamClosed(f"upstream {self._where} closed the connection"))

@@ -31,14 +31,15 @@ class Pool:
         return Link(self.address, self._settings)
 
     def give_back(self, link: Link) -> None:
-        if (
-            link.idle
-            and link.address == self.address
-            and (len(self._idle) < self._settings.idle_links_per_broker)
-        ):
+        """A link its client is done with: kept for the next one (once the answers it
+        still waits for are in), or closed when enough are kept."""
+        full = len(self._idle) >= self._settings.idle_links_per_broker
+        if link.closed or link.address != self.address or full:
+            link.close()
+        elif link.idle:
             self._idle.append(link)
         else:
-            link.close()
+            link.on_idle = self.give_back  # its last answers are read, then it is idle
 
     @property
     def idle_count(self) -> int:
