@@ -8,12 +8,14 @@ from __future__ import annotations
 import re
 import socket
 import struct
+import threading
 import urllib.request
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
+from bench import servers
 from protocol.apis import BY_KEY
 from protocol.apis.list_offsets import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
 from protocol.apis.metadata import MetadataRequest
@@ -88,3 +90,41 @@ def test_each_upstream_broker_has_an_address_of_its_own(
         after = {n: list_offsets_served(metrics[n]) for n in (1, 2)}
         assert after[node] - before[node] == 3  # all reached upstream node `node`...
         assert after[other_node] == before[other_node]  # ...and none the other
+
+
+@pytest.mark.skipif(servers.tansu_binary() is None, reason="no tansu binary")
+def test_a_cluster_of_daemons_in_front_of_one_broker_each_forwards(
+    start_daemon: Callable[..., Daemon], postgres: Any
+) -> None:
+    """Two nodes sharing PostgreSQL, both in front of Tansu: groups are placed on either
+    as without an upstream, and each node forwards records on ports of its own."""
+    from .test_upstream import ConfluentReader, committed_total, create_topic, produce, read_all
+
+    tansu = servers.start_tansu()
+    assert tansu is not None
+    try:
+        url = postgres.create_database("front")
+        args = (
+            "--store", "postgres", "--database-url", url,
+            "--lease-timeout-ms", "3000", "--lease-renew-interval-ms", "300",
+            "--offsets-topic-num-partitions", "4",
+            "--group-initial-rebalance-delay-ms", "0",
+            "--upstream", f"127.0.0.1:{tansu.port}",
+            "--upstream-metadata-refresh-ms", "300",
+        )  # fmt: skip
+        nodes = [start_daemon(*args, "--node-id", str(node_id)) for node_id in (1, 2)]
+        create_topic(nodes[0].bootstrap, "shared", 2)
+        assert produce(nodes[1].bootstrap, "shared", 1000) == 1000
+        for node in nodes:  # each node's own broker port, and both nodes listed
+            answer = ask(node.port, MetadataRequest(topics=None), 12)
+            ids = {b.node_id for b in answer.brokers}
+            assert {1, 2, 1111} <= ids
+        for i, group in enumerate(f"spread-{n}" for n in range(4)):
+            seen: list[tuple[int, int]] = []
+            lock = threading.Lock()
+            bootstrap = nodes[i % 2].bootstrap
+            read_all([ConfluentReader(bootstrap, group, "shared", seen, lock)], seen, 1000)
+            assert len(seen) == len(set(seen)) == 1000, group
+            assert committed_total(nodes[(i + 1) % 2].bootstrap, group, "shared", 2) == 1000
+    finally:
+        tansu.stop()
