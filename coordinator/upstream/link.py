@@ -206,7 +206,7 @@ class Link(asyncio.Protocol):
         except asyncio.CancelledError:
             self._fail_all(UpstreamClosed(f"upstream {self._where}: connection given up"))
             raise
-        except (OSError, TimeoutError, ssl.SSLError, UpstreamError, DecodeError) as exc:
+        except Exception as exc:  # refused, timed out, TLS, a login refused or garbled
             reason = str(exc) or type(exc).__name__
             self._fail_all(UpstreamClosed(f"cannot reach upstream {self._where}: {reason}"))
             if self._transport is not None:

@@ -181,7 +181,10 @@ class Upstream:
         interval = self.settings.metadata_refresh_ms / 1000
         while not self._closing:
             await asyncio.sleep(interval)
-            await self.refresh()
+            try:
+                await self.refresh()
+            except Exception:  # never the end of the refresher: the next turn tries again
+                log.exception("upstream refresh failed")
 
     async def refresh(self) -> None:
         """Read the upstream's versions (until known) and every topic, for the groups."""
@@ -205,7 +208,7 @@ class Upstream:
         except (UpstreamError, DecodeError, AssertionError, OSError) as exc:
             link.close()
             self._unreachable(exc)
-            self._boot += 1  # the next try starts at another bootstrap address
+            self._boot += 1  # the next try (and the next "any" link) goes elsewhere
             return
         pool.give_back(link)
         self._reachable()
@@ -280,10 +283,11 @@ class Upstream:
                 log.error("cannot listen for an upstream broker", broker=broker_id, error=str(exc))
 
     def _any_address(self) -> tuple[str, int]:
-        if self.brokers:
-            return self.brokers[min(self.brokers)]
-        boot = self.settings.bootstrap
-        return boot[self._boot % len(boot)]
+        """Where requests for no broker in particular go: the known brokers, then the
+        bootstrap addresses, the next one after each failed refresh."""
+        candidates = [self.brokers[b] for b in sorted(self.brokers)]
+        candidates += [a for a in self.settings.bootstrap if a not in candidates]
+        return candidates[self._boot % len(candidates)]
 
     def _pool(self, address: tuple[str, int]) -> Pool:
         pool = self._pools.get(address)
