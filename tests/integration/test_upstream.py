@@ -20,7 +20,10 @@ from bench import servers
 
 from .conftest import Daemon, free_port, wait_until
 
-pytestmark = pytest.mark.skipif(servers.tansu_binary() is None, reason="no tansu binary")
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(servers.tansu_binary() is None, reason="no tansu binary"),
+]
 
 #: Records the acceptance run produces and each group reads (small records: a loaded
 #: 2-core machine moves them in seconds).

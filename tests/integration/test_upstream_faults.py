@@ -27,7 +27,10 @@ from .conftest import Daemon, free_port, wait_until
 from .test_upstream import create_topic, produce
 from .upstream_relay import UpstreamRelay
 
-pytestmark = pytest.mark.skipif(servers.tansu_binary() is None, reason="no tansu binary")
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(servers.tansu_binary() is None, reason="no tansu binary"),
+]
 
 
 @pytest.fixture
