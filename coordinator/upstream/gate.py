@@ -95,6 +95,16 @@ def _code(key: int, shape: Shape, entry: Any, may: May, name_of: NameOf) -> int 
     return None if may(shape.operation, name) else ErrorCode.TOPIC_AUTHORIZATION_FAILED
 
 
+def refused_part(key: int, version: int, body: Struct, cut: Split) -> Struct:
+    """``body`` with only the entries ``cut`` refused: what the daemon answers itself."""
+    list_name = SHAPES[key].request_list
+    if key == ApiKey.DELETE_TOPICS and version < 6:
+        list_name = "topic_names"
+    part = copy.copy(body)
+    setattr(part, list_name, [entry for entry, _code in cut.refused])
+    return part
+
+
 def merged(key: int, answer: Struct | None, refusal: Struct) -> Struct:
     """The upstream's ``answer`` to the forwarded part with the refused entries added."""
     if answer is None:

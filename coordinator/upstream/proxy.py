@@ -468,9 +468,10 @@ class Upstream:
         if key == ApiKey.METADATA:
             return await self._metadata(frame, request, route, ctx)
         cut = self._cut(request, ctx)
-        refused = (
-            refusal(key, body, lambda entry: _code_of(cut.refused, entry)) if cut.refused else None
-        )
+        refused = None
+        if cut.refused:
+            part = gate.refused_part(key, version, body, cut)
+            refused = refusal(key, part, lambda entry: _code_of(cut.refused, entry))
         answer: Struct | None = None
         if cut.forward is not None:
             sent = frame if cut.forward is body else _encoded(request, cut.forward)[4:]

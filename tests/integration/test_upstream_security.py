@@ -4,6 +4,7 @@ daemon as ever, and topic ACLs gate what is forwarded (docs/upstream.md)."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import struct
 import subprocess
@@ -17,6 +18,7 @@ import pytest
 from bench import servers
 from protocol.apis import BY_KEY
 from protocol.apis.metadata import MetadataRequest
+from protocol.errors import ErrorCode
 from protocol.frames import decode_response, encode_request
 from tests.pki import make_pki
 
@@ -154,7 +156,42 @@ def test_topic_acls_gate_forwarded_produce_fetch_and_metadata(
                 assert seen == ["open"]  # the record in "closed" never reaches her
             finally:
                 consumer.close()
+            # A Fetch naming both: "open" is forwarded and answered by the upstream,
+            # "closed" refused by the daemon, in one answer.
+            answer = asyncio.run(fetch_both(sasl))
+            codes = {t.topic: t.partitions[0].error_code for t in answer.responses}
+            assert codes == {"open": 0, "closed": ErrorCode.TOPIC_AUTHORIZATION_FAILED}
+            records = {t.topic: t.partitions[0].records for t in answer.responses}
+            assert records["open"] and not records["closed"]
         finally:
             daemon.stop()
     finally:
         tansu.stop()
+
+
+async def fetch_both(port: int) -> Any:
+    from coordinator.client.connection import connect
+    from protocol.apis.fetch import FetchPartition, FetchRequest, FetchResponse, FetchTopic
+    from tests.wire import sasl_login
+
+    c = await connect("127.0.0.1", port)
+    try:
+        login = await sasl_login(c, "alice", "alice-pw", "PLAIN")
+        assert login.error_code == 0
+        body = FetchRequest(  # as librdkafka: a new fetch session (Tansu answers a
+            max_wait_ms=500,  # sessionless fetch with no partition at all)
+            min_bytes=1,
+            session_epoch=0,
+            topics=[
+                FetchTopic(
+                    topic=name,
+                    partitions=[
+                        FetchPartition(partition=0, fetch_offset=0, partition_max_bytes=65536)
+                    ],
+                )
+                for name in ("open", "closed")
+            ],
+        )
+        return await asyncio.wait_for(c.request(body, 12, FetchResponse), 20)
+    finally:
+        c.close()
