@@ -361,7 +361,7 @@ class Upstream:
                 raise  # the connection closes
             request = listing
         if key == ApiKey.PRODUCE and getattr(request.body, "acks", 1) == 0:
-            self._produce_unanswered(request, route, ctx)
+            self._produce_unanswered(frame, request, route, ctx)
             return None
         return self._loop.create_task(self._decoded(frame, request, route, ctx))
 
@@ -407,11 +407,17 @@ class Upstream:
         body = refusal(key, request.body, _RETRIABLE[key], message)
         return response_frame(request.api, request.version, request.header.correlation_id, body)
 
-    def _produce_unanswered(self, request: Request, route: Route, ctx: ConnectionContext) -> None:
+    def _produce_unanswered(
+        self, frame: bytes, request: Request, route: Route, ctx: ConnectionContext
+    ) -> None:
+        """acks=0: nothing is answered. A refused topic's records are dropped and the
+        connection is closed, as Kafka tells an acks=0 producer that a write failed."""
         cut = self._cut(request, ctx)
         if cut.forward is not None:
-            link = self._link(route)
-            link.send_unanswered(_encoded(request, cut.forward))
+            sent = frame if cut.forward is request.body else _encoded(request, cut.forward)[4:]
+            self._link(route).send_unanswered(sent)
+        if cut.refused:
+            raise PermissionError("Produce with acks=0 to a topic the client may not write")
 
     def _cut(self, request: Request, ctx: ConnectionContext) -> gate.Split:
         if not self.node.security.acls_enabled:

@@ -163,6 +163,22 @@ def test_topic_acls_gate_forwarded_produce_fetch_and_metadata(
             assert codes == {"open": 0, "closed": ErrorCode.TOPIC_AUTHORIZATION_FAILED}
             records = {t.topic: t.partitions[0].records for t in answer.responses}
             assert records["open"] and not records["closed"]
+
+            # acks=0 (checked against her ACLs, then forwarded with no answer due).
+            fire = Producer({**alice, "acks": 0})
+            fire.produce("open", b"unanswered")
+            fire.flush(10)
+            direct_reader = Consumer(
+                {"bootstrap.servers": f"127.0.0.1:{tansu.port}", "group.id": "direct"}
+            )
+            direct_reader.assign([TopicPartition("open", 0, 0)])
+            values: list[bytes] = []
+            for _ in range(40):
+                values += [m.value() for m in direct_reader.consume(10, 0.5) if not m.error()]
+                if b"unanswered" in values:
+                    break
+            direct_reader.close()
+            assert b"unanswered" in values
         finally:
             daemon.stop()
     finally:
