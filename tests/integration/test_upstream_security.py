@@ -179,6 +179,12 @@ def test_topic_acls_gate_forwarded_produce_fetch_and_metadata(
                     break
             direct_reader.close()
             assert b"unanswered" in values
+
+            delivered: list[Any] = []
+            idempotent = Producer({**alice, "enable.idempotence": True})
+            idempotent.produce("open", b"once", on_delivery=lambda e, _m: delivered.append(e))
+            assert idempotent.flush(30) == 0
+            assert delivered == [None]  # InitProducerId with ACLs on: forwarded
         finally:
             daemon.stop()
     finally:
