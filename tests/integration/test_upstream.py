@@ -539,3 +539,54 @@ def test_upstream_connections_are_pooled_and_reused_by_the_next_client(
     for _ in range(3):
         one_client()
         assert upstream_connections(tansu.port) <= first  # the same links, none new
+
+
+@pytest.mark.skipif(noida_binary() is None, reason="no noida-db (test extra)")
+def test_partitions_added_upstream_reach_a_kip848_group(
+    tmp_path: Path, start_daemon: Callable[..., Daemon]
+) -> None:
+    """Partitions added on the upstream itself (CreatePartitions is not forwarded) reach
+    the group at the daemon's next Metadata refresh: its target is recomputed."""
+    from confluent_kafka import Consumer
+    from confluent_kafka.admin import AdminClient, NewPartitions
+
+    binary = noida_binary()
+    assert binary is not None
+    port = free_port()
+    proc = subprocess.Popen(
+        [binary, "start", "--data-dir", str(tmp_path / "noida"), "--only", "kafka",
+         "--kafka-port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        servers._wait_listening(proc, port, "noida-db")
+        daemon = front(start_daemon, port, "--group-consumer-heartbeat-interval-ms", "500",
+                       "--group-consumer-min-heartbeat-interval-ms", "500")  # fmt: skip
+        create_topic(daemon.bootstrap, "growing", 1)
+        consumer = Consumer(
+            {
+                "bootstrap.servers": daemon.bootstrap,
+                "group.id": "grow",
+                "group.protocol": "consumer",
+            }
+        )
+        consumer.subscribe(["growing"])
+        admin = AdminClient({"bootstrap.servers": daemon.bootstrap})
+
+        def partitions() -> int:
+            consumer.poll(0.2)
+            described = admin.describe_consumer_groups(["grow"])["grow"].result(15)
+            return sum(len(m.assignment.topic_partitions) for m in described.members)
+
+        try:
+            assert wait_until(lambda: partitions() == 1, 60, 0.2)
+            direct = AdminClient({"bootstrap.servers": f"127.0.0.1:{port}"})
+            for future in direct.create_partitions([NewPartitions("growing", 3)]).values():
+                future.result(30)
+            assert wait_until(lambda: partitions() == 3, 60, 0.2)
+        finally:
+            consumer.close()
+    finally:
+        proc.terminate()
+        proc.wait(10)
