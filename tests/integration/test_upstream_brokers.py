@@ -116,9 +116,12 @@ def test_a_cluster_of_daemons_in_front_of_one_broker_each_forwards(
         create_topic(nodes[0].bootstrap, "shared", 2)
         assert produce(nodes[1].bootstrap, "shared", 1000) == 1000
         for node in nodes:  # each node's own broker port, and both nodes listed
-            answer = ask(node.port, MetadataRequest(topics=None), 12)
-            ids = {b.node_id for b in answer.brokers}
-            assert {1, 2, 1111} <= ids
+
+            def listed(port: int = node.port) -> set[int]:
+                return {b.node_id for b in ask(port, MetadataRequest(topics=None), 12).brokers}
+
+            # A node learns of the other at its next lease renewal.
+            assert wait_until(lambda: {1, 2, 1111} <= listed(), 30, 0.3), listed()
         for i, group in enumerate(f"spread-{n}" for n in range(4)):
             seen: list[tuple[int, int]] = []
             lock = threading.Lock()
