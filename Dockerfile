@@ -21,7 +21,10 @@ ENV GROUP_COORDINATOR_LISTEN=0.0.0.0:9092 \
     GROUP_COORDINATOR_HTTP_LISTEN=0.0.0.0:8080 \
     GROUP_COORDINATOR_DATA_DIR=/data
 VOLUME /data
-EXPOSE 9092 8080
+# In front of a broker (serve --upstream HOST:PORT, or GROUP_COORDINATOR_UPSTREAM): one port
+# per upstream broker from 19092 (docs/upstream.md); publish as many as the upstream has.
+ENV GROUP_COORDINATOR_UPSTREAM_BROKER_PORTS=19092
+EXPOSE 9092 8080 19092-19095
 # Healthy = answers on the first listener the daemon was given, on its command line, in its
 # environment or in its --config file (ApiVersions on PLAINTEXT).
 HEALTHCHECK --interval=10s --timeout=5s --start-period=5s CMD ["python", "/app/healthcheck.py"]

@@ -34,6 +34,9 @@ $(STAMP): pyproject.toml | $(PY)
 		|| { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx; } \
 		|| echo "warning: nginx is missing (Debian: apt-get install nginx); the proxy test will skip"
 	$(PY) -m pip install --quiet -e '.[quickstart,test,analytics,bench]'
+	@# kafkajs reads through the daemon in front of a broker (tests/integration/test_upstream.py).
+	@command -v npm >/dev/null && npm install --prefix $(VENV)/node kafkajs@2.2.4 --silent --no-audit --no-fund \
+		|| echo "warning: kafkajs is missing (needs npm); its test will skip"
 	touch $(STAMP) $(RUN_STAMP)
 
 run: install-run

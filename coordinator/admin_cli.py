@@ -20,7 +20,13 @@ import click
 from protocol.errors import ErrorCode
 
 from .client import security
-from .client.admin import GroupAdmin, GroupDescription, GroupListing, GroupNotInactiveError
+from .client.admin import (
+    GroupAdmin,
+    GroupDescription,
+    GroupListing,
+    GroupNotInactiveError,
+    PartitionOffsets,
+)
 from .client.errors import KafkaClientError
 from .errors import CommandLineError
 
@@ -240,7 +246,11 @@ def describe_group(group: str, bootstrap: str, as_json: bool, **_: Any) -> None:
     Kafka's DescribeGroups does not report a classic group's generation or leader, so,
     like kafka-consumer-groups.sh, this does not show them.
     """
-    d = _run(bootstrap, lambda admin: admin.describe_group(group), group)
+
+    async def both(admin: GroupAdmin) -> tuple[GroupDescription, list[PartitionOffsets]]:
+        return await admin.describe_group(group), await admin.group_offsets(group)
+
+    d, offsets = _run(bootstrap, both, group)
     if d.state == "Dead" and not d.members:
         # As kafka-consumer-groups.sh: say so, and fail.
         raise click.ClickException(f"Consumer group {group!r} does not exist.")
@@ -294,7 +304,11 @@ def describe_group(group: str, bootstrap: str, as_json: bool, **_: Any) -> None:
                 for m in d.members
             ],
         )
-        _emit(as_json, _description_json(d), header + ("\n\n" + members if d.members else ""))
+        _emit(
+            as_json,
+            _with_lag(_description_json(d), offsets),
+            header + ("\n\n" + members if d.members else "") + _lag_table(offsets),
+        )
         return
     header = table(
         ["GROUP", "COORDINATOR", "STATE", "PROTOCOL-TYPE", "PROTOCOL", "MEMBERS"],
@@ -316,7 +330,38 @@ def describe_group(group: str, bootstrap: str, as_json: bool, **_: Any) -> None:
             for m in d.members
         ],
     )
-    _emit(as_json, _description_json(d), header + ("\n\n" + members if d.members else ""))
+    _emit(
+        as_json,
+        _with_lag(_description_json(d), offsets),
+        header + ("\n\n" + members if d.members else "") + _lag_table(offsets),
+    )
+
+
+def _lag_table(rows: list[PartitionOffsets]) -> str:
+    """The group's partitions with their LAG, as kafka-consumer-groups.sh --describe shows
+    (log ends from ListOffsets: in front of an upstream, the upstream's)."""
+    if not rows:
+        return ""
+    return "\n\n" + table(
+        ["TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG"],
+        [(r.topic, r.partition, r.committed, r.log_end, r.lag) for r in rows],
+    )
+
+
+def _with_lag(data: dict[str, object], rows: list[PartitionOffsets]) -> dict[str, object]:
+    data["offsets"] = [
+        {
+            "topic": r.topic,
+            "partition": r.partition,
+            "offset": r.committed,
+            "log_end_offset": r.log_end,
+            "lag": r.lag,
+        }
+        for r in rows
+    ]
+    known = [r.lag for r in rows if r.lag is not None]
+    data["lag"] = sum(known) if known else None
+    return data
 
 
 @groups.command("delete")

@@ -62,6 +62,9 @@ class Catalog:
 
     def id_for(self, name: str) -> uuid.UUID:
         """The id topic ``name`` has, or would have once created."""
+        topic = self._by_name.get(name)
+        if topic is not None:
+            return topic.topic_id  # a mirrored topic's id is its source's
         if self._id_key is None or name in self._unkeyed:
             return topic_id_for(name)
         return keyed_topic_id(self._id_key, name)
@@ -82,6 +85,20 @@ class Catalog:
         topic = Topic(name, partitions, old.topic_id)
         self._by_name[name] = self._by_id[old.topic_id] = topic
         return topic
+
+    def mirror(self, topics: Iterable[Topic], complete: bool = True) -> None:
+        """Topics of an outside source with their own ids (the upstream's Metadata, in
+        ``serve --upstream``): each replaces the topic of its name; ``complete``: they
+        are all the topics there are, the others are gone."""
+        if complete:
+            self._by_name.clear()
+            self._by_id.clear()
+        for topic in topics:
+            old = self._by_name.get(topic.name)
+            if old is not None:
+                self._by_id.pop(old.topic_id, None)
+            self._by_name[topic.name] = topic
+            self._by_id[topic.topic_id] = topic
 
     def get(self, name: str) -> Topic | None:
         return self._by_name.get(name)

@@ -36,6 +36,7 @@ from .security.options import (
     security_from_options,
     security_options,
 )
+from .upstream.options import upstream_from_options, upstream_options
 
 ENV_PREFIX = "GROUP_COORDINATOR"
 # Each default is written once, in the dataclass the option fills.
@@ -392,6 +393,7 @@ def main(ctx: click.Context) -> None:
     help="largest frame before SASL authentication (Kafka's sasl.server.max.receive.size)",
 )
 @security_options(option)
+@upstream_options(option)
 @option(
     "--journal-dir",
     default=None,
@@ -554,6 +556,7 @@ def settings_from_options(options: dict[str, Any]) -> Settings:
         log_level=options["log_level"],
         listeners=listeners_from_options(options),
         security=security_from_options(options),
+        upstream=upstream_from_options(options),
     )
 
 

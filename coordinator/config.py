@@ -20,6 +20,7 @@ from .limits import ConnectionLimits
 from .observability import ObservabilitySettings
 from .ports import parse_port
 from .security.config import Listener, SecurityProtocol, SecuritySettings, advertisable
+from .upstream.settings import UpstreamSettings
 
 
 def parse_host_port(value: str) -> tuple[str, int]:
@@ -108,6 +109,9 @@ class Settings:
     #: Kafka's ``listeners``; empty means one PLAINTEXT listener on ``listen``.
     listeners: tuple[Listener, ...] = ()
     security: SecuritySettings = field(default_factory=SecuritySettings)
+    #: ``--upstream``: the Kafka-compatible cluster records are forwarded to (None: virtual
+    #: topics only).
+    upstream: UpstreamSettings | None = None
 
     @property
     def advertised(self) -> tuple[str, int]:

@@ -24,6 +24,7 @@ from .group.events import LimitReached
 from .handlers.outcome import Outcome, Pending
 from .regex_worker import RegexResolver
 from .security.runtime import Security
+from .upstream.ends import LogEnds
 
 log = structlog.get_logger("coordinator")
 
@@ -67,6 +68,8 @@ class Node:
         self.routing: Routing = SingleNode()
         #: Unknown topics clients asked about, each warned about once (bounded).
         self._warned_topics: set[str] = set()
+        #: Log-end offsets and lag (``serve --upstream``: read from the upstream; else empty).
+        self.log_ends = LogEnds()
 
     def now_ms(self) -> int:
         return self.clock.now_ms()

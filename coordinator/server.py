@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import dataclasses
+import functools
 import signal
 import ssl
 from collections import deque
@@ -41,6 +42,8 @@ from .security.config import Listener
 from .security.tls import principal_from_peercert, server_context
 from .store import MemoryStore, SqliteStore, Store
 from .store.postgres import PostgresStore
+from .upstream.lag import LagGauges, LagReader
+from .upstream.proxy import Route, Upstream
 
 if TYPE_CHECKING:
     from .console.app import Console
@@ -74,8 +77,15 @@ class KafkaConnection(asyncio.Protocol):
         guard: ConnectionGuard | None = None,
         listener: Listener | None = None,
         on_lost: Callable[[], None] | None = None,
+        upstream: Upstream | None = None,
+        broker: int | None = None,
     ) -> None:
         self.runtime = runtime
+        # In front of an upstream (--upstream): the requests it takes are forwarded, on
+        # this connection's links to it (``route``: to upstream broker ``broker``, or any).
+        self.upstream = upstream
+        self.route = Route(broker) if upstream is not None else None
+        self._forwarded: deque[asyncio.Future[bytes]] = deque()
         self._on_lost = on_lost
         self.listener = listener
         self.connections = connections
@@ -144,6 +154,8 @@ class KafkaConnection(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
         self.queue.clear()
+        if self.upstream is not None and self.route is not None:
+            self.upstream.release(self.route)
         self.connections.discard(self)
         if self.admitted:
             self.admitted = False
@@ -221,6 +233,15 @@ class KafkaConnection(asyncio.Protocol):
                     self._drain_scheduled = True
                     runtime.loop.call_soon(self._drain)
                     break
+                if self.upstream is not None:
+                    if self.upstream.takes(queue[0], ctx, self.route):
+                        if len(self._forwarded) >= self.upstream.settings.max_in_flight:
+                            break  # resumed as the upstream answers
+                        turn -= HEARTBEATS_PER_SLOT
+                        self._forward(queue.popleft())
+                        continue
+                    if self._forwarded:
+                        break  # answered in order: after the forwarded ones before it
                 frame = queue.popleft()
                 if frame[:2] == HEARTBEAT_FRAME and ctx.authenticated:
                     if now_ms is None:
@@ -266,6 +287,33 @@ class KafkaConnection(asyncio.Protocol):
             self._write(action.data)
         else:
             self._refuse(action.reason)
+
+    def _forward(self, frame: bytes) -> None:
+        assert self.upstream is not None and self.route is not None
+        try:
+            answer = self.upstream.forward(frame, self.route, self.ctx)
+        except Exception as exc:
+            log.info("closing connection", peer=self.ctx.client_host, reason=str(exc))
+            self.close()
+            return
+        if answer is not None:
+            self._forwarded.append(answer)
+            answer.add_done_callback(self._forward_done, context=self._callback_context)
+
+    def _forward_done(self, _fut: asyncio.Future[bytes]) -> None:
+        forwarded = self._forwarded
+        while forwarded and forwarded[0].done() and not self.closed:
+            answer = forwarded.popleft()
+            if answer.cancelled() or answer.exception() is not None:
+                log.info("closing connection", peer=self.ctx.client_host, reason="forward failed")
+                self.close()
+                return
+            self._write(answer.result())
+            self.last_activity = self.runtime.loop.time()
+        if self.closed:
+            forwarded.clear()
+        elif self.queue and not self.busy and not self._drain_scheduled:
+            self._drain()
 
     def _dispatch(self, request: Request) -> None:
         try:
@@ -400,6 +448,11 @@ class Server:
         self._on_empty: asyncio.Future[None] | None = None
         self.cluster: ClusterMembership | None = None
         self.console: Console | None = None
+        self.upstream: Upstream | None = None
+        self.lag: LagReader | None = None
+        #: Per upstream broker (--upstream): the daemon's listening sockets forwarding to it.
+        self._broker_servers: list[asyncio.base_events.Server] = []
+        self._brokers_bound = 0
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
@@ -439,6 +492,13 @@ class Server:
             self.cluster = ClusterMembership(self.runtime, self.runtime.store)
         if self.console is not None:
             await self.console.start()  # a port in use stops the start before any client
+        if self.settings.upstream is not None:
+            self.upstream = Upstream(self.settings, self.runtime.node, self._bind_broker)
+            await self.upstream.start()  # bounded: an upstream that is down does not stop it
+            self.lag = LagReader(self.upstream, self.runtime.node)
+            self.lag.start()
+            if self.observability.metrics is not None:
+                self.observability.metrics.registry.register(LagGauges(self.runtime.node))
         if self.cluster is not None:
             # A cluster node: its share of the coordinator partitions is taken and loaded
             # before the first client is accepted; its row names its console for the others.
@@ -447,7 +507,11 @@ class Server:
         for server in self._servers:
             await server.start_serving()
         self._schedule_sweep()
-        if not len(self.runtime.catalog) and not self.settings.auto_create_topics:
+        if (
+            not len(self.runtime.catalog)
+            and not self.settings.auto_create_topics
+            and self.upstream is None
+        ):
             log.warning(
                 "serving no topics",
                 hint="consumers will join their groups but get no partitions: add"
@@ -498,6 +562,7 @@ class Server:
                 self.guard,
                 self.listeners[index],
                 on_lost=self._connection_gone,
+                upstream=self.upstream,
             ),
             listener.host,
             listener.port,
@@ -510,6 +575,47 @@ class Server:
                 self.settings.limits.request_receive_timeout_ms / 1000 if tls else None
             ),
         )
+
+    async def _bind_broker(self, broker: int) -> dict[str, tuple[str, int]]:
+        """The daemon's address for upstream broker ``broker`` on each listener (a port of
+        ``--upstream-broker-ports`` or an ephemeral one, on the listener's host, with its
+        security): what Metadata gives clients for that broker (docs/upstream.md)."""
+        loop = asyncio.get_running_loop()
+        addresses = {}
+        assert self.settings.upstream is not None
+        base = self.settings.upstream.broker_port_base
+        found = self._brokers_bound
+        self._brokers_bound += 1
+        for index, listener in enumerate(self.listeners):
+            port = base + found * len(self.listeners) + index if base else 0
+            tls = None
+            if listener.protocol.uses_tls:
+                tls = server_context(self.settings.security, sasl=listener.protocol.uses_sasl)
+            server = await loop.create_server(
+                functools.partial(
+                    KafkaConnection,
+                    self.runtime,  # type: ignore[arg-type]
+                    self.connections,
+                    self.guard,
+                    listener,
+                    on_lost=self._connection_gone,
+                    upstream=self.upstream,
+                    broker=broker,
+                ),
+                listener.host,
+                port,
+                reuse_address=True,
+                backlog=4096,
+                ssl=tls,
+                ssl_handshake_timeout=(
+                    self.settings.limits.request_receive_timeout_ms / 1000 if tls else None
+                ),
+            )
+            self._broker_servers.append(server)
+            port = int(server.sockets[0].getsockname()[1])
+            addresses[listener.name] = (listener.advertised_address[0], port)
+            log.info("forwarding", listener=listener.name, upstream_broker=broker, port=port)
+        return addresses
 
     def _schedule_sweep(self) -> None:
         loop = asyncio.get_running_loop()
@@ -556,8 +662,12 @@ class Server:
         """Graceful: stop accepting, answer parked requests, flush, close connections."""
         if self._server is None:
             return
-        for server in self._servers:
+        for server in (*self._servers, *self._broker_servers):
             server.close()
+        if self.lag is not None:
+            await self.lag.close()
+        if self.upstream is not None:
+            await self.upstream.close()
         if self.console is not None:
             await self.console.close()
         if self._sweeper is not None:

@@ -190,8 +190,17 @@ def overview(state: ConsoleState, viewer: Viewer) -> dict[str, Any]:
         "commits_per_second": state.activity.commits_per_second(now),
         "commits_total": state.activity.commits_total,
         "recent_events": recent_events(state, viewer, OVERVIEW_EVENTS),
+        "upstream": _upstream(node),
         "admin": state.admin,
     }
+
+
+def _upstream(node: Node) -> dict[str, Any] | None:
+    """serve --upstream: whether the upstream broker answers (None: no upstream)."""
+    shown = node.log_ends.upstream
+    if shown is None:
+        return None
+    return {"reachable": shown.reachable, "error": shown.error}
 
 
 def _nodes(node: Node, groups: list[ListedGroup]) -> list[dict[str, Any]]:
@@ -360,7 +369,11 @@ def groups_page(
         groups.sort(key=_sort_key(state, sort, hour_ago), reverse=reverse)  # ties by id
     chosen = groups[(page - 1) * page_size : page * page_size]
     rows = [_group_row(state, g, hour_ago) for g in chosen]
+    lags = _lag_by_group(state.node)
+    for row in rows:
+        row["lag"] = lags.get(row["id"])
     return {
+        "upstream": state.node.log_ends.upstream is not None,
         "clustered": state.cluster is not None,
         "cluster_problem": None if state.cluster is None else state.cluster.problem,
         "total": total,
@@ -374,6 +387,14 @@ def groups_page(
         "order": order,
         "groups": rows,
     }
+
+
+def _lag_by_group(node: Node) -> dict[str, int]:
+    """serve --upstream: each group's lag, over the topics it committed on."""
+    out: dict[str, int] = {}
+    for (group, _topic), lag in node.log_ends.totals.items():
+        out[group] = out.get(group, 0) + lag
+    return out
 
 
 # -- one group --------------------------------------------------------------------------------
@@ -433,6 +454,7 @@ def group_detail(state: ConsoleState, viewer: Viewer, group_id: str) -> dict[str
         members=members,
         assignment=_assignment_map(node, owners),
         offsets=_offsets(node, viewer, view.group_id),
+        upstream=node.log_ends.upstream is not None,
         rebalances=[] if activity is None else [r.as_dict() for r in reversed(activity.rebalances)],
         rebalances_1h=0 if activity is None else activity.starts_since(now - HOUR_MS),
         time_in_states_ms=_time_in_states(activity, view.state, view.state_since_ms, now),
@@ -529,6 +551,9 @@ def _offsets(node: Node, viewer: Viewer, group_id: str) -> list[dict[str, Any]]:
             r = committed[topic][partition]
             out.append(
                 {
+                    # serve --upstream: the partition's log end and lag (None: unknown).
+                    "log_end": node.log_ends.ends.get((topic, partition)),
+                    "lag": node.log_ends.lag(topic, partition, r.offset),
                     "topic": topic,
                     "partition": partition,
                     "offset": r.offset,

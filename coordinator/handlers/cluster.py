@@ -76,7 +76,7 @@ def api_versions(
     return Outcome(ApiVersionsResponse(error_code=error, api_keys=node.api_versions))
 
 
-def _leader(node: Node, conn: ConnectionContext, partition: int) -> int:
+def presented_leader(node: Node, conn: ConnectionContext, partition: int) -> int:
     """The node presented as a virtual topic's partition's leader: this one, or (its lease
     run out) a live peer the caller can reach, so that clients fetch, and so look
     coordinators up, there."""
@@ -92,7 +92,7 @@ def _partition_metadata(
         MetadataResponsePartition(
             error_code=0,
             partition_index=p,
-            leader_id=(leader := _leader(node, conn, p)),
+            leader_id=(leader := presented_leader(node, conn, p)),
             leader_epoch=0,
             replica_nodes=[leader],
             isr_nodes=[leader],
@@ -112,7 +112,7 @@ def _topic_metadata(node: Node, topic: Topic, conn: ConnectionContext) -> Metada
     )
 
 
-def _brokers(node: Node, conn: ConnectionContext) -> list[MetadataResponseBroker]:
+def presented_brokers(node: Node, conn: ConnectionContext) -> list[MetadataResponseBroker]:
     """This node, and in a cluster every live node with a listener of the caller's security
     protocol (as Kafka lists the brokers of the caller's listener). A node whose lease has
     run out lists the others only, as Kafka's brokers leave a fenced broker out."""
@@ -135,7 +135,7 @@ def _brokers(node: Node, conn: ConnectionContext) -> list[MetadataResponseBroker
 def metadata(
     node: Node, body: MetadataRequest, version: int, conn: ConnectionContext
 ) -> Outcome[MetadataResponse]:
-    brokers = _brokers(node, conn)
+    brokers = presented_brokers(node, conn)
     # v0: an empty list means every topic; v1+: null means every topic, empty means none.
     all_topics = body.topics is None or (
         version < V.METADATA_NULL_MEANS_ALL_TOPICS and not body.topics
@@ -149,7 +149,7 @@ def metadata(
                 MetadataResponse(
                     brokers=brokers,
                     cluster_id=node.settings.cluster_id,
-                    controller_id=_leader(node, conn, 0),
+                    controller_id=presented_leader(node, conn, 0),
                     topics=refused,
                 )
             )
@@ -204,7 +204,7 @@ def metadata(
     out.reply = MetadataResponse(
         brokers=brokers,
         cluster_id=node.settings.cluster_id,
-        controller_id=_leader(node, conn, 0),
+        controller_id=presented_leader(node, conn, 0),
         topics=topics,
     )
     return out

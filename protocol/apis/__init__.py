@@ -12,6 +12,7 @@ from .consumer_group_describe import ConsumerGroupDescribeRequest, ConsumerGroup
 from .consumer_group_heartbeat import ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse
 from .create_topics import CreateTopicsRequest, CreateTopicsResponse
 from .delete_groups import DeleteGroupsRequest, DeleteGroupsResponse
+from .delete_topics import DeleteTopicsRequest, DeleteTopicsResponse
 from .describe_configs import DescribeConfigsRequest, DescribeConfigsResponse
 from .describe_groups import DescribeGroupsRequest, DescribeGroupsResponse
 from .fetch import FetchRequest, FetchResponse
@@ -21,6 +22,7 @@ from .incremental_alter_configs import (
     IncrementalAlterConfigsRequest,
     IncrementalAlterConfigsResponse,
 )
+from .init_producer_id import InitProducerIdRequest, InitProducerIdResponse
 from .join_group import JoinGroupRequest, JoinGroupResponse
 from .leave_group import LeaveGroupRequest, LeaveGroupResponse
 from .list_groups import ListGroupsRequest, ListGroupsResponse
@@ -55,6 +57,8 @@ class ApiKey(IntEnum):
     SASL_HANDSHAKE = 17
     API_VERSIONS = 18
     CREATE_TOPICS = 19
+    DELETE_TOPICS = 20
+    INIT_PRODUCER_ID = 22
     DESCRIBE_CONFIGS = 32
     DELETE_GROUPS = 42
     SASL_AUTHENTICATE = 36
@@ -123,6 +127,8 @@ ALL: tuple[Api, ...] = (
     _api("SaslHandshake", SaslHandshakeRequest, SaslHandshakeResponse),
     _api("ApiVersions", ApiVersionsRequest, ApiVersionsResponse),
     _api("CreateTopics", CreateTopicsRequest, CreateTopicsResponse),
+    _api("DeleteTopics", DeleteTopicsRequest, DeleteTopicsResponse),
+    _api("InitProducerId", InitProducerIdRequest, InitProducerIdResponse),
     _api("DeleteGroups", DeleteGroupsRequest, DeleteGroupsResponse),
     _api("DescribeConfigs", DescribeConfigsRequest, DescribeConfigsResponse),
     _api("SaslAuthenticate", SaslAuthenticateRequest, SaslAuthenticateResponse),
