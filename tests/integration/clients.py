@@ -157,7 +157,22 @@ class KafkaPythonMember(Member):
             # about once in six two-member groups). Against Kafka it would hang the same
             # way; rejoining is what the client should have done.
             coordinator.request_rejoin()
-        self.consumer.poll(timeout_ms=int(POLL_S * 1000))
+        from kafka.errors import KafkaError
+
+        try:
+            self.consumer.poll(timeout_ms=int(POLL_S * 1000))
+        except KafkaError as exc:
+            # kafka-python 3.0.12 lets a retriable error out of poll(): when a coordinator
+            # lookup fails on a connection error (KafkaConnectionError, an
+            # InvalidMetadataError), ensure_coordinator_ready_async waits for a metadata
+            # refresh catching only its timeout, so a refresh that fails too (sent to a broker
+            # that just went away: a coordinator stopped by SIGTERM, still in the client's
+            # metadata) is raised. This thread used to end there, and the member's group
+            # waited a whole session for its JoinGroup. The next poll() looks the coordinator
+            # up again, as an application's would.
+            if not exc.retriable:
+                raise
+            self.errors.append(exc)
 
     def _assignment(self) -> set[TopicPartition]:
         return {(tp.topic, tp.partition) for tp in self.consumer.assignment()}

@@ -114,8 +114,9 @@ def test_a_rebalance_in_progress_survives_a_sigterm_of_its_coordinator(
 
         # A whole session from the move would keep the group waiting for the absent member
         # until SESSION_MS after it; with the hand-over it waits for what was left.
-        assert wait_until(stable_without_the_absent, SESSION_MS / 1000 - 1), described(
-            nodes[2].port, group
+        assert wait_until(stable_without_the_absent, SESSION_MS / 1000 - 1), (
+            described(nodes[2].port, group),
+            [(m.client_id, m.error, m.errors) for m in members],
         )
         print(f"stable again at node 2 {time.monotonic() - moved:.2f}s after the SIGTERM")
         _, after = described(nodes[2].port, group)
