@@ -34,6 +34,7 @@ from .group.coordinator import GroupCoordinator
 from .group.effects import Effects
 from .group.events import LimitReached, OffsetsCommitted
 from .group.records import OffsetCommitRecord
+from .handlers.consumer_heartbeat_lane import CONSUMER_GROUP_HEARTBEAT_KEY, ConsumerHeartbeatLane
 from .handlers.dispatcher import Dispatcher
 from .handlers.heartbeat_lane import HEARTBEAT_KEY, HeartbeatLane
 from .handlers.outcome import Awaiting, Delayed, Offloaded, Outcome, Pending
@@ -71,6 +72,11 @@ class Runtime:
         self.dispatcher: Dispatcher = daemon_dispatcher(self.node)
         self.heartbeat_lane = (
             HeartbeatLane(self.node) if self.dispatcher.supports(HEARTBEAT_KEY) else None
+        )
+        self.consumer_heartbeat_lane = (
+            ConsumerHeartbeatLane(self.node)
+            if self.dispatcher.supports(CONSUMER_GROUP_HEARTBEAT_KEY)
+            else None
         )
         self.store: Store = store if store is not None else MemoryStore()
         self.timers = KeyedTimers(loop, self._on_timer, self.clock.offset_ms)
@@ -209,6 +215,29 @@ class Runtime:
             self.timers.schedule(key, deadline)
         if metrics is not None:
             metrics.request_counted(HEARTBEAT_KEY, "Heartbeat", version, error, started)
+        return data
+
+    def answer_consumer_heartbeat(
+        self, frame: bytes, conn: ConnectionContext, now_ms: int
+    ) -> bytes | None:
+        """The response frame to a steady ConsumerGroupHeartbeat frame, through the
+        consumer heartbeat lane (``handlers/consumer_heartbeat_lane.py``); None: ``handle``
+        must take it."""
+        lane = self.consumer_heartbeat_lane
+        if lane is None:
+            return None
+        metrics = self.metrics
+        started = time.perf_counter() if metrics is not None else 0.0
+        answer = lane.answer(frame, conn, now_ms)
+        if answer is None:
+            return None
+        data, version, key, deadline = answer
+        if key is not None:
+            self.timers.schedule(key, deadline)
+        if metrics is not None:
+            metrics.request_counted(
+                CONSUMER_GROUP_HEARTBEAT_KEY, "ConsumerGroupHeartbeat", version, 0, started
+            )
         return data
 
     def raw_sasl_token(
