@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import structlog
 
+from protocol.apis import BY_KEY
 from protocol.errors import ErrorCode
 from protocol.frames import Request
 from protocol.schema import Struct
@@ -55,6 +56,11 @@ R = TypeVar("R")
 #: How a request whose write failed is answered: Kafka maps a failed append to the log
 #: (KAFKA_STORAGE_ERROR) to NOT_COORDINATOR, which clients retry after rediscovery.
 STORE_FAILED = ErrorCode.NOT_COORDINATOR
+
+
+#: The APIs the heartbeat lanes answer, as their requests are counted.
+_HEARTBEAT_API = BY_KEY[HEARTBEAT_KEY]
+_CONSUMER_HEARTBEAT_API = BY_KEY[CONSUMER_GROUP_HEARTBEAT_KEY]
 
 
 class Runtime:
@@ -185,7 +191,7 @@ class Runtime:
         if metrics is None:
             return self.carry_out(self.dispatcher.dispatch(request, conn))
         started = time.perf_counter()
-        series = metrics.request_received(request)
+        series = metrics.request_received(request.api, request.version)
         reply = self.carry_out(self.dispatcher.dispatch(request, conn))
         if isinstance(reply, asyncio.Future):
             reply.add_done_callback(
@@ -214,7 +220,8 @@ class Runtime:
         if key is not None:
             self.timers.schedule(key, deadline)
         if metrics is not None:
-            metrics.request_counted(HEARTBEAT_KEY, "Heartbeat", version, error, started)
+            series = metrics.request_received(_HEARTBEAT_API, version)
+            metrics.request_answered_code(series, error, started)
         return data
 
     def answer_consumer_heartbeat(
@@ -235,9 +242,8 @@ class Runtime:
         if key is not None:
             self.timers.schedule(key, deadline)
         if metrics is not None:
-            metrics.request_counted(
-                CONSUMER_GROUP_HEARTBEAT_KEY, "ConsumerGroupHeartbeat", version, 0, started
-            )
+            series = metrics.request_received(_CONSUMER_HEARTBEAT_API, version)
+            metrics.request_answered_code(series, 0, started)
         return data
 
     def raw_sasl_token(

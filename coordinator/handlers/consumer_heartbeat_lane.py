@@ -124,8 +124,9 @@ class ConsumerHeartbeatLane:
         self._versions = {v: _Version(v) for v in range(api.min_version, api.max_version + 1)}
         #: Frames (all but the api key, version and correlation id) read, by their bytes.
         self.memo: dict[bytes, Heard | None] = {}
-        #: Frames decoded (not answered from the memo).
+        #: Frames decoded (not answered from the memo), and heartbeats answered.
         self.decoded = 0
+        self.answered = 0
 
     def answer(self, frame: bytes, conn: ConnectionContext, now_ms: int) -> LaneAnswer | None:
         """The answer to a ConsumerGroupHeartbeat frame of an authenticated connection;
@@ -151,6 +152,7 @@ class ConsumerHeartbeatLane:
         if steady is None:
             return None
         conn.client_id = client_id
+        self.answered += 1
         member_epoch, interval, key, deadline = steady
         data = self._versions[version].answer(frame[4:8], member_id, member_epoch, interval)
         return data, version, key, deadline

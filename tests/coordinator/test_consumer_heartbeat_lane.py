@@ -9,12 +9,17 @@ never answers what needs a record, nor an answer that waits for one."""
 
 from __future__ import annotations
 
+import asyncio
+import struct
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from structlog.testing import capture_logs
 
 from coordinator.catalog import topic_id_for
 from coordinator.cluster.placement import partition_for
@@ -25,6 +30,7 @@ from coordinator.driver import Batch
 from coordinator.group.deadlines import consumer_session_key
 from coordinator.handlers.consumer_heartbeat_lane import ConsumerHeartbeatLane
 from coordinator.handlers.outcome import Pending
+from coordinator.metrics import Metrics
 from coordinator.security.acls import (
     AclBinding,
     Operation,
@@ -33,12 +39,16 @@ from coordinator.security.acls import (
     ResourceType,
 )
 from coordinator.security.config import SecuritySettings
+from coordinator.server import Server
 from coordinator.store import SecurityRows
+from protocol.apis import BY_KEY
 from protocol.apis.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatRequestTopicPartitions,
+    ConsumerGroupHeartbeatResponse,
 )
-from protocol.frames import Request, encode_request
+from protocol.apis.heartbeat import HeartbeatRequest
+from protocol.frames import Request, decode_response, encode_request
 from tests.hypothesis_profiles import examples
 
 from .pipeline import Answer, Pipeline
@@ -505,3 +515,131 @@ def test_a_heartbeat_from_another_host_goes_the_general_way() -> None:
     assert twins.answered == before
     twins.send(steady(twins, "m1"))  # now it is the member's host
     assert twins.answered == before + 1
+
+
+# -- over sockets: metrics and the exception boundary ---------------------------------------
+
+
+@pytest.fixture
+async def server(tmp_path: Path) -> AsyncIterator[Server]:
+    srv = Server(
+        Settings(
+            listen=("127.0.0.1", 0), store="memory", data_dir=tmp_path, topics=(("orders", 3),)
+        )
+    )
+    await srv.start()
+    assert srv.runtime is not None
+    srv.runtime.metrics = Metrics()
+    yield srv
+    await srv.stop()
+
+
+class Wire:
+    """A client on a raw socket: frames sent, size-prefixed answers read back in order."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+
+    async def call(self, data: bytes) -> bytes:
+        self.writer.write(struct.pack(">i", len(data)) + data)
+        (size,) = struct.unpack(">i", await asyncio.wait_for(self.reader.readexactly(4), 10))
+        return await self.reader.readexactly(size)
+
+
+async def wire(server: Server) -> Wire:
+    return Wire(*await asyncio.open_connection("127.0.0.1", server.port))
+
+
+def _answer(version: int, data: bytes) -> ConsumerGroupHeartbeatResponse:
+    body = decode_response(BY_KEY[68], version, data)[1]
+    assert isinstance(body, ConsumerGroupHeartbeatResponse)
+    return body
+
+
+async def _reconciled(w: Wire) -> int:
+    """A member m1 at its target over the wire (the general path); its epoch."""
+    body = _answer(1, await w.call(join_frame("m1")))
+    assignment = body.assignment
+    owned = [] if assignment is None else assignment.topic_partitions
+    for _ in range(10):
+        owned_now = [
+            ConsumerGroupHeartbeatRequestTopicPartitions(
+                topic_id=t.topic_id, partitions=t.partitions
+            )
+            for t in owned
+        ]
+        data = frame(
+            1,
+            2,
+            "c",
+            group_id=GROUP,
+            member_id="m1",
+            member_epoch=body.member_epoch,
+            topic_partitions=owned_now,
+        )
+        body = _answer(1, await w.call(data))
+        if body.assignment is not None:
+            owned = body.assignment.topic_partitions
+        if owned:
+            return body.member_epoch
+        await asyncio.sleep(0.2)  # the target is computed within the assignment interval
+    raise AssertionError("no assignment")
+
+
+async def test_over_sockets_the_lane_answers_steady_heartbeats_counted_as_any_request(
+    server: Server,
+) -> None:
+    assert server.runtime is not None
+    w = await wire(server)
+    epoch = await _reconciled(w)
+    metrics = server.runtime.metrics
+    assert metrics is not None
+    labels = {"api": "ConsumerGroupHeartbeat", "version": "1"}
+    before = metrics.registry.get_sample_value("group_coordinator_requests_total", labels)
+    assert before is not None
+    beat = frame(1, 3, "c", group_id=GROUP, member_id="m1", member_epoch=epoch)
+    lane = server.runtime.consumer_heartbeat_lane
+    assert lane is not None
+    answered = lane.answered
+    for _ in range(10):
+        body = _answer(1, await w.call(beat))
+        assert (body.error_code, body.member_epoch, body.assignment) == (0, epoch, None)
+    assert lane.answered == answered + 10
+    after = metrics.registry.get_sample_value("group_coordinator_requests_total", labels)
+    assert after == before + 10
+    count = metrics.registry.get_sample_value(
+        "group_coordinator_request_latency_seconds_count", {"api": "ConsumerGroupHeartbeat"}
+    )
+    assert count == after  # timed as every request is
+    w.writer.close()
+
+
+@pytest.mark.parametrize("which", ["heartbeat_lane", "consumer_heartbeat_lane"])
+async def test_a_lane_that_fails_closes_only_its_connection_as_the_dispatcher_does(
+    server: Server, monkeypatch: pytest.MonkeyPatch, which: str
+) -> None:
+    assert server.runtime is not None
+    lane = getattr(server.runtime, which)
+
+    answer = lane.answer
+
+    def broken(data: bytes, *rest: Any) -> Any:
+        if b"broken" in data:
+            raise RuntimeError("a bug")
+        return answer(data, *rest)
+
+    monkeypatch.setattr(lane, "answer", broken)
+    bad, healthy = await wire(server), await wire(server)
+    if which == "heartbeat_lane":
+        data = encode_request(HeartbeatRequest(group_id=GROUP, member_id="broken"), 4, 1, "x")[4:]
+    else:
+        data = frame(1, 1, "c", group_id=GROUP, member_id="broken", member_epoch=1)
+    with capture_logs() as logs:
+        bad.writer.write(struct.pack(">i", len(data)) + data)
+        assert await asyncio.wait_for(bad.reader.read(), 10) == b""  # closed, no answer
+    failed = [e for e in logs if e["event"] == "request failed"]
+    assert failed and failed[0]["log_level"] == "error" and failed[0]["exc_info"]
+    # Everyone else is served.
+    body = _answer(1, await healthy.call(join_frame("m2")))
+    assert body.error_code == 0
+    healthy.writer.close()
