@@ -17,7 +17,7 @@ from enum import IntEnum
 
 from protocol.errors import ErrorCode
 
-from ..context import Context, Shard
+from ..context import Context
 from ..records import GroupConfigRecord
 from .config import ConsumerGroupConfig
 
@@ -81,13 +81,8 @@ def _broker(name: str, config: ConsumerGroupConfig) -> tuple[str, int, Source]:
 
 def effective(ctx: Context, group_id: str, name: str) -> int:
     """The value that applies to ``group_id``: its own, or the daemon's."""
-    return effective_in(ctx.shard, group_id, name)
-
-
-def effective_in(shard: Shard, group_id: str, name: str) -> int:
-    """``effective`` outside a call (the steady heartbeat's query: steady.py)."""
-    own = shard.group_configs.get(group_id, {}).get(name)
-    return own if own is not None else _broker(name, shard.config.consumer)[1]
+    own = ctx.shard.group_configs.get(group_id, {}).get(name)
+    return own if own is not None else _broker(name, ctx.config.consumer)[1]
 
 
 def session_timeout_ms(ctx: Context, group_id: str) -> int:

@@ -67,14 +67,34 @@ def beat(
         return None
     if not partitions_unchanged(shard, g):
         return None  # the group epoch is bumped
-    timeout = group_configs.effective_in(shard, group_id, group_configs.SESSION_TIMEOUT)
-    key = consumer_session_key(group_id, member_id)
+    # The group's own configs, else the daemon's (``group_configs.effective``, inlined).
+    consumer = shard.config.consumer
+    timeout, interval = consumer.session_timeout_ms, consumer.heartbeat_interval_ms
+    own = shard.group_configs.get(group_id)
+    if own:
+        timeout = own.get(group_configs.SESSION_TIMEOUT, timeout)
+        interval = own.get(group_configs.HEARTBEAT_INTERVAL, interval)
+    key = _session_key(group_id, member_id)
     deadline = now + timeout
     moved = shard.deadlines.move_heartbeat(
         key, group_id, member_id, deadline, TimerKind.CONSUMER_SESSION
     )
-    interval = group_configs.effective_in(shard, group_id, group_configs.HEARTBEAT_INTERVAL)
     return member_epoch, interval, key if moved else None, deadline
+
+
+#: Session timer keys made (escaping both ids costs more than the rest of a heartbeat's
+#: bookkeeping); a full cache is simply cleared.
+_KEYS: dict[tuple[str, str], str] = {}
+_KEYS_HELD = 65_536
+
+
+def _session_key(group_id: str, member_id: str) -> str:
+    key = _KEYS.get((group_id, member_id))
+    if key is None:
+        if len(_KEYS) >= _KEYS_HELD:
+            _KEYS.clear()
+        key = _KEYS[(group_id, member_id)] = consumer_session_key(group_id, member_id)
+    return key
 
 
 def partitions_unchanged(shard: Shard, g: ConsumerGroup) -> bool:
