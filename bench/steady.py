@@ -11,8 +11,10 @@ keeps ``depth`` requests in flight on one socket, the same frame again and again
 counts answers by their size prefix. Each run measures, in an order that rotates from run
 to run:
 
-* ``classic`` and ``consumer`` at depth 64 and 1: the daemon's CPU time (``/proc``) over
-  the requests, per request, and the rate;
+* ``classic``, ``consumer`` and ``consumer-general`` (the same consumer heartbeat with its
+  unchanged rebalance timeout, which the consumer heartbeat lane leaves to the general
+  path: what a steady heartbeat cost before the lane) at depth 64 and 1: the daemon's CPU
+  time (``/proc``) over the requests, per request, and the rate;
 * ``ceiling-c`` (``bench/ceiling_c.py``, compiled here with ``cc``: no Python at all) and
   ``ceiling-py`` (``bench/ceiling.py``, uvloop answering canned bytes), answering Heartbeat
   v4 at depth 64 and 1: the rate.
@@ -137,8 +139,9 @@ async def classic_member(port: int) -> bytes:
     return encode_request(body, 4, 1, CLIENT_ID)
 
 
-async def consumer_member(port: int) -> bytes:
-    """A reconciled consumer-protocol member's steady ConsumerGroupHeartbeat v1 frame."""
+async def consumer_member(port: int) -> tuple[bytes, bytes]:
+    """A reconciled consumer-protocol member's steady ConsumerGroupHeartbeat v1 frame, and
+    one the general path answers."""
     c = await connect("127.0.0.1", port, client_id=CLIENT_ID)
     member = "steady-member-0000000001"
     body = ConsumerGroupHeartbeatRequest(
@@ -172,7 +175,16 @@ async def consumer_member(port: int) -> bytes:
     steady = ConsumerGroupHeartbeatRequest(
         group_id="steady-consumer", member_id=member, member_epoch=r.member_epoch
     )
-    return encode_request(steady, 1, 1, CLIENT_ID)
+    # The same heartbeat with its (unchanged) rebalance timeout: the lane leaves it to the
+    # general path, which answers it alike and writes nothing (what every steady heartbeat
+    # cost before the lane).
+    general = ConsumerGroupHeartbeatRequest(
+        group_id="steady-consumer",
+        member_id=member,
+        member_epoch=r.member_epoch,
+        rebalance_timeout_ms=30_000,
+    )
+    return encode_request(steady, 1, 1, CLIENT_ID), encode_request(general, 1, 1, CLIENT_ID)
 
 
 def _error_free(frame: bytes, answer: bytes) -> None:
@@ -207,15 +219,14 @@ async def _run(runs: int, total: int) -> list[dict[str, Any]]:
     c_ceiling = CompiledCeiling(free_port(), _heartbeat_answer())
     await asyncio.sleep(0.3)
     try:
-        frames = {
-            "classic": await classic_member(daemon.port),
-            "consumer": await consumer_member(daemon.port),
-        }
+        classic = await classic_member(daemon.port)
+        consumer, consumer_general = await consumer_member(daemon.port)
         targets = {
-            "classic": (daemon.pid, daemon.port, frames["classic"]),
-            "consumer": (daemon.pid, daemon.port, frames["consumer"]),
-            "ceiling-c": (c_ceiling.pid, c_ceiling.port, frames["classic"]),
-            "ceiling-py": (py_ceiling.pid, py_ceiling.port, frames["classic"]),
+            "classic": (daemon.pid, daemon.port, classic),
+            "consumer": (daemon.pid, daemon.port, consumer),
+            "consumer-general": (daemon.pid, daemon.port, consumer_general),
+            "ceiling-c": (c_ceiling.pid, c_ceiling.port, classic),
+            "ceiling-py": (py_ceiling.pid, py_ceiling.port, classic),
         }
         names = list(targets)
         out = []
@@ -258,6 +269,9 @@ def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
     for depth in DEPTHS:
         out["ratios"][f"consumer/classic cpu per request @{depth}"] = ratio(
             f"consumer@{depth}", f"classic@{depth}", "cpu_us_per_request"
+        )
+        out["ratios"][f"consumer-general/classic cpu per request @{depth}"] = ratio(
+            f"consumer-general@{depth}", f"classic@{depth}", "cpu_us_per_request"
         )
         out["ratios"][f"classic/ceiling-c rate @{depth}"] = ratio(
             f"classic@{depth}", f"ceiling-c@{depth}", "rate_per_s"
