@@ -131,8 +131,9 @@ class ConsumerHeartbeatLane:
     def answer(self, frame: bytes, conn: ConnectionContext, now_ms: int) -> LaneAnswer | None:
         """The answer to a ConsumerGroupHeartbeat frame of an authenticated connection;
         None when the general path must take it."""
-        heard = self._heard(frame)
-        if heard is None:
+        tail = frame[8:]
+        heard = self.memo[tail] if tail in self.memo else self._heard(frame, tail)
+        if heard is None or heard[0] != frame[2] << 8 | frame[3]:
             return None
         version, client_id, group_id, member_id, epoch, instance_id = heard
         node = self.node
@@ -157,16 +158,12 @@ class ConsumerHeartbeatLane:
         data = self._versions[version].answer(frame[4:8], member_id, member_epoch, interval)
         return data, version, key, deadline
 
-    def _heard(self, frame: bytes) -> Heard | None:
+    def _heard(self, frame: bytes, tail: bytes) -> Heard | None:
+        """A frame not in the memo, read (and remembered)."""
         if len(frame) < 8 or len(frame) > STEADY_FRAME_BYTES:
             return None
-        tail = frame[8:]
-        version = frame[2] << 8 | frame[3]
         memo = self.memo
-        if tail in memo:
-            heard = memo[tail]
-            return heard if heard is not None and heard[0] == version else None
-        plan = self._versions.get(version)
+        plan = self._versions.get(frame[2] << 8 | frame[3])
         if plan is None:
             return None
         self.decoded += 1
