@@ -48,6 +48,11 @@ from protocol.apis.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatResponse,
 )
 from protocol.apis.heartbeat import HeartbeatRequest
+from protocol.apis.incremental_alter_configs import (
+    IncrementalAlterConfigsAlterableConfig,
+    IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsResource,
+)
 from protocol.frames import Request, decode_response, encode_request
 from tests.hypothesis_profiles import examples
 
@@ -643,3 +648,23 @@ async def test_a_lane_that_fails_closes_only_its_connection_as_the_dispatcher_do
     body = _answer(1, await healthy.call(join_frame("m2")))
     assert body.error_code == 0
     healthy.writer.close()
+
+
+def test_a_group_with_its_own_heartbeat_interval_is_answered_with_it() -> None:
+    twins = Twins()
+    reconciled(twins)
+    change = IncrementalAlterConfigsAlterableConfig(
+        name="consumer.heartbeat.interval.ms", config_operation=0, value="7000"
+    )
+    alter = IncrementalAlterConfigsRequest(
+        resources=[
+            IncrementalAlterConfigsResource(resource_type=32, resource_name=GROUP, configs=[change])
+        ],
+        validate_only=False,
+    )
+    for p, conn in zip(twins.pipelines(), twins.conns, strict=True):
+        answer = p.send(conn, alter, 1)
+        assert isinstance(answer, Answer) and answer.body.responses[0].error_code == 0
+    answer = twins.send(steady(twins, "m1"))  # the same bytes either way (asserted by send)
+    assert answer is not None
+    assert _answer(1, answer[4:]).heartbeat_interval_ms == 7000

@@ -10,14 +10,16 @@ tests that path would make, and if so does the only thing it would do: move the 
 deadline (in place, as a classic heartbeat does). Anything else, it declines (None) and
 the general path takes the heartbeat: whatever could change the member or the group, or
 is answered only once the group's records are stored (the durability rule: an answer
-waits while the group has records in flight), or would answer differently.
+waits while the group has records in flight), or would answer differently. A group with
+configs of its own is left to the general path too: ``group_configs`` alone says what they
+come to.
 """
 
 from __future__ import annotations
 
 from ..context import Shard
 from ..deadlines import TimerKind, consumer_session_key
-from . import group_configs, regex
+from . import regex
 from .group import ConsumerGroup
 from .heartbeat import _blank
 
@@ -67,13 +69,10 @@ def beat(
         return None
     if not partitions_unchanged(shard, g):
         return None  # the group epoch is bumped
-    # The group's own configs, else the daemon's (``group_configs.effective``, inlined).
-    consumer = shard.config.consumer
+    if shard.group_configs.get(group_id):
+        return None  # its own configs: the general path applies them (group_configs.py)
+    consumer = shard.config.consumer  # the daemon's, as ``group_configs.effective`` gives
     timeout, interval = consumer.session_timeout_ms, consumer.heartbeat_interval_ms
-    own = shard.group_configs.get(group_id)
-    if own:
-        timeout = own.get(group_configs.SESSION_TIMEOUT, timeout)
-        interval = own.get(group_configs.HEARTBEAT_INTERVAL, interval)
     key = _session_key(group_id, member_id)
     deadline = now + timeout
     moved = shard.deadlines.move_heartbeat(
