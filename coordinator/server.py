@@ -55,8 +55,9 @@ MAX_QUEUED_REQUESTS = 64
 REQUESTS_PER_TURN = 16
 # A heartbeat answered by the heartbeat lane costs about a quarter of the cheapest other
 # request, so a turn takes four of them per request slot: 64 pipelined heartbeats are one
-# turn, about as long as 16 other requests. They are written 16 at a time: a client that
-# waits for a whole turn's answers before sending more would otherwise idle the server.
+# turn, about as long as 16 other requests. A turn's answers go out in one write: written
+# 16 at a time, the three extra writes cost a quarter of the server's CPU per heartbeat at
+# depth 64 (bench.ab: 5.6 against 4.1 µs), for no more heartbeats per second.
 HEARTBEATS_PER_SLOT = 4
 # A Heartbeat request frame's first bytes (its api key): answered by the heartbeat lane.
 HEARTBEAT_FRAME = HEARTBEAT_KEY.to_bytes(2, "big")
@@ -239,10 +240,7 @@ class KafkaConnection(asyncio.Protocol):
                         self._lane_failed(frame)  # as _dispatch does for any other request
                         break
                     if data is not None:
-                        out = self._out
-                        out.append(data)
-                        if len(out) >= REQUESTS_PER_TURN:
-                            self._flush()  # the client reads these while the rest are made
+                        self._out.append(data)  # a turn's answers go out in one write
                         answered = True
                         turn -= 1
                         continue
