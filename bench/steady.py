@@ -187,6 +187,16 @@ async def consumer_member(port: int) -> tuple[bytes, bytes]:
     return encode_request(steady, 1, 1, CLIENT_ID), encode_request(general, 1, 1, CLIENT_ID)
 
 
+async def _keep_alive(port: int, frames: list[bytes]) -> None:
+    """Each member heartbeats once a second between (and during) measurements, so that
+    a loaded machine's long run does not let a session expire."""
+    pipes = [await _pipe(port) for _ in frames]
+    while True:
+        for pipe, frame in zip(pipes, frames, strict=True):
+            await pipe.run(frame, 1, 1)
+        await asyncio.sleep(1.0)
+
+
 def _error_free(frame: bytes, answer: bytes) -> None:
     key, version = int.from_bytes(frame[4:6], "big"), int.from_bytes(frame[6:8], "big")
     _, body = decode_response(BY_KEY[key], version, answer[4:])
@@ -218,6 +228,7 @@ async def _run(runs: int, total: int) -> list[dict[str, Any]]:
     py_ceiling: ServerProcess = start_ceiling()
     c_ceiling = CompiledCeiling(free_port(), _heartbeat_answer())
     await asyncio.sleep(0.3)
+    keepalive: asyncio.Future[None] | None = None
     try:
         classic = await classic_member(daemon.port)
         consumer, consumer_general = await consumer_member(daemon.port)
@@ -228,6 +239,7 @@ async def _run(runs: int, total: int) -> list[dict[str, Any]]:
             "ceiling-c": (c_ceiling.pid, c_ceiling.port, classic),
             "ceiling-py": (py_ceiling.pid, py_ceiling.port, classic),
         }
+        keepalive = asyncio.ensure_future(_keep_alive(daemon.port, [classic, consumer]))
         names = list(targets)
         out = []
         for run in range(runs):
@@ -242,6 +254,8 @@ async def _run(runs: int, total: int) -> list[dict[str, Any]]:
             print(f"run {run + 1}/{runs}: " + _line(sample), flush=True)
         return out
     finally:
+        if keepalive is not None:
+            keepalive.cancel()
         daemon.stop()
         py_ceiling.stop()
         c_ceiling.stop()
@@ -255,10 +269,10 @@ def _line(sample: dict[str, Any]) -> str:
 
 def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
     def med(key: str, field: str) -> float:
-        return statistics.median(s[key][field] for s in samples)
+        return float(statistics.median(s[key][field] for s in samples))
 
     def ratio(a: str, b: str, field: str) -> float:
-        return statistics.median(s[a][field] / s[b][field] for s in samples)
+        return float(statistics.median(s[a][field] / s[b][field] for s in samples))
 
     out: dict[str, Any] = {"medians": {}, "ratios": {}}
     for key in samples[0]:
