@@ -26,8 +26,8 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
+from protocol.apis import Api
 from protocol.errors import ErrorCode
-from protocol.frames import Request
 from protocol.schema import Struct
 
 from .cluster import events as cluster
@@ -241,22 +241,19 @@ class Metrics:
 
     # -- requests (on the event loop) --------------------------------------------------------
 
-    def request_received(self, request: Request) -> _RequestSeries:
-        """Count ``request``; ``request_answered`` times it once its reply is ready."""
-        series = self._series_of(request.api.key, request.api.name, request.version)
+    def request_received(self, api: Api, version: int) -> _RequestSeries:
+        """Count a request of ``api`` at ``version``: every request, whichever path answers
+        it (the dispatcher, or a heartbeat lane); ``request_answered`` or
+        ``request_answered_code`` times it once its reply is ready."""
+        series = self._series_of(api.key, api.name, version)
         series.requests.inc()
         return series
 
-    def request_counted(
-        self, api_key: int, api_name: str, version: int, error: int, started: float
-    ) -> None:
-        """A request answered at once with a bare error code (the heartbeat lane): counted,
-        timed and its error recorded as ``request_received`` + ``request_answered`` would."""
-        series = self._series_of(api_key, api_name, version)
-        series.requests.inc()
+    def request_answered_code(self, series: _RequestSeries, error: int, started: float) -> None:
+        """``request_answered`` for a reply that is a bare error code (a heartbeat lane's)."""
         series.latency.observe(time.perf_counter() - started)
         if error:
-            self.errors.labels(api_name, _error_name(error)).inc()
+            self.errors.labels(series.api, _error_name(error)).inc()
 
     def _series_of(self, api_key: int, api_name: str, version: int) -> _RequestSeries:
         series = self._series.get((api_key, version))

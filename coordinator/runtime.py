@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import structlog
 
+from protocol.apis import BY_KEY
 from protocol.errors import ErrorCode
 from protocol.frames import Request
 from protocol.schema import Struct
@@ -34,6 +35,7 @@ from .group.coordinator import GroupCoordinator
 from .group.effects import Effects
 from .group.events import LimitReached, OffsetsCommitted
 from .group.records import OffsetCommitRecord
+from .handlers.consumer_heartbeat_lane import CONSUMER_GROUP_HEARTBEAT_KEY, ConsumerHeartbeatLane
 from .handlers.dispatcher import Dispatcher
 from .handlers.heartbeat_lane import HEARTBEAT_KEY, HeartbeatLane
 from .handlers.outcome import Awaiting, Delayed, Offloaded, Outcome, Pending
@@ -56,6 +58,11 @@ R = TypeVar("R")
 STORE_FAILED = ErrorCode.NOT_COORDINATOR
 
 
+#: The APIs the heartbeat lanes answer, as their requests are counted.
+_HEARTBEAT_API = BY_KEY[HEARTBEAT_KEY]
+_CONSUMER_HEARTBEAT_API = BY_KEY[CONSUMER_GROUP_HEARTBEAT_KEY]
+
+
 class Runtime:
     def __init__(
         self,
@@ -71,6 +78,11 @@ class Runtime:
         self.dispatcher: Dispatcher = daemon_dispatcher(self.node)
         self.heartbeat_lane = (
             HeartbeatLane(self.node) if self.dispatcher.supports(HEARTBEAT_KEY) else None
+        )
+        self.consumer_heartbeat_lane = (
+            ConsumerHeartbeatLane(self.node)
+            if self.dispatcher.supports(CONSUMER_GROUP_HEARTBEAT_KEY)
+            else None
         )
         self.store: Store = store if store is not None else MemoryStore()
         self.timers = KeyedTimers(loop, self._on_timer, self.clock.offset_ms)
@@ -179,7 +191,7 @@ class Runtime:
         if metrics is None:
             return self.carry_out(self.dispatcher.dispatch(request, conn))
         started = time.perf_counter()
-        series = metrics.request_received(request)
+        series = metrics.request_received(request.api, request.version)
         reply = self.carry_out(self.dispatcher.dispatch(request, conn))
         if isinstance(reply, asyncio.Future):
             reply.add_done_callback(
@@ -208,7 +220,30 @@ class Runtime:
         if key is not None:
             self.timers.schedule(key, deadline)
         if metrics is not None:
-            metrics.request_counted(HEARTBEAT_KEY, "Heartbeat", version, error, started)
+            series = metrics.request_received(_HEARTBEAT_API, version)
+            metrics.request_answered_code(series, error, started)
+        return data
+
+    def answer_consumer_heartbeat(
+        self, frame: bytes, conn: ConnectionContext, now_ms: int
+    ) -> bytes | None:
+        """The response frame to a steady ConsumerGroupHeartbeat frame, through the
+        consumer heartbeat lane (``handlers/consumer_heartbeat_lane.py``); None: ``handle``
+        must take it."""
+        lane = self.consumer_heartbeat_lane
+        if lane is None:
+            return None
+        metrics = self.metrics
+        started = time.perf_counter() if metrics is not None else 0.0
+        answer = lane.answer(frame, conn, now_ms)
+        if answer is None:
+            return None
+        data, version, key, deadline = answer
+        if key is not None:
+            self.timers.schedule(key, deadline)
+        if metrics is not None:
+            series = metrics.request_received(_CONSUMER_HEARTBEAT_API, version)
+            metrics.request_answered_code(series, 0, started)
         return data
 
     def raw_sasl_token(

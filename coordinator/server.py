@@ -32,6 +32,7 @@ from .connection import ConnectionProtocol, RawSaslToken, SendNow, response_fram
 from .connection_context import ConnectionContext
 from .errors import StartupError
 from .group.coordinator import GroupCoordinator
+from .handlers.consumer_heartbeat_lane import CONSUMER_GROUP_HEARTBEAT_KEY
 from .handlers.heartbeat_lane import HEARTBEAT_KEY
 from .handlers.outcome import CloseConnection
 from .limits import ConnectionGuard
@@ -57,11 +58,15 @@ MAX_QUEUED_REQUESTS = 64
 REQUESTS_PER_TURN = 16
 # A heartbeat answered by the heartbeat lane costs about a quarter of the cheapest other
 # request, so a turn takes four of them per request slot: 64 pipelined heartbeats are one
-# turn, about as long as 16 other requests. They are written 16 at a time: a client that
-# waits for a whole turn's answers before sending more would otherwise idle the server.
+# turn, about as long as 16 other requests. A turn's answers go out in one write: written
+# 16 at a time, the three extra writes cost a quarter of the server's CPU per heartbeat at
+# depth 64 (bench.ab: 5.6 against 4.1 µs), for no more heartbeats per second.
 HEARTBEATS_PER_SLOT = 4
 # A Heartbeat request frame's first bytes (its api key): answered by the heartbeat lane.
 HEARTBEAT_FRAME = HEARTBEAT_KEY.to_bytes(2, "big")
+# A ConsumerGroupHeartbeat's: a steady one is answered by the consumer heartbeat lane.
+CONSUMER_HEARTBEAT_FRAME = CONSUMER_GROUP_HEARTBEAT_KEY.to_bytes(2, "big")
+LANE_FRAMES = (HEARTBEAT_FRAME, CONSUMER_HEARTBEAT_FRAME)
 # How long a refused connection stays open after its error response (or until the client
 # closes it first).
 CLOSE_GRACE_S = 0.5
@@ -243,15 +248,20 @@ class KafkaConnection(asyncio.Protocol):
                     if self._forwarded:
                         break  # answered in order: after the forwarded ones before it
                 frame = queue.popleft()
-                if frame[:2] == HEARTBEAT_FRAME and ctx.authenticated:
+                lead = frame[:2]
+                if lead in LANE_FRAMES and ctx.authenticated:
                     if now_ms is None:
                         now_ms = runtime.now_ms()
-                    data = runtime.answer_heartbeat(frame, ctx, now_ms)
+                    try:
+                        if lead == HEARTBEAT_FRAME:
+                            data = runtime.answer_heartbeat(frame, ctx, now_ms)
+                        else:
+                            data = runtime.answer_consumer_heartbeat(frame, ctx, now_ms)
+                    except Exception:
+                        self._lane_failed(frame)  # as _dispatch does for any other request
+                        break
                     if data is not None:
-                        out = self._out
-                        out.append(data)
-                        if len(out) >= REQUESTS_PER_TURN:
-                            self._flush()  # the client reads these while the rest are made
+                        self._out.append(data)  # a turn's answers go out in one write
                         answered = True
                         turn -= 1
                         continue
@@ -265,6 +275,12 @@ class KafkaConnection(asyncio.Protocol):
             self._flush()
         if self.paused:
             self._update_reading()
+
+    def _lane_failed(self, frame: bytes) -> None:
+        version = int.from_bytes(frame[2:4], "big")
+        api = "Heartbeat" if frame[:2] == HEARTBEAT_FRAME else "ConsumerGroupHeartbeat"
+        log.exception("request failed", api=api, version=version)
+        self.close()
 
     def _write(self, data: bytes) -> None:
         if self._batching:

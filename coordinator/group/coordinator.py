@@ -42,6 +42,7 @@ from .consumer import durability as consumer_durability
 from .consumer import group_configs
 from .consumer import heartbeat as consumer_heartbeat
 from .consumer import regex as consumer_regex
+from .consumer import steady as consumer_steady
 from .consumer.group import ConsumerGroup
 from .consumer.requests import ConsumerHeartbeatInput
 from .context import AnyGroup, Context, Shard, default_member_id, no_topics
@@ -275,6 +276,31 @@ class GroupCoordinator(Generic[T]):
             pattern,
             shard.topic_count(),
             shard.config.consumer,
+            now_ms,
+        )
+
+    def steady_consumer_heartbeat(
+        self,
+        group_id: str,
+        member_id: str,
+        member_epoch: int,
+        instance_id: str | None,
+        client_id: str,
+        client_host: str,
+        now_ms: int,
+    ) -> consumer_steady.Steady | None:
+        """The consumer heartbeat lane's call: a ConsumerGroupHeartbeat of a reconciled
+        member sending nothing but its ids and epoch, answered as ``consumer_group_heartbeat``
+        would (member epoch, heartbeat interval, a session timer to (re)arm or None, its
+        deadline); None when that call must take it (``consumer/steady.py``)."""
+        return consumer_steady.beat(
+            self._shard,
+            group_id,
+            member_id,
+            member_epoch,
+            instance_id,
+            client_id,
+            client_host,
             now_ms,
         )
 

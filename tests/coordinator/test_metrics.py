@@ -166,7 +166,7 @@ def test_errors_are_counted_per_partition_in_nested_results() -> None:
             )
         ]
     )
-    metrics.request_answered(metrics.request_received(request), response, 0.0)
+    metrics.request_answered(metrics.request_received(request.api, request.version), response, 0.0)
     errors = metrics.registry.get_sample_value(
         "group_coordinator_errors_total", {"api": "OffsetCommit", "error": "UNKNOWN_MEMBER_ID"}
     )

@@ -242,6 +242,11 @@ class Broken(GroupCoordinator[Any]):
     def consumer_group_heartbeat(self, token: Any, req: Any, now_ms: int) -> Effects[Any]:
         return self._call(super().consumer_group_heartbeat, token, req, now_ms)
 
+    def steady_consumer_heartbeat(self, *args: Any) -> None:
+        """The consumer heartbeat lane's call, declined: every ConsumerGroupHeartbeat goes
+        through ``consumer_group_heartbeat``, where faults see it."""
+        return None
+
     def delete_groups(self, token: Any, group_ids: list[str], now_ms: int) -> Effects[Any]:
         def delete(token: Any, req: DeleteGroups, now: int) -> Effects[Any]:
             return GroupCoordinator.delete_groups(self, token, req.group_ids, now)
