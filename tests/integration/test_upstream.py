@@ -154,6 +154,9 @@ class KafkaPythonReader(Reader):
             enable_auto_commit=False,
             auto_offset_reset="earliest",
         )
+        from kafka.errors import RebalanceInProgressError
+
+        unsaved = False
         try:
             while not self.stop_flag.is_set():
                 self.assigned = len(consumer.assignment())
@@ -162,7 +165,17 @@ class KafkaPythonReader(Reader):
                 if records:
                     with self.lock:
                         self.seen.extend((r.partition, r.offset) for r in records)
-                    consumer.commit()
+                    unsaved = True
+                if unsaved:
+                    try:
+                        consumer.commit()
+                        unsaved = False
+                    except RebalanceInProgressError:
+                        # The client rejoins on its own (its first join can race its first
+                        # topic metadata): poll to finish the rejoin, then commit again, as
+                        # kafka-python's message says. It keeps the positions of the
+                        # partitions it keeps, so nothing is read twice.
+                        pass
         finally:
             consumer.close()
 
