@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import structlog
 
-from protocol.apis import BY_KEY
+from protocol.apis import BY_KEY, Api
 from protocol.errors import ErrorCode
 from protocol.frames import Request
 from protocol.schema import Struct
@@ -217,11 +217,7 @@ class Runtime:
         if answer is None:
             return None
         data, version, error, key, deadline = answer
-        if key is not None:
-            self.timers.schedule(key, deadline)
-        if metrics is not None:
-            series = metrics.request_received(_HEARTBEAT_API, version)
-            metrics.request_answered_code(series, error, started)
+        self._lane_answered(_HEARTBEAT_API, version, error, key, deadline, started)
         return data
 
     def answer_consumer_heartbeat(
@@ -239,12 +235,20 @@ class Runtime:
         if answer is None:
             return None
         data, version, key, deadline = answer
+        self._lane_answered(_CONSUMER_HEARTBEAT_API, version, 0, key, deadline, started)
+        return data
+
+    def _lane_answered(
+        self, api: Api, version: int, error: int, key: str | None, deadline: int, started: float
+    ) -> None:
+        """What both heartbeat lanes do once they answered: the session timer moved (told
+        only of a new or earlier deadline) and the request counted as the dispatcher does."""
         if key is not None:
             self.timers.schedule(key, deadline)
+        metrics = self.metrics
         if metrics is not None:
-            series = metrics.request_received(_CONSUMER_HEARTBEAT_API, version)
-            metrics.request_answered_code(series, 0, started)
-        return data
+            series = metrics.request_received(api, version)
+            metrics.request_answered_code(series, error, started)
 
     def raw_sasl_token(
         self, conn: ConnectionContext, token: bytes
