@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import dataclasses
-import functools
 import signal
 import ssl
 from collections import deque
@@ -569,7 +568,11 @@ class Server:
         index: int,
         listener: Listener,
         tls: ssl.SSLContext | None,
+        broker: int | None = None,
+        port: int | None = None,
     ) -> asyncio.base_events.Server:
+        """A listener's socket; with ``broker``, one forwarding to that upstream broker
+        (serving at once: the node is ready by then)."""
         return await loop.create_server(
             # Looked up when a client connects: the port is only known once bound.
             lambda: KafkaConnection(
@@ -579,13 +582,15 @@ class Server:
                 self.listeners[index],
                 on_lost=self._connection_gone,
                 upstream=self.upstream,
+                broker=broker,
             ),
             listener.host,
-            listener.port,
+            listener.port if port is None else port,
             reuse_address=True,
             backlog=4096,
             ssl=tls,
-            start_serving=False,  # once the node is ready (a cluster node: its partitions)
+            # The node's own listeners serve once it is ready (a cluster node: its partitions).
+            start_serving=broker is not None,
             # A TLS handshake is bounded like a request: a stalled one must not hold a socket.
             ssl_handshake_timeout=(
                 self.settings.limits.request_receive_timeout_ms / 1000 if tls else None
@@ -607,26 +612,7 @@ class Server:
             tls = None
             if listener.protocol.uses_tls:
                 tls = server_context(self.settings.security, sasl=listener.protocol.uses_sasl)
-            server = await loop.create_server(
-                functools.partial(
-                    KafkaConnection,
-                    self.runtime,  # type: ignore[arg-type]
-                    self.connections,
-                    self.guard,
-                    listener,
-                    on_lost=self._connection_gone,
-                    upstream=self.upstream,
-                    broker=broker,
-                ),
-                listener.host,
-                port,
-                reuse_address=True,
-                backlog=4096,
-                ssl=tls,
-                ssl_handshake_timeout=(
-                    self.settings.limits.request_receive_timeout_ms / 1000 if tls else None
-                ),
-            )
+            server = await self._create_server(loop, index, listener, tls, broker, port)
             self._broker_servers.append(server)
             port = int(server.sockets[0].getsockname()[1])
             addresses[listener.name] = (listener.advertised_address[0], port)
