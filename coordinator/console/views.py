@@ -38,10 +38,8 @@ STATES_SHOWN = {
     CLASSIC: ("Empty", "Stable", "PreparingRebalance", "CompletingRebalance"),
     CONSUMER: ("Empty", "Stable", *CONSUMER_STATES),
 }
-#: A group of any kind, as the group core's interface shows it.
-AnyGroup = Group
 #: A group in this node's memory, or another node's as the shared store has it.
-ListedGroup = AnyGroup | StoredGroup
+ListedGroup = Group | StoredGroup
 SORT_KEYS = (
     "id",
     "type",
@@ -97,9 +95,9 @@ class ConsoleState:
     def now_ms(self) -> int:
         return self.node.now_ms()
 
-    def visible_groups(self, viewer: Viewer) -> list[AnyGroup]:
+    def visible_groups(self, viewer: Viewer) -> list[Group]:
         """Classic and consumer groups."""
-        groups: list[AnyGroup] = list(self.node.groups.groups.values())
+        groups: list[Group] = list(self.node.groups.groups.values())
         if viewer.sees_all_groups(self.node):
             return groups
         return [g for g in groups if viewer.sees_group(self.node, g.group_id)]

@@ -25,11 +25,9 @@ from .deadlines import Armed, Deadlines, TimerKind, join_key, sync_key
 from .effects import Effects
 from .events import GroupEvent
 from .ledger import Ledger
+from .model import Group
 from .offsets_manager import OffsetsManager
 from .records import GroupMetadataRecord, MemberRecord, Record
-
-#: A group of either kind (model.py's Group interface).
-AnyGroup = ClassicGroup | ConsumerGroup
 
 
 def no_topics(name: str) -> int:
@@ -101,8 +99,9 @@ class Shard:
 
     config: GroupConfig
     new_member_id: Callable[[str], str] = default_member_id
-    #: Every group, of either kind (one namespace of ids, one group limit).
-    groups: dict[str, AnyGroup] = field(default_factory=dict)
+    #: Every group, of either kind, by the Group interface (model.py): one namespace of
+    #: ids, one group limit. Code that needs one kind's own state narrows by isinstance.
+    groups: dict[str, Group] = field(default_factory=dict)
     #: Every group's committed offsets, whatever its kind.
     offsets: OffsetsManager = field(default_factory=OffsetsManager)
     deadlines: Deadlines = field(default_factory=Deadlines)

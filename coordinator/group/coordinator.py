@@ -45,11 +45,12 @@ from .consumer import regex as consumer_regex
 from .consumer import steady as consumer_steady
 from .consumer.group import ConsumerGroup
 from .consumer.requests import ConsumerHeartbeatInput
-from .context import AnyGroup, Context, Shard, default_member_id, no_topics
+from .context import Context, Shard, default_member_id, no_topics
 from .deadlines import TimerKind
 from .effects import Effects
 from .handover import GroupHandover
 from .inspection import GroupView
+from .model import Group
 from .offsets_manager import OffsetsManager
 from .records import GroupMetadataRecord, Record
 from .requests import (
@@ -102,7 +103,7 @@ class GroupCoordinator(Generic[T]):
         return self._shard.config
 
     @property
-    def groups(self) -> Mapping[str, AnyGroup]:
+    def groups(self) -> Mapping[str, Group]:
         """The live groups of every kind, for inspection (tests, metrics). Do not mutate."""
         return self._shard.groups
 

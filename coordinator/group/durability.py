@@ -189,7 +189,7 @@ def revert(ctx: Context, group_id: str) -> None:
     if isinstance(current, ClassicGroup):
         _unpark(ctx, current)
         heartbeats = {m.member_id: m.last_heartbeat_ms for m in current.members.values()}
-    elif current is not None:
+    elif isinstance(current, ConsumerGroup):
         consumer_heartbeat.drop(ctx, current)
     if stored.consumer is not None:
         # Members get a whole session from now, as on a load.
@@ -234,8 +234,9 @@ def unload(ctx: Context, group_ids: Iterable[str]) -> None:
             consumer_heartbeat.drop(ctx, g)
             ctx.event(events.GroupUnloaded(group_id, g.group_epoch, len(g.members)))
             continue
-        _unpark(ctx, g)
-        ctx.event(events.GroupUnloaded(group_id, g.generation_id, len(g.members)))
+        if isinstance(g, ClassicGroup):
+            _unpark(ctx, g)
+            ctx.event(events.GroupUnloaded(group_id, g.generation_id, len(g.members)))
 
 
 def _unpark(ctx: Context, g: ClassicGroup) -> None:

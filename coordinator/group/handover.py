@@ -84,6 +84,8 @@ def take(
             }
             taken.append((None, GroupHandover(group_id, g.group_epoch, left, {})))
             continue
+        if not isinstance(g, ClassicGroup):
+            continue  # (there is no third kind)
         ledger = shard.ledgers.get(group_id)
         snapshotted = ledger is not None and (
             ledger.stored.snapshot is not None or bool(ledger.in_flight)

@@ -26,10 +26,11 @@ from .classic.subscriptions import subscribed_topics
 from .consumer import durability as consumer_durability
 from .consumer import group_configs
 from .consumer import sessions as consumer_sessions
-from .consumer.group import ConsumerGroupState
-from .context import AnyGroup, Context
+from .consumer.group import ConsumerGroup, ConsumerGroupState
+from .context import Context
 from .deadlines import consumer_session_key
 from .events import RebalanceTrigger
+from .model import Group
 from .records import GroupMetadataRecord, HeartbeatRecord, Record, StoredGroup
 from .results import GroupStats, JoinGroupResult, SyncGroupResult
 
@@ -207,7 +208,7 @@ def renew_sessions(
                 ends = deadline(m.heartbeat_key)
                 if horizon is None or (ends is not None and ends <= horizon):
                     ctx.restart_session(g, m)
-        else:
+        elif isinstance(g, ConsumerGroup):
             for cm in g.members.values():
                 ends = deadline(consumer_session_key(group_id, cm.member_id))
                 if horizon is None or (ends is not None and ends <= horizon):
@@ -236,7 +237,7 @@ def checkpoint(ctx: Context) -> None:
         ledger.checkpointed = seen
 
 
-def stats(groups: Iterable[AnyGroup]) -> GroupStats:
+def stats(groups: Iterable[Group]) -> GroupStats:
     """Groups and members by kind (a consumer group's revoking members too)."""
     by_state = {s.value: 0 for s in GroupState}
     consumer_by_state = {s.value: 0 for s in ConsumerGroupState if s is not ConsumerGroupState.DEAD}
@@ -245,7 +246,7 @@ def stats(groups: Iterable[AnyGroup]) -> GroupStats:
         if isinstance(g, ClassicGroup):
             by_state[g.state.value] += 1
             members += len(g.members)
-        else:
+        elif isinstance(g, ConsumerGroup):
             consumer_by_state[g.state.value] += 1
             consumer_members += len(g.members)
             revoking += sum(1 for m in g.members.values() if m.pending_revocation)

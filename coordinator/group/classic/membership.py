@@ -50,7 +50,7 @@ def beat(
     g = shard.groups.get(group_id)
     if isinstance(g, ConsumerGroup):  # a classic member inside a consumer group
         return consumer_classic.beat(shard, g, generation_id, member_id, group_instance_id, now)
-    if g is None:
+    if not isinstance(g, ClassicGroup):  # no such group
         return ErrorCode.UNKNOWN_MEMBER_ID, None, 0
     if g.state is DEAD:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE, None, 0

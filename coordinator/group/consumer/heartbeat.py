@@ -158,7 +158,7 @@ def _group(ctx: Context, group_id: str, create: bool) -> ConsumerGroup:
     existing = ctx.groups.get(group_id)
     if isinstance(existing, ConsumerGroup):
         return existing
-    if existing is not None and not _convertible(existing):
+    if isinstance(existing, ClassicGroup) and not _convertible(existing):
         migration = ctx.shard.migration
         assert migration is not None  # (the facade gives it)
         refusal = migration.upgrade_refusal(ctx, existing) if create else "not joining"
