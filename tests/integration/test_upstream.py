@@ -549,9 +549,15 @@ def test_upstream_connections_are_pooled_and_reused_by_the_next_client(
     one_client()
     first = upstream_connections(tansu.port)
     assert first
+    seen = set(first)
     for _ in range(3):
         one_client()
-        assert upstream_connections(tansu.port) <= first  # the same links, none new
+        now = upstream_connections(tansu.port)
+        assert first <= now  # the first client's links stay open for the next ones
+        seen |= now
+    # Reused, not one new set per client: at most one more link than the first client
+    # used (a client that happens to have two requests in flight at once needs two).
+    assert len(seen - first) <= 1, (first, seen)
 
 
 @pytest.mark.skipif(noida_binary() is None, reason="no noida-db (test extra)")
