@@ -136,7 +136,7 @@ def start_daemon(
     cmd = [
         sys.executable,
         "-m",
-        "coordinator.cli",
+        "coordinator.commands.cli",
         "serve",
         "--listen",
         f"127.0.0.1:{port}",

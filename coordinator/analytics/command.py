@@ -25,7 +25,7 @@ from urllib.parse import unquote, urlparse
 
 import click
 
-from ..private_files import private_tree
+from ..shared.private_files import private_tree
 from . import class_archive
 from .job import Analysis, AnalysisOptions
 

@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-from .topic_regex import CompiledCache, Resolution, resolve
+from ..shared.topic_regex import CompiledCache, Resolution, resolve
 
 #: The worker says it is ready with this, once; it must within this time.
 READY = "ready"
@@ -150,7 +150,7 @@ class RegexResolver:
             [
                 sys.executable,
                 "-m",
-                "coordinator.regex_worker",
+                "coordinator.shell.regex_worker",
                 str(to_child_r),
                 str(from_child_w),
                 str(self.cache_bytes),

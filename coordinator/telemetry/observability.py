@@ -16,9 +16,9 @@ import structlog
 if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
 
-    from .journal import JournalWriter
+    from ..journal import JournalWriter
+    from ..shell.runtime import Runtime
     from .metrics import Metrics
-    from .runtime import Runtime
 
 log = structlog.get_logger("observability")
 
@@ -45,7 +45,7 @@ class Observability:
         self.metrics: Metrics | None = None
         self._http: WSGIServer | None = None
         if settings.journal_dir is not None:
-            from .journal import JournalWriter
+            from ..journal import JournalWriter
 
             self.journal = JournalWriter(
                 settings.journal_dir,
