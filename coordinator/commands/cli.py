@@ -35,7 +35,7 @@ from ..settings.config import Settings, parse_database_url, parse_host_port, par
 from ..settings.consumer_options import consumer_config_from_options, consumer_group_options
 from ..settings.limits import ConnectionLimits
 from ..shared.errors import StartupError
-from ..telemetry.observability import ObservabilitySettings
+from ..telemetry.settings import ObservabilitySettings
 from ..upstream.options import upstream_from_options, upstream_options
 
 ENV_PREFIX = "GROUP_COORDINATOR"

@@ -17,7 +17,7 @@ from ..console.settings import ConsoleSettings
 from ..group.config import GroupConfig
 from ..security.config import Listener, SecurityProtocol, SecuritySettings, advertisable
 from ..shared.catalog import MAX_TOPIC_NAME, valid_topic_name
-from ..telemetry.observability import ObservabilitySettings
+from ..telemetry.settings import ObservabilitySettings
 from ..upstream.settings import UpstreamSettings
 from .limits import ConnectionLimits
 from .ports import parse_port

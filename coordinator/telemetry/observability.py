@@ -7,11 +7,11 @@ empty loop per batch of events.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import structlog
+
+from .settings import ObservabilitySettings
 
 if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
@@ -21,14 +21,6 @@ if TYPE_CHECKING:
     from .metrics import Metrics
 
 log = structlog.get_logger("observability")
-
-
-@dataclass(frozen=True, slots=True)
-class ObservabilitySettings:
-    journal_dir: Path | None = None  # None: no journal
-    journal_max_bytes: int = 64 << 20  # rotate when the file reaches this size...
-    journal_rotate_seconds: int = 3600  # ...or this much time has passed
-    metrics_listen: tuple[str, int] | None = None  # None: no metrics endpoint
 
 
 class Observability:

@@ -16,7 +16,7 @@ from coordinator.group.consumer.config import ConsumerGroupConfig
 from coordinator.settings.config import Settings
 from coordinator.shell.server import Server
 from coordinator.telemetry.metrics import Metrics
-from coordinator.telemetry.observability import ObservabilitySettings
+from coordinator.telemetry.settings import ObservabilitySettings
 from protocol.apis.offset_commit import (
     OffsetCommitRequest,
     OffsetCommitResponse,

@@ -103,7 +103,7 @@ async def kip848_journal(directory: Path) -> tuple[str, str]:
     from coordinator.group.config import GroupConfig
     from coordinator.settings.config import Settings
     from coordinator.shell.server import Server
-    from coordinator.telemetry.observability import ObservabilitySettings
+    from coordinator.telemetry.settings import ObservabilitySettings
 
     srv = Server(
         Settings(

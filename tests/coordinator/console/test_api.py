@@ -15,7 +15,7 @@ import pytest
 from coordinator.console.settings import ConsoleSettings
 from coordinator.shared.errors import StartupError
 from coordinator.shell.server import Server
-from coordinator.telemetry.observability import ObservabilitySettings
+from coordinator.telemetry.settings import ObservabilitySettings
 from tests.coordinator.console.helpers import (
     SESSION_MS,
     base_url,

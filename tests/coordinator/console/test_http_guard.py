@@ -16,7 +16,7 @@ from coordinator.client.connection import connect
 from coordinator.console import guard
 from coordinator.console.settings import ConsoleSettings
 from coordinator.shell.server import Server
-from coordinator.telemetry.observability import ObservabilitySettings
+from coordinator.telemetry.settings import ObservabilitySettings
 from protocol.apis.api_versions import ApiVersionsRequest, ApiVersionsResponse
 from tests.coordinator.console.helpers import settings, started
 
