@@ -35,7 +35,7 @@ from ..shared.topic_regex import CompiledCache, Resolution, resolve
 #: The worker says it is ready with this, once; it must within this time.
 READY = "ready"
 STARTUP_TIMEOUT_S = 30.0
-_ROOT = str(Path(__file__).resolve().parent.parent)  # the directory holding `coordinator`
+_ROOT = str(Path(__file__).resolve().parents[2])  # the directory holding `coordinator`
 
 
 class RegexResolver:
