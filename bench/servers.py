@@ -127,12 +127,12 @@ DAEMON_ARGS = (
 
 
 def command_line_module(src: Path | None) -> str:
-    """The daemon's command line in that tree: ``coordinator.commands.cli``, or
-    ``coordinator.cli`` in a tree from before the modules were gathered into rooms (a
-    revision bench.ab compares with)."""
+    """The daemon's command line in that tree: ``coordinator.commands.cli``, or the old
+    top-level one in a tree from before the modules were gathered into rooms (a revision
+    bench.ab compares with)."""
     if src is None or (src / "coordinator" / "commands" / "cli.py").exists():
         return "coordinator.commands.cli"
-    return "coordinator.cli"
+    return "coordinator.cli"  # rooms-rewrite: keep (the old layout's path)
 
 
 def start_daemon(
