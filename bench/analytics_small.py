@@ -79,7 +79,15 @@ def analyze_once(
     journals: Path, out: Path, extra: list[str], env: dict[str, str]
 ) -> tuple[float, int]:
     """Seconds of the whole command (JVM start included) and the terminal lines it printed."""
-    args = [sys.executable, "-m", "coordinator.cli", "analyze", str(journals), "--out", str(out)]
+    args = [
+        sys.executable,
+        "-m",
+        "coordinator.commands.cli",
+        "analyze",
+        str(journals),
+        "--out",
+        str(out),
+    ]
     args += extra
     started = time.perf_counter()
     done = subprocess.run(args, capture_output=True, text=True, timeout=1800, env=env)

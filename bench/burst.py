@@ -39,7 +39,7 @@ from typing import Any
 
 import uvloop
 
-from coordinator.catalog import topic_id_for
+from coordinator.shared.catalog import topic_id_for
 from protocol.apis.consumer_group_describe import (
     ConsumerGroupDescribeRequest,
     ConsumerGroupDescribeResponse,

@@ -25,7 +25,6 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from coordinator.config import Settings
 from coordinator.console.settings import ConsoleSettings
 from coordinator.group.config import GroupConfig
 from coordinator.group.requests import (
@@ -36,7 +35,8 @@ from coordinator.group.requests import (
     TopicCommit,
 )
 from coordinator.handlers.outcome import Pending
-from coordinator.server import Server
+from coordinator.settings.config import Settings
+from coordinator.shell.server import Server
 from protocol.consumer import (
     ConsumerProtocolAssignment,
     ConsumerProtocolSubscription,

@@ -51,7 +51,7 @@ ADDRESSES = 20  # page clients, 10 pages each (the per-client cap is 20)
 def start(groups: int) -> tuple[subprocess.Popen[bytes], int, int]:
     kafka, http = free_port(), free_port()
     cmd = [
-        sys.executable, "-m", "coordinator.cli", "serve",
+        sys.executable, "-m", "coordinator.commands.cli", "serve",
         "--listen", f"127.0.0.1:{kafka}", "--store", "memory", "--topic", "orders:6",
         "--group-initial-rebalance-delay-ms", "0", "--max-groups", str(groups + 100),
         "--http-listen", f"127.0.0.1:{http}", "--http-trusted-proxy", "127.0.0.1",

@@ -62,7 +62,7 @@ def start(extra: tuple[str, ...], log: Path) -> tuple[subprocess.Popen[bytes], i
     cmd = [
         sys.executable,
         "-m",
-        "coordinator.cli",
+        "coordinator.commands.cli",
         "serve",
         "--listen",
         f"127.0.0.1:{kafka}",

@@ -24,12 +24,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from coordinator.config import Settings
-from coordinator.connection import ConnectionProtocol
-from coordinator.connection_context import ConnectionContext
 from coordinator.group.config import GroupConfig
-from coordinator.runtime import Runtime
-from coordinator.server import KafkaConnection
+from coordinator.handlers.connection_context import ConnectionContext
+from coordinator.settings.config import Settings
+from coordinator.shell.connection import ConnectionProtocol
+from coordinator.shell.runtime import Runtime
+from coordinator.shell.server import KafkaConnection
 from protocol.apis.heartbeat import HeartbeatRequest
 from protocol.frames import Request, encode_request
 

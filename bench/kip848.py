@@ -38,7 +38,7 @@ from typing import Any
 
 import uvloop
 
-from coordinator.catalog import topic_id_for
+from coordinator.shared.catalog import topic_id_for
 from protocol.apis.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatRequestTopicPartitions,

@@ -19,13 +19,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from coordinator.config import Settings
-from coordinator.connection_context import ConnectionContext
 from coordinator.group.config import GroupConfig
 from coordinator.group.requests import JoinGroupInput, SyncGroupInput
+from coordinator.handlers.connection_context import ConnectionContext
 from coordinator.handlers.outcome import Pending
-from coordinator.metrics import Metrics
-from coordinator.runtime import Runtime
+from coordinator.settings.config import Settings
+from coordinator.shell.runtime import Runtime
+from coordinator.telemetry.metrics import Metrics
 from protocol.apis.heartbeat import HeartbeatRequest
 from protocol.frames import decode_request, encode_request
 

@@ -26,12 +26,12 @@ from typing import Any
 import uvloop
 
 from coordinator.client.connection import KafkaConnectionClient
-from coordinator.config import Settings
 from coordinator.group.config import GroupConfig
 from coordinator.security.acls import AclBinding, Operation, PatternType, Permission, ResourceType
 from coordinator.security.config import Listener, SecurityProtocol, SecuritySettings
 from coordinator.security.credentials import make_credential
-from coordinator.server import Server
+from coordinator.settings.config import Settings
+from coordinator.shell.server import Server
 from coordinator.store import MemoryStore, Write
 from tests import wire
 from tests.pki import Pki, make_pki
@@ -82,7 +82,7 @@ async def run(logins: int, heartbeats: int) -> dict[str, Any]:
             ],
         )
     )
-    import coordinator.server as server_module
+    import coordinator.shell.server as server_module
 
     server_module.open_store = lambda _settings: store  # type: ignore[assignment]
     settings = Settings(

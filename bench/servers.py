@@ -126,6 +126,15 @@ DAEMON_ARGS = (
 )
 
 
+def command_line_module(src: Path | None) -> str:
+    """The daemon's command line in that tree: ``coordinator.commands.cli``, or the old
+    top-level one in a tree from before the modules were gathered into rooms (a revision
+    bench.ab compares with)."""
+    if src is None or (src / "coordinator" / "commands" / "cli.py").exists():
+        return "coordinator.commands.cli"
+    return "coordinator.cli"  # rooms-rewrite: keep (the old layout's path)
+
+
 def start_daemon(
     src: Path | None = None, name: str = "daemon", args: Sequence[str] = DAEMON_ARGS
 ) -> ServerProcess:
@@ -136,7 +145,7 @@ def start_daemon(
     cmd = [
         sys.executable,
         "-m",
-        "coordinator.cli",
+        command_line_module(src),
         "serve",
         "--listen",
         f"127.0.0.1:{port}",

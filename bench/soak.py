@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
                 [
                     sys.executable,
                     "-m",
-                    "coordinator.cli",
+                    "coordinator.commands.cli",
                     "serve",
                     "--listen",
                     f"127.0.0.1:{port}",

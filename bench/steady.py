@@ -37,8 +37,8 @@ from typing import Any
 
 import uvloop
 
-from coordinator.catalog import topic_id_for
 from coordinator.client.connection import connect
+from coordinator.shared.catalog import topic_id_for
 from protocol.apis import BY_KEY
 from protocol.apis.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequest,

@@ -46,7 +46,7 @@ def start_front(upstream: int) -> ServerProcess:
     cmd = [
         sys.executable,
         "-m",
-        "coordinator.cli",
+        "coordinator.commands.cli",
         "serve",
         "--listen",
         f"127.0.0.1:{port}",

@@ -31,7 +31,7 @@ def serve_arguments(pid: int) -> list[str] | None:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")[:-1]
     except (OSError, UnicodeDecodeError):
         return None
-    daemon = any(a.endswith("group-coordinator") or a == "coordinator.cli" for a in argv)
+    daemon = any(a.endswith("group-coordinator") or a == "coordinator.commands.cli" for a in argv)
     if not daemon or "serve" not in argv:
         return None
     return argv[argv.index("serve") + 1 :]
@@ -65,7 +65,7 @@ def as_the_daemon(pid: int) -> Iterator[None]:
 
 
 def first_listener(pid: int) -> tuple[str, str, int]:
-    from coordinator.cli import serve, settings_from_options
+    from coordinator.commands.cli import serve, settings_from_options
 
     args = serve_arguments(pid) or []
     with as_the_daemon(pid):

@@ -21,13 +21,13 @@ from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlparse
 
 import click
 
-from ..private_files import private_tree
+from ..shared.private_files import private_tree
 from . import class_archive
 from .job import Analysis, AnalysisOptions
+from .locations import is_uri, local_path, table_root
 
 APP_NAME = "group-coordinator-analyze"
 
@@ -414,25 +414,3 @@ def _json_value(value: Any) -> str:
     if isinstance(value, datetime):
         return value.isoformat(timespec="milliseconds")
     return str(value)
-
-
-def is_uri(path: str) -> bool:
-    """hdfs://, s3a://, file://...: handed to Spark as given."""
-    return "://" in path
-
-
-def local_path(out: str | Path) -> Path | None:
-    """The local directory ``out`` names (a path or a file:// URI), else None."""
-    text = str(out)
-    if not is_uri(text):
-        return Path(text)
-    parsed = urlparse(text)
-    if parsed.scheme == "file" and parsed.netloc in ("", "localhost"):
-        return Path(unquote(parsed.path))
-    return None
-
-
-def table_root(out: str | Path) -> str:
-    """Where the tables go, as Spark reads it: a URI as given, a local path made absolute."""
-    text = str(out)
-    return text.rstrip("/") if is_uri(text) else str(Path(text).resolve())

@@ -11,6 +11,7 @@ from typing import Any
 
 from .charts import CHARTS
 from .job import Analysis, AnalysisOptions
+from .locations import local_path
 
 STYLE = """
 body { font-family: sans-serif; margin: 2em; color: #222; }
@@ -175,8 +176,6 @@ def _clients(clients: list[dict[str, Any]] | None) -> str:
 
 def _link(location: str, out: Path) -> str:
     """A table's location relative to the report when both are local, else as given."""
-    from .command import local_path
-
     path = local_path(location)
     if path is not None and path.resolve().is_relative_to(out.resolve()):
         return f"{path.resolve().relative_to(out.resolve())}/"

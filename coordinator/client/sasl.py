@@ -3,19 +3,30 @@ tokens): PLAIN, or SCRAM-SHA-256/512 through ``scramp``, as Kafka's clients do i
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from scramp import ScramClient, ScramException
 
 from protocol.apis.sasl_authenticate import SaslAuthenticateRequest, SaslAuthenticateResponse
 from protocol.apis.sasl_handshake import SaslHandshakeRequest, SaslHandshakeResponse
 from protocol.errors import ErrorCode
+from protocol.schema import Struct
 
 from .errors import KafkaClientError
 
 if TYPE_CHECKING:
-    from .connection import KafkaConnectionClient
     from .security import ClientSecurity
+
+T = TypeVar("T", bound=Struct)
+
+
+class Requester(Protocol):
+    """What a login needs of its connection (``connection.KafkaConnectionClient``): requests
+    answered. A protocol, so that the connection imports this module and nothing imports back."""
+
+    async def request(
+        self, body: Struct, version: int, response_type: type[T] | None = None
+    ) -> T: ...
 
 
 class AuthenticationFailed(KafkaClientError):
@@ -23,7 +34,7 @@ class AuthenticationFailed(KafkaClientError):
     mechanism and the user."""
 
 
-async def authenticate(conn: KafkaConnectionClient, security: ClientSecurity, where: str) -> None:
+async def authenticate(conn: Requester, security: ClientSecurity, where: str) -> None:
     mechanism, user = security.mechanism, security.username
     assert mechanism is not None and user is not None and security.password is not None
     said = f"{where} ({security.protocol}, SASL mechanism {mechanism}, user {user!r})"

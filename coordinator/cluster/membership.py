@@ -25,14 +25,14 @@ from typing import TYPE_CHECKING, Any
 import asyncpg
 import structlog
 
-from ..outage import Outage
+from ..shared.outage import Outage
 from ..store import bounded
 from . import leases
 from .events import LeaseRenewed, PartitionsAcquired, PartitionsFenced, PartitionsReleased
 from .routing import ClusterRouting, PartitionState
 
 if TYPE_CHECKING:
-    from ..runtime import Runtime
+    from ..shell.runtime import Runtime
     from ..store.postgres import PostgresStore
 
 log = structlog.get_logger("cluster")

@@ -10,9 +10,9 @@ from typing import Any, TypeVar
 
 import click
 
-from ..admin_cli import command_config_option
 from ..client import security
-from ..config import parse_host_port
+from ..commands.admin_cli import command_config_option
+from ..settings.config import parse_host_port
 from . import report
 from .probe import Target
 from .registry import select

@@ -18,7 +18,6 @@ from typing import Any
 
 from protocol.errors import ErrorCode
 
-from ..accounts import ResourceType
 from ..group.requests import (
     LeaveGroupInput,
     LeavingMember,
@@ -34,8 +33,9 @@ from ..handlers.admission import (
     Route,
     refusal,
 )
+from ..handlers.node import Node
 from ..handlers.outcome import Outcome, Pending, call
-from ..node import Node
+from ..shared.accounts import ResourceType
 from .views import Viewer
 
 #: OffsetCommit's version whose answers the reset is given as (an unknown group is named).

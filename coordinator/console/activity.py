@@ -14,8 +14,8 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..events import NodeEvent
 from ..group import events
+from ..shared.events import NodeEvent
 
 #: Rebalances kept per group for its timeline.
 REBALANCES_PER_GROUP = 20

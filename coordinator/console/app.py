@@ -26,11 +26,11 @@ import jinja2
 import structlog
 from aiohttp import web
 
-from ..errors import StartupError
 from ..group.consumer.config import DEFAULT_ASSIGNOR
-from ..node import Node
+from ..handlers.node import Node
 from ..security.config import ANONYMOUS
 from ..security.sasl import FailedLoginLimiter
+from ..shared.errors import StartupError
 from ..store.postgres import PostgresStore
 from . import actions, filters, restricted, sse, views
 from .activity import Activity
@@ -43,7 +43,7 @@ from .streams import RenderBudget, StreamSlots
 from .views import ConsoleState, Viewer
 
 if TYPE_CHECKING:
-    from ..runtime import Runtime
+    from ..shell.runtime import Runtime
 
 log = structlog.get_logger("console")
 

@@ -18,7 +18,7 @@ import structlog
 
 from ..cluster.directory import StoredGroup, read_groups
 from ..cluster.routing import ClusterRouting
-from ..node import Node
+from ..handlers.node import Node
 from ..security.config import advertisable
 from ..store.postgres import PostgresStore
 

@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..accounts import CLUSTER_NAME, Operation, ResourceType
 from ..cluster.directory import StoredGroup
 from ..cluster.routing import ClusterRouting
 from ..group.inspection import GroupView, MemberView
 from ..group.model import CLASSIC, CONSUMER, Group
+from ..handlers.node import Node
 from ..journal.schema import to_entry
-from ..node import Node
+from ..shared.accounts import CLUSTER_NAME, Operation, ResourceType
 from .activity import HOUR_MS, Activity, GroupActivity
 from .cluster_view import ClusterGroups, coordinator, group_url
 from .colours import MemberColours, identity

@@ -27,9 +27,9 @@ from typing import Any
 
 from protocol.errors import ErrorCode
 
-from ..node import Node
 from ..security.acls import Operation, ResourceType
 from . import versions as V
+from .node import Node
 
 GROUP_AUTHORIZATION_FAILED = ErrorCode.GROUP_AUTHORIZATION_FAILED
 TOPIC_AUTHORIZATION_FAILED = ErrorCode.TOPIC_AUTHORIZATION_FAILED

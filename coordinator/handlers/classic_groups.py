@@ -18,7 +18,6 @@ from protocol.apis.leave_group import (
 from protocol.apis.sync_group import SyncGroupRequest, SyncGroupResponse
 from protocol.errors import ErrorCode
 
-from ..connection_context import ConnectionContext
 from ..group.requests import (
     HeartbeatInput,
     JoinGroupInput,
@@ -32,11 +31,12 @@ from ..group.results import (
     LeaveGroupResult,
     SyncGroupResult,
 )
-from ..node import Node
 from . import versions as V
 from .admission import (
     heartbeat_refused_code,
 )
+from .connection_context import ConnectionContext
+from .node import Node
 from .outcome import Outcome, Pending, call
 
 GROUP_AUTHORIZATION_FAILED = ErrorCode.GROUP_AUTHORIZATION_FAILED

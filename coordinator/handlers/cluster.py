@@ -44,13 +44,13 @@ from protocol.apis.metadata import (
 )
 from protocol.errors import ErrorCode
 
-from ..catalog import NO_TOPIC_ID, Topic, valid_topic_name
-from ..connection_context import ConnectionContext
-from ..node import Node
 from ..security.acls import Operation
 from ..security.authz import may_create_topic, may_topic
+from ..shared.catalog import NO_TOPIC_ID, Topic, valid_topic_name
 from . import admission
 from . import versions as V
+from .connection_context import ConnectionContext
+from .node import Node
 from .outcome import Delayed, Outcome
 
 # KIP-511 client software name/version syntax.

@@ -27,10 +27,10 @@ from protocol.apis.incremental_alter_configs import (
 )
 from protocol.errors import ErrorCode
 
-from ..connection_context import ConnectionContext
 from ..group.consumer import group_configs
-from ..node import Node
 from .admission import GROUP_RESOURCE
+from .connection_context import ConnectionContext
+from .node import Node
 from .outcome import Outcome, Pending, call
 
 NOT_SERVED = "This group coordinator serves the configs of GROUP resources only."

@@ -25,15 +25,15 @@ from protocol.apis.consumer_group_heartbeat import (
 )
 from protocol.errors import ErrorCode
 
-from ..catalog import topic_id_for
-from ..connection_context import ConnectionContext
 from ..group.consumer.admin import DescribedConsumerGroup
 from ..group.consumer.member import Partitions
 from ..group.consumer.requests import ConsumerHeartbeatInput, ConsumerHeartbeatResult
-from ..node import Node
 from ..security.acls import Operation
 from ..security.authz import group_operations, may_topic
-from ..topic_regex import Resolution
+from ..shared.catalog import topic_id_for
+from ..shared.topic_regex import Resolution
+from .connection_context import ConnectionContext
+from .node import Node
 from .outcome import Offloaded, Outcome, Pending, call
 
 

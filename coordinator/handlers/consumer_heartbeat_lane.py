@@ -36,9 +36,9 @@ from protocol.errors import DecodeError
 from protocol.frames import encode_response
 from protocol.headers import RequestHeader
 
-from ..connection_context import ConnectionContext
-from ..node import Node
 from .admission import CONSUMER_GROUP_HEARTBEAT, refusal
+from .connection_context import ConnectionContext
+from .node import Node
 
 CONSUMER_GROUP_HEARTBEAT_KEY = 68
 #: Decoded frames (and answers) remembered; a full memo is simply cleared.

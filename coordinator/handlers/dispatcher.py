@@ -18,10 +18,10 @@ from protocol.errors import ErrorCode
 from protocol.frames import Request
 from protocol.schema import Struct, field_specs
 
-from ..connection_context import ConnectionContext
-from ..node import Node
 from . import admission
 from .admission import Answer, Route
+from .connection_context import ConnectionContext
+from .node import Node
 from .outcome import Outcome
 
 Req = TypeVar("Req", bound=Struct)

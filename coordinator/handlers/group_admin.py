@@ -24,12 +24,10 @@ from protocol.apis.list_groups import (
 )
 from protocol.errors import ErrorCode
 
-from ..connection_context import ConnectionContext
 from ..group.results import (
     DeleteGroupsResult,
     DescribedGroup,
 )
-from ..node import Node
 from ..security.acls import Operation
 from ..security.authz import group_operations, may_cluster
 from . import versions as V
@@ -37,6 +35,8 @@ from .admission import (
     LIST_GROUPS,
     refusal,
 )
+from .connection_context import ConnectionContext
+from .node import Node
 from .outcome import Outcome, Pending, answer_in, call
 
 GROUP_AUTHORIZATION_FAILED = ErrorCode.GROUP_AUTHORIZATION_FAILED

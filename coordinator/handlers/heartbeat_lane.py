@@ -31,9 +31,9 @@ from protocol.errors import DecodeError
 from protocol.frames import encode_response
 from protocol.headers import RequestHeader
 
-from ..connection_context import ConnectionContext
-from ..node import Node
 from .admission import HEARTBEAT, heartbeat_refused_code, refusal
+from .connection_context import ConnectionContext
+from .node import Node
 
 HEARTBEAT_KEY = 12
 #: Decoded heartbeat frames remembered (of all connections); a full memo is simply

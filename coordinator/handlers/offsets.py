@@ -33,7 +33,6 @@ from protocol.apis.offset_fetch import (
 )
 from protocol.errors import ErrorCode
 
-from ..connection_context import ConnectionContext
 from ..group.requests import (
     OffsetCommitInput,
     PartitionCommit,
@@ -48,7 +47,6 @@ from ..group.results import (
     TopicErrors,
     TopicOffsets,
 )
-from ..node import Node
 from ..security.acls import Operation
 from ..security.authz import may_topic
 from . import versions as V
@@ -57,6 +55,8 @@ from .admission import (
     OFFSET_DELETE,
     OFFSET_FETCH,
 )
+from .connection_context import ConnectionContext
+from .node import Node
 from .outcome import Outcome, Pending, call
 
 TOPIC_AUTHORIZATION_FAILED = ErrorCode.TOPIC_AUTHORIZATION_FAILED

@@ -1,7 +1,7 @@
 """What a handler returns: its reply and what must happen for it, as data.
 
 Handlers are sans-IO. They never wait, sleep, write or start threads; they say what they
-need in an ``Outcome`` and the runtime (``coordinator/runtime.py``) carries it out:
+need in an ``Outcome`` and the runtime (``coordinator/shell/runtime.py``) carries it out:
 
 - ``effects``: the state machine's output (records to persist, timer changes, events and
   the replies of parked requests), and ``topics`` to persist for the catalog;

@@ -15,11 +15,11 @@ from protocol.apis.produce import (
 )
 from protocol.errors import ErrorCode
 
-from ..connection_context import ConnectionContext
-from ..node import Node
 from ..security.acls import Operation
 from ..security.authz import may_topic
 from . import versions as V
+from .connection_context import ConnectionContext
+from .node import Node
 from .outcome import CloseConnection, Outcome
 
 REFUSAL = "virtual topics hold no records: this daemon is a group coordinator, not a log"

@@ -27,10 +27,10 @@ from protocol.apis.sasl_authenticate import SaslAuthenticateRequest
 from protocol.apis.sasl_handshake import SaslHandshakeRequest
 from protocol.apis.sync_group import SyncGroupRequest
 
-from ..node import Node
 from ..security import handlers as sasl
 from . import classic_groups, cluster, configs, consumer_groups, group_admin, offsets, produce
 from .dispatcher import Dispatcher
+from .node import Node
 
 
 def daemon_dispatcher(node: Node) -> Dispatcher:

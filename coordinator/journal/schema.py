@@ -13,8 +13,8 @@ from protocol.consumer import CONSUMER_PROTOCOL_TYPE, decode_assignment
 from protocol.errors import DecodeError
 
 from ..cluster import events as cluster
-from ..events import NodeEvent
 from ..group import events
+from ..shared.events import NodeEvent
 
 #: Bumped when a field changes meaning or is removed; new fields do not bump it.
 SCHEMA_VERSION = 1

@@ -17,9 +17,9 @@ from logging.handlers import QueueListener, TimedRotatingFileHandler
 from pathlib import Path
 from typing import cast
 
-from ..clock import Clock
-from ..events import NodeEvent
-from ..private_files import private_dir, private_file
+from ..shared.clock import Clock
+from ..shared.events import NodeEvent
+from ..shared.private_files import private_dir, private_file
 from .schema import JOURNALED, to_entry
 
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..accounts import CLUSTER_NAME as CLUSTER_NAME
-from ..accounts import WILDCARD as WILDCARD
-from ..accounts import AclBinding as AclBinding
-from ..accounts import Operation as Operation
-from ..accounts import PatternType as PatternType
-from ..accounts import Permission as Permission
-from ..accounts import ResourceType as ResourceType
+from ..shared.accounts import CLUSTER_NAME as CLUSTER_NAME
+from ..shared.accounts import WILDCARD as WILDCARD
+from ..shared.accounts import AclBinding as AclBinding
+from ..shared.accounts import Operation as Operation
+from ..shared.accounts import PatternType as PatternType
+from ..shared.accounts import Permission as Permission
+from ..shared.accounts import ResourceType as ResourceType
 
 # An ALLOW of any of these also allows DESCRIBE (Kafka's implied operations).
 _IMPLIES_DESCRIBE = frozenset({Operation.READ, Operation.WRITE, Operation.DELETE, Operation.ALTER})

@@ -12,8 +12,8 @@ from typing import Any, TypeVar
 
 import click
 
-from ..config import parse_database_url
-from ..errors import CommandLineError
+from ..settings.config import parse_database_url
+from ..shared.errors import CommandLineError
 from ..store import SecurityRows, SqliteStore, Store, Write
 from .acls import (
     CLUSTER_NAME,

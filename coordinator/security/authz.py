@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from .acls import CLUSTER_NAME, Operation, ResourceType
 
 if TYPE_CHECKING:
-    from ..connection_context import ConnectionContext
+    from ..handlers.connection_context import ConnectionContext
     from .runtime import Security
 
 # DescribeGroups' authorized_operations bits (1 << AclOperation code).

@@ -7,7 +7,7 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..ports import parse_port
+from ..settings.ports import parse_port
 
 
 class SecurityProtocol(enum.StrEnum):

@@ -10,7 +10,7 @@ import hmac
 
 from scramp import ScramMechanism
 
-from ..accounts import ScramCredential as ScramCredential
+from ..shared.accounts import ScramCredential as ScramCredential
 from .config import SCRAM_MECHANISMS
 
 # Kafka refuses fewer than 4096 iterations for SCRAM-SHA-256/512.

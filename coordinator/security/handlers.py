@@ -19,10 +19,10 @@ from protocol.apis.sasl_authenticate import SaslAuthenticateRequest, SaslAuthent
 from protocol.apis.sasl_handshake import SaslHandshakeRequest, SaslHandshakeResponse
 from protocol.errors import ErrorCode
 
-from ..connection_context import ConnectionContext
+from ..handlers.connection_context import ConnectionContext
+from ..handlers.node import Node
 from ..handlers.outcome import Delayed, Offloaded, Outcome
 from ..handlers.versions import SASL_HANDSHAKE_RAW_TOKENS
-from ..node import Node
 from .sasl import AuthenticationFailed, IllegalSaslState, PasswordCheck, SaslSession
 from .throttle import Admission
 

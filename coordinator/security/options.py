@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
-from ..config import parse_host_port
+from ..settings.config import parse_host_port
 from .config import (
     SASL_MECHANISMS,
     ClientAuth,

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from ..outage import Outage
+from ..shared.outage import Outage
 from .acls import Authorizer, Operation, ResourceType
 from .config import SecuritySettings
 from .credentials import ScramCredential

@@ -14,8 +14,8 @@ import abc
 import asyncio
 from dataclasses import dataclass, field
 
-from ..accounts import AclBinding, ScramCredential
 from ..group.records import Record
+from ..shared.accounts import AclBinding, ScramCredential
 
 
 @dataclass(slots=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 
-from ..accounts import AclBinding, ScramCredential
+from ..shared.accounts import AclBinding, ScramCredential
 from .base import LoadedState, SecurityRows, Store, Write
 
 

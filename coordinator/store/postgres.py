@@ -33,9 +33,9 @@ from collections.abc import Callable
 import asyncpg
 
 from ..cluster.placement import partition_for
-from ..errors import StartupError
 from ..group.handover import GroupHandover
 from ..group.records import GroupMetadataRecord, Record
+from ..shared.errors import StartupError
 from . import bounded, tables
 from .base import LoadedState, SecurityRows, Store, Write
 from .dialect import POSTGRES

@@ -17,8 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO
 
-from ..errors import StartupError
-from ..private_files import private_dir, private_file
+from ..shared.errors import StartupError
+from ..shared.private_files import private_dir, private_file
 from . import tables
 from .base import LoadedState, SecurityRows, Store, Write
 from .dialect import SQLITE

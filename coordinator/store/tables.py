@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from itertools import groupby
 from typing import Any
 
-from ..accounts import AclBinding, Operation, PatternType, Permission, ResourceType, ScramCredential
 from ..group.records import (
     ConsumerGroupDeletedRecord,
     ConsumerGroupRecord,
@@ -31,6 +30,14 @@ from ..group.records import (
     OffsetCommitRecord,
     OffsetDeleteRecord,
     Record,
+)
+from ..shared.accounts import (
+    AclBinding,
+    Operation,
+    PatternType,
+    Permission,
+    ResourceType,
+    ScramCredential,
 )
 from .base import SecurityRows, Write
 from .dialect import Dialect, Table

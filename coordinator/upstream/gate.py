@@ -14,7 +14,7 @@ from protocol.apis import ApiKey
 from protocol.errors import ErrorCode
 from protocol.schema import Struct
 
-from ..accounts import Operation
+from ..shared.accounts import Operation
 
 #: DescribeConfigs resource types (not the ACL ones): a topic's, a broker's.
 CONFIG_TOPIC = 2

@@ -23,7 +23,7 @@ from protocol.apis.list_offsets import (
 )
 from protocol.errors import DecodeError, ErrorCode
 
-from ..node import Node
+from ..handlers.node import Node
 from .ends import TopicPartition, totals
 from .link import UpstreamError
 from .proxy import Upstream

@@ -17,7 +17,7 @@ from protocol.apis.metadata import (
 )
 from protocol.errors import ErrorCode
 
-from ..catalog import Topic
+from ..shared.catalog import Topic
 
 _NO_TOPIC_ID = uuid.UUID(int=0)
 _INT32_MAX = 2**31 - 1

@@ -9,8 +9,8 @@ from typing import Any, TypeVar
 
 import click
 
-from ..config import parse_host_port
 from ..security.config import SASL_MECHANISMS, SecurityProtocol
+from ..settings.config import parse_host_port
 from .settings import UpstreamSettings
 
 _F = TypeVar("_F", bound=Callable[..., Any])

@@ -39,13 +39,13 @@ from protocol.frames import Request, decode_request, decode_response, encode_req
 from protocol.headers import RequestHeader
 from protocol.schema import Struct
 
-from ..config import Settings
-from ..connection import response_frame
-from ..connection_context import ConnectionContext
 from ..handlers import admission, classic_groups, cluster, consumer_groups, group_admin, offsets
-from ..node import Node
+from ..handlers.connection_context import ConnectionContext
+from ..handlers.node import Node
 from ..security.acls import Operation
 from ..security.authz import may_create_topic, may_topic
+from ..settings.config import Settings
+from ..shell.connection import response_frame
 from . import gate, metadata, versions, wire
 from .ends import UpstreamState
 from .link import Link, UpstreamError, UpstreamTimeout

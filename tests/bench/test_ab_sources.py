@@ -28,11 +28,18 @@ FAKE_CLI = textwrap.dedent(
 
 
 @pytest.mark.integration  # starts a process
-def test_daemon_from_another_tree_imports_that_tree(tmp_path: Path) -> None:
+# A tree of now, and one from before coordinator/'s modules were gathered into rooms.
+@pytest.mark.parametrize("package", ["commands", None])
+def test_daemon_from_another_tree_imports_that_tree(tmp_path: Path, package: str | None) -> None:
     src = tmp_path / "src"
     (src / "coordinator").mkdir(parents=True)
     (src / "coordinator" / "__init__.py").write_text("")
-    (src / "coordinator" / "cli.py").write_text(FAKE_CLI)
+    cli = src / "coordinator" / "cli.py"
+    if package is not None:
+        (src / "coordinator" / package).mkdir()
+        (src / "coordinator" / package / "__init__.py").write_text("")
+        cli = src / "coordinator" / package / "cli.py"
+    cli.write_text(FAKE_CLI)
     report = tmp_path / "imported"
     os.environ["AB_SOURCES_REPORT"] = str(report)
     try:
@@ -42,4 +49,4 @@ def test_daemon_from_another_tree_imports_that_tree(tmp_path: Path) -> None:
                 time.sleep(0.05)
     finally:
         del os.environ["AB_SOURCES_REPORT"]
-    assert Path(report.read_text()).resolve() == (src / "coordinator" / "cli.py").resolve()
+    assert Path(report.read_text()).resolve() == cli.resolve()

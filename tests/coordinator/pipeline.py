@@ -2,7 +2,7 @@
 protocol with a manual clock, no event loop and no sockets.
 
 The state machine's effects are carried out by the daemon's own driver
-(``coordinator/driver.py``) with a table of timers and a store that is durable at once.
+(``coordinator/shell/driver.py``) with a table of timers and a store that is durable at once.
 Threads run in line and nothing waits: a ``Delayed`` reply is reported with its delay, so a
 test checks the delay instead of sleeping it out.
 """
@@ -12,16 +12,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from coordinator.clock import ManualClock
-from coordinator.config import Settings
-from coordinator.connection import ConnectionProtocol
-from coordinator.connection_context import ConnectionContext
-from coordinator.driver import Batch, EffectsDriver
 from coordinator.group.effects import Effects
+from coordinator.handlers.connection_context import ConnectionContext
+from coordinator.handlers.node import Node
 from coordinator.handlers.outcome import Awaiting, Delayed, Offloaded, Outcome, Pending
 from coordinator.handlers.routes import daemon_dispatcher
-from coordinator.node import Node
 from coordinator.security.config import Listener
+from coordinator.settings.config import Settings
+from coordinator.shared.clock import ManualClock
+from coordinator.shell.connection import ConnectionProtocol
+from coordinator.shell.driver import Batch, EffectsDriver
 from protocol.frames import Request, encode_request
 from protocol.schema import Struct
 

@@ -12,12 +12,12 @@ import pytest
 
 from coordinator.cluster.placement import partition_for
 from coordinator.cluster.routing import ClusterRouting, PartitionState
-from coordinator.config import Settings
 from coordinator.handlers import admission
 from coordinator.handlers.admission import GROUP_RESOURCE
 from coordinator.handlers.classic_groups import heartbeat, heartbeat_refused
 from coordinator.handlers.dispatcher import Dispatcher, names_groups
 from coordinator.security.config import SecuritySettings
+from coordinator.settings.config import Settings
 from protocol.apis import BY_KEY, ApiKey
 from protocol.apis.consumer_group_describe import ConsumerGroupDescribeRequest
 from protocol.apis.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest

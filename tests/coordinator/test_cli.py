@@ -9,8 +9,8 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from coordinator import cli
-from coordinator.config import Settings
+from coordinator.commands import cli
+from coordinator.settings.config import Settings
 
 
 @pytest.fixture
@@ -22,7 +22,7 @@ def captured(monkeypatch: pytest.MonkeyPatch) -> list[Settings]:
         coro.close()
 
     monkeypatch.setattr("uvloop.run", fake_run)
-    monkeypatch.setattr("coordinator.logs.configure", lambda *a: None)
+    monkeypatch.setattr("coordinator.telemetry.logs.configure", lambda *a: None)
     return seen
 
 
@@ -105,8 +105,9 @@ def test_the_daemon_never_imports_spark_or_matplotlib() -> None:
     import sys
 
     code = (
-        "import sys, coordinator.cli, coordinator.server, coordinator.observability;"
-        "import coordinator.journal, coordinator.metrics;"
+        "import sys, coordinator.commands.cli, coordinator.shell.server;"
+        "import coordinator.telemetry.observability;"
+        "import coordinator.journal, coordinator.telemetry.metrics;"
         "print(sorted(m for m in ('pyspark', 'matplotlib') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -6,7 +6,7 @@ import socket
 
 import pytest
 
-from coordinator.config import Settings
+from coordinator.settings.config import Settings
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "::", ""])

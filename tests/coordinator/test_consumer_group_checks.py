@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from coordinator.config import Settings
 from coordinator.group.consumer.requests import ConsumerHeartbeatInput
 from coordinator.security.acls import AclBinding, Operation, PatternType, Permission, ResourceType
 from coordinator.security.config import SecuritySettings
 from coordinator.security.credentials import make_credential
+from coordinator.settings.config import Settings
 from coordinator.store import SecurityRows
 from protocol.apis.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequest,

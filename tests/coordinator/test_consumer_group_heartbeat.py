@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.catalog import topic_id_for
 from coordinator.client.connection import connect
-from coordinator.config import Settings
-from coordinator.server import Server
+from coordinator.settings.config import Settings
+from coordinator.shared.catalog import topic_id_for
+from coordinator.shell.server import Server
 from protocol.apis.consumer_group_describe import (
     ConsumerGroupDescribeRequest,
     ConsumerGroupDescribeResponse,

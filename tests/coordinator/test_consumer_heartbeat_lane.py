@@ -21,16 +21,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from structlog.testing import capture_logs
 
-from coordinator.catalog import topic_id_for
 from coordinator.cluster.placement import partition_for
 from coordinator.cluster.routing import ClusterRouting, PartitionState, SingleNode
-from coordinator.config import Settings
-from coordinator.connection import ConnectionProtocol
-from coordinator.driver import Batch
 from coordinator.group.deadlines import consumer_session_key
 from coordinator.handlers.consumer_heartbeat_lane import ConsumerHeartbeatLane
 from coordinator.handlers.outcome import Pending
-from coordinator.metrics import Metrics
 from coordinator.security.acls import (
     AclBinding,
     Operation,
@@ -39,8 +34,13 @@ from coordinator.security.acls import (
     ResourceType,
 )
 from coordinator.security.config import SecuritySettings
-from coordinator.server import Server
+from coordinator.settings.config import Settings
+from coordinator.shared.catalog import topic_id_for
+from coordinator.shell.connection import ConnectionProtocol
+from coordinator.shell.driver import Batch
+from coordinator.shell.server import Server
 from coordinator.store import SecurityRows
+from coordinator.telemetry.metrics import Metrics
 from protocol.apis import BY_KEY
 from protocol.apis.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequest,

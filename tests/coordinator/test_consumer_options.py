@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from coordinator import cli
-from coordinator.config import Settings
+from coordinator.commands import cli
+from coordinator.settings.config import Settings
 
 
 @pytest.fixture
@@ -20,7 +20,7 @@ def captured(monkeypatch: pytest.MonkeyPatch) -> list[Settings]:
         coro.close()
 
     monkeypatch.setattr("uvloop.run", fake_run)
-    monkeypatch.setattr("coordinator.logs.configure", lambda *a: None)
+    monkeypatch.setattr("coordinator.telemetry.logs.configure", lambda *a: None)
     return seen
 
 

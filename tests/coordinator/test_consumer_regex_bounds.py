@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from coordinator.client.connection import connect
-from coordinator.config import Settings
 from coordinator.group.consumer.config import ConsumerGroupConfig
-from coordinator.server import Server
-from coordinator.topic_regex import CompiledCache, cost
+from coordinator.settings.config import Settings
+from coordinator.shared.topic_regex import CompiledCache, cost
+from coordinator.shell.server import Server
 from protocol.apis.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from coordinator.client.connection import connect
-from coordinator.clock import LoopClock
-from coordinator.config import Settings
 from coordinator.group.config import GroupConfig
 from coordinator.group.deadlines import heartbeat_key
-from coordinator.server import Server
+from coordinator.settings.config import Settings
+from coordinator.shared.clock import LoopClock
+from coordinator.shell.server import Server
 from protocol.apis.delete_groups import DeleteGroupsRequest, DeleteGroupsResponse
 from protocol.apis.metadata import MetadataRequest, MetadataResponse
 from protocol.errors import ErrorCode

@@ -11,9 +11,9 @@ import pytest
 import structlog
 from structlog.testing import capture_logs
 
-from coordinator.config import Settings
 from coordinator.group.events import LimitReached, MemberJoined, OffsetsCommitted, SyncCompleted
-from coordinator.runtime import Runtime
+from coordinator.settings.config import Settings
+from coordinator.shell.runtime import Runtime
 from coordinator.store import MemoryStore
 
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from coordinator.config import Settings
-from coordinator.errors import StartupError
-from coordinator.runtime import Runtime
-from coordinator.server import Server
+from coordinator.settings.config import Settings
+from coordinator.shared.errors import StartupError
+from coordinator.shell.runtime import Runtime
+from coordinator.shell.server import Server
 from coordinator.store import SqliteStore
 from protocol.apis.metadata import MetadataRequest, MetadataRequestTopic
 
@@ -83,7 +83,7 @@ async def test_a_topic_given_more_partitions_grows_and_fewer_is_refused(tmp_path
 
 def serve(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "coordinator.cli", "serve", *args],
+        [sys.executable, "-m", "coordinator.commands.cli", "serve", *args],
         capture_output=True,
         text=True,
         timeout=60,

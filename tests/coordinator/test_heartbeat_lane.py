@@ -17,20 +17,20 @@ from hypothesis import strategies as st
 
 from coordinator.cluster.placement import partition_for
 from coordinator.cluster.routing import ClusterRouting, PartitionState
-from coordinator.config import Settings
-from coordinator.connection import ConnectionProtocol
 from coordinator.group.config import GroupConfig
 from coordinator.group.deadlines import heartbeat_key
 from coordinator.handlers import heartbeat_lane
 from coordinator.handlers.heartbeat_lane import HeartbeatLane
-from coordinator.metrics import Metrics
-from coordinator.runtime import Runtime
-from coordinator.server import (
+from coordinator.settings.config import Settings
+from coordinator.shell.connection import ConnectionProtocol
+from coordinator.shell.runtime import Runtime
+from coordinator.shell.server import (
     HEARTBEATS_PER_SLOT,
     REQUESTS_PER_TURN,
     KafkaConnection,
     Server,
 )
+from coordinator.telemetry.metrics import Metrics
 from protocol.apis import BY_KEY
 from protocol.apis.api_versions import ApiVersionsRequest
 from protocol.apis.heartbeat import HeartbeatRequest, HeartbeatResponse

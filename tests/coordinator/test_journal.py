@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.clock import ManualClock
 from coordinator.group import events
 from coordinator.group.events import RebalanceTrigger, RemovalCause
 from coordinator.journal import SCHEMA_VERSION, JournalWriter, to_entry
+from coordinator.shared.clock import ManualClock
 from protocol.consumer import ConsumerProtocolAssignment, TopicPartition, encode_assignment
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from coordinator.limits import ConnectionGuard, ConnectionLimits
+from coordinator.settings.limits import ConnectionGuard, ConnectionLimits
 
 LIMITS = ConnectionLimits(
     connections_max_idle_ms=1500, request_receive_timeout_ms=500, slow_reader_timeout_ms=800

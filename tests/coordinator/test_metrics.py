@@ -11,12 +11,12 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from coordinator.client.member import GroupMember
-from coordinator.config import Settings
 from coordinator.group.config import GroupConfig
 from coordinator.group.consumer.config import ConsumerGroupConfig
-from coordinator.metrics import Metrics
-from coordinator.observability import ObservabilitySettings
-from coordinator.server import Server
+from coordinator.settings.config import Settings
+from coordinator.shell.server import Server
+from coordinator.telemetry.metrics import Metrics
+from coordinator.telemetry.settings import ObservabilitySettings
 from protocol.apis.offset_commit import (
     OffsetCommitRequest,
     OffsetCommitResponse,
@@ -175,7 +175,7 @@ def test_errors_are_counted_per_partition_in_nested_results() -> None:
 
 async def test_every_kind_of_limit_hit_is_counted(tmp_path: Path) -> None:
     from coordinator.client.connection import connect
-    from coordinator.limits import ConnectionLimits
+    from coordinator.settings.limits import ConnectionLimits
     from protocol.apis.create_topics import CreateTopicsRequest, CreateTopicsRequestCreatableTopic
     from protocol.apis.join_group import JoinGroupRequest, JoinGroupRequestProtocol
 

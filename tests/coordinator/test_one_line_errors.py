@@ -10,9 +10,9 @@ import pytest
 from click.testing import CliRunner
 from structlog.testing import capture_logs
 
-from coordinator import cli
-from coordinator.config import Settings
-from coordinator.server import Server
+from coordinator.commands import cli
+from coordinator.settings.config import Settings
+from coordinator.shell.server import Server
 
 
 @pytest.fixture
@@ -24,7 +24,7 @@ def captured(monkeypatch: pytest.MonkeyPatch) -> list[Settings]:
         coro.close()
 
     monkeypatch.setattr("uvloop.run", fake_run)
-    monkeypatch.setattr("coordinator.logs.configure", lambda *a: None)
+    monkeypatch.setattr("coordinator.telemetry.logs.configure", lambda *a: None)
     return seen
 
 

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from coordinator.config import Settings
-from coordinator.connection_context import ConnectionContext
 from coordinator.group.config import GroupConfig
-from coordinator.runtime import Runtime
+from coordinator.handlers.connection_context import ConnectionContext
+from coordinator.settings.config import Settings
+from coordinator.shell.runtime import Runtime
 from coordinator.store import MemoryStore
 from protocol.apis.join_group import JoinGroupRequest, JoinGroupRequestProtocol
 from protocol.errors import ErrorCode

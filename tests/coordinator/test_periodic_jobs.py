@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
-from coordinator.config import Settings
-from coordinator.runtime import Runtime
 from coordinator.security.config import SecuritySettings
+from coordinator.settings.config import Settings
+from coordinator.shell.runtime import Runtime
 from coordinator.store import MemoryStore
 
 

@@ -8,8 +8,6 @@ import uuid
 
 import pytest
 
-from coordinator.config import Settings
-from coordinator.connection import ConnectionProtocol, RawSaslToken, SendNow
 from coordinator.group.config import GroupConfig
 from coordinator.group.deadlines import join_key
 from coordinator.handlers.outcome import CloseConnection, Offloaded
@@ -17,6 +15,8 @@ from coordinator.security import handlers as sasl
 from coordinator.security.acls import AclBinding, Operation, PatternType, Permission, ResourceType
 from coordinator.security.config import Listener, SecurityProtocol, SecuritySettings
 from coordinator.security.credentials import make_credential
+from coordinator.settings.config import Settings
+from coordinator.shell.connection import ConnectionProtocol, RawSaslToken, SendNow
 from coordinator.store import SecurityRows
 from protocol.apis import API_VERSIONS_KEY, BY_KEY
 from protocol.apis.api_versions import ApiVersionsRequest, ApiVersionsResponse

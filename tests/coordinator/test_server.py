@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from coordinator.client.connection import ConnectionClosed, KafkaConnectionClient, connect
-from coordinator.config import Settings
 from coordinator.group.config import GroupConfig
-from coordinator.server import Server
+from coordinator.settings.config import Settings
+from coordinator.shell.server import Server
 from coordinator.upstream.wire import UPSTREAM_ONLY
 from protocol.apis import BY_KEY, ApiKey
 from protocol.apis.api_versions import ApiVersionsRequest, ApiVersionsResponse

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.errors import StartupError
 from coordinator.group.records import (
     GroupDeletedRecord,
     GroupMetadataRecord,
@@ -21,6 +20,7 @@ from coordinator.group.records import (
     OffsetCommitRecord,
     OffsetDeleteRecord,
 )
+from coordinator.shared.errors import StartupError
 from coordinator.store import LoadedState, SqliteStore, Store, Write
 from coordinator.store.postgres import PostgresStore
 from coordinator.store.sqlite import MIGRATIONS

@@ -9,14 +9,14 @@ import dataclasses
 
 from structlog.testing import capture_logs
 
-from coordinator.config import Settings
-from coordinator.connection_context import ConnectionContext
 from coordinator.group.config import GroupConfig
 from coordinator.group.records import Record
-from coordinator.metrics import Metrics
-from coordinator.runtime import Runtime
+from coordinator.handlers.connection_context import ConnectionContext
+from coordinator.settings.config import Settings
+from coordinator.shell.runtime import Runtime
 from coordinator.store import MemoryStore, Write
 from coordinator.store.base import LoadedState
+from coordinator.telemetry.metrics import Metrics
 from protocol.apis.delete_groups import DeleteGroupsRequest, DeleteGroupsResponse
 from protocol.apis.join_group import JoinGroupRequest, JoinGroupRequestProtocol, JoinGroupResponse
 from protocol.apis.offset_commit import (

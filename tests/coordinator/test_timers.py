@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coordinator.timers import COMPACT_SLACK, KeyedTimers
+from coordinator.shell.timers import COMPACT_SLACK, KeyedTimers
 from tests.hypothesis_profiles import examples
 
 

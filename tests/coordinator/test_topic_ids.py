@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from coordinator.catalog import Catalog, topic_id_for
-from coordinator.config import Settings
-from coordinator.server import Server
+from coordinator.settings.config import Settings
+from coordinator.shared.catalog import Catalog, topic_id_for
+from coordinator.shell.server import Server
 from coordinator.store import Store
 from coordinator.store.postgres import PostgresStore
 from coordinator.store.sqlite import MIGRATIONS, SqliteStore

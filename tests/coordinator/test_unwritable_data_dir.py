@@ -41,7 +41,7 @@ def serve(data_dir: Path) -> subprocess.CompletedProcess[str]:
         [
             sys.executable,
             "-m",
-            "coordinator.cli",
+            "coordinator.commands.cli",
             "serve",
             "--listen",
             f"127.0.0.1:{free_port()}",

@@ -44,7 +44,7 @@ class Daemon:
         cmd = [
             sys.executable,
             "-m",
-            "coordinator.cli",
+            "coordinator.commands.cli",
             "serve",
             "--listen",
             self.bootstrap,

@@ -17,8 +17,8 @@ import asyncpg
 import pytest
 from click.testing import CliRunner
 
-from coordinator import cli
 from coordinator.client.connection import KafkaConnectionClient, connect
+from coordinator.commands import cli
 from protocol.apis.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
 from protocol.apis.metadata import MetadataRequest, MetadataResponse
 from protocol.apis.offset_commit import (

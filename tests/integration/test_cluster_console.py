@@ -18,9 +18,9 @@ import aiohttp
 import pytest
 from click.testing import CliRunner
 
-from coordinator import cli
 from coordinator.client.connection import connect
 from coordinator.cluster.status import read_status
+from coordinator.commands import cli
 from protocol.errors import ErrorCode
 
 from .conftest import Daemon, free_port, wait_until

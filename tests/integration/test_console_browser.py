@@ -304,7 +304,7 @@ def test_pages_are_labelled_readable_and_work_with_the_keyboard(
 
 def cli(data_dir: Path, *args: str) -> None:
     subprocess.run(
-        [sys.executable, "-m", "coordinator.cli", *args, "--data-dir", str(data_dir)],
+        [sys.executable, "-m", "coordinator.commands.cli", *args, "--data-dir", str(data_dir)],
         capture_output=True,
         check=True,
         timeout=60,

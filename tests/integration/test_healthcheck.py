@@ -45,7 +45,7 @@ def serve(
     processes: list[subprocess.Popen[bytes]], cwd: Path, *args: str, env: dict[str, str]
 ) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "coordinator.cli", "serve", "--store", "memory", *args],
+        [sys.executable, "-m", "coordinator.commands.cli", "serve", "--store", "memory", *args],
         cwd=cwd,
         env={**CLEAN, "PYTHONPATH": str(ROOT), **env},
         stdout=subprocess.DEVNULL,

@@ -121,7 +121,7 @@ def test_analysis_finds_exactly_the_scripted_rebalances(
     args = ["analyze", str(journal), "--out", str(out), "--master", "local[2]"]
     # Run as a user runs it: what reaches the terminal is the JVM's output too.
     result = subprocess.run(
-        [sys.executable, "-m", "coordinator.cli", *args, "--storm-threshold", "8",
+        [sys.executable, "-m", "coordinator.commands.cli", *args, "--storm-threshold", "8",
          "--storm-window-s", "60"],
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip

@@ -29,7 +29,7 @@ PASSWORDS = {"alice": "alice-pw-9f2", "bob": "bob-pw-4c1", "admin": "admin-pw-77
 
 def cli(data_dir: Path, *args: str) -> str:
     out = subprocess.run(
-        [sys.executable, "-m", "coordinator.cli", *args, "--data-dir", str(data_dir)],
+        [sys.executable, "-m", "coordinator.commands.cli", *args, "--data-dir", str(data_dir)],
         capture_output=True,
         text=True,
         check=True,

@@ -383,7 +383,7 @@ def test_lag_in_groups_describe_console_and_metrics(
         [
             sys.executable,
             "-m",
-            "coordinator.cli",
+            "coordinator.commands.cli",
             "groups",
             "describe",
             "lagging",

@@ -30,7 +30,7 @@ pytestmark = pytest.mark.integration
 def cli(data_dir: Path, *args: str) -> None:
     data_dir.mkdir(parents=True, exist_ok=True)  # the commands make no data directory
     subprocess.run(
-        [sys.executable, "-m", "coordinator.cli", *args, "--data-dir", str(data_dir)],
+        [sys.executable, "-m", "coordinator.commands.cli", *args, "--data-dir", str(data_dir)],
         capture_output=True,
         check=True,
         timeout=60,

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from coordinator.client.connection import KafkaConnectionClient, connect
-from coordinator.config import Settings
 from coordinator.group.config import GroupConfig
-from coordinator.limits import ConnectionLimits
-from coordinator.server import Server
+from coordinator.settings.config import Settings
+from coordinator.settings.limits import ConnectionLimits
+from coordinator.shell.server import Server
 from protocol.apis.api_versions import ApiVersionsRequest
 from protocol.apis.metadata import MetadataRequest
 from protocol.errors import ErrorCode

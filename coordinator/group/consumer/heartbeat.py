@@ -23,7 +23,7 @@ from __future__ import annotations
 import base64
 import uuid
 
-from coordinator.topic_regex import pattern_bytes
+from coordinator.shared.topic_regex import pattern_bytes
 from protocol.errors import ErrorCode
 
 from .. import events

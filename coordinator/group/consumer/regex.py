@@ -1,7 +1,7 @@
 """A group's SubscribedTopicRegex patterns and the topics they resolve to.
 
 The state machine never compiles a client's pattern (compiling can take seconds, see
-``coordinator/topic_regex.py``): the caller resolves the patterns ``to_resolve`` names off
+``coordinator/shared/topic_regex.py``): the caller resolves the patterns ``to_resolve`` names off
 the event loop (the daemon in its regex worker, filtered by what the member may
 describe), and hands the resolution in with the heartbeat (``ConsumerHeartbeatInput.
 resolved``), as Kafka resolves regexes in its executor and applies the result to the
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from coordinator.topic_regex import CompiledCache, Resolution, pattern_bytes, resolve
+from coordinator.shared.topic_regex import CompiledCache, Resolution, pattern_bytes, resolve
 
 from .config import ConsumerGroupConfig
 from .group import ConsumerGroup

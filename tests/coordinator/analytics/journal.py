@@ -100,10 +100,10 @@ async def kip848_journal(directory: Path) -> tuple[str, str]:
     """The journal of a daemon where two real KIP-848 members (the project's client) share
     topic ``t`` of group ``kip848`` and leave; returns their member ids."""
     from coordinator.client.consumer_member import ConsumerGroupMember
-    from coordinator.config import Settings
     from coordinator.group.config import GroupConfig
-    from coordinator.observability import ObservabilitySettings
-    from coordinator.server import Server
+    from coordinator.settings.config import Settings
+    from coordinator.shell.server import Server
+    from coordinator.telemetry.settings import ObservabilitySettings
 
     srv = Server(
         Settings(

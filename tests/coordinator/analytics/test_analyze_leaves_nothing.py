@@ -48,7 +48,15 @@ def test_analyze_returns_with_no_process_left_and_a_bounded_cache(tmp_path: Path
         os.utime(cache / name, (then, then))
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
     env.pop("PYSPARK_GATEWAY_PORT", None)
-    command = [sys.executable, "-m", "coordinator.cli", "analyze", "journal", "--out", "out"]
+    command = [
+        sys.executable,
+        "-m",
+        "coordinator.commands.cli",
+        "analyze",
+        "journal",
+        "--out",
+        "out",
+    ]
     proc = subprocess.Popen(
         command, cwd=tmp_path, env=env, start_new_session=True, text=True,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -6,7 +6,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from coordinator.analytics.command import analysis_settings, analyze, input_bytes, local_path
+from coordinator.analytics.command import analysis_settings, analyze, input_bytes
+from coordinator.analytics.locations import local_path
 
 
 def test_a_remote_out_needs_a_local_report_directory(tmp_path: Path) -> None:

@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator
 import pytest
 import structlog
 
-from coordinator.config import Settings
 from coordinator.group.config import GroupConfig
-from coordinator.server import Server
+from coordinator.settings.config import Settings
+from coordinator.shell.server import Server
 
 
 @pytest.fixture

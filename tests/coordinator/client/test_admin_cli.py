@@ -7,8 +7,8 @@ import json
 
 from click.testing import CliRunner, Result
 
-from coordinator import cli
 from coordinator.client import GroupMember
+from coordinator.commands import cli
 
 
 def run(*args: str) -> Result:

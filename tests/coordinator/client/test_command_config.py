@@ -16,14 +16,14 @@ import pytest
 import structlog
 from click.testing import CliRunner, Result
 
-from coordinator import cli
 from coordinator.client.consumer_member import ConsumerGroupMember
-from coordinator.config import Settings
+from coordinator.commands import cli
 from coordinator.console.settings import ConsoleSettings
 from coordinator.group.config import GroupConfig
 from coordinator.security.config import Listener, SecurityProtocol, SecuritySettings
 from coordinator.security.credentials import make_credential
-from coordinator.server import Server
+from coordinator.settings.config import Settings
+from coordinator.shell.server import Server
 from coordinator.store import MemoryStore, Write
 from tests.pki import Pki, make_pki
 
@@ -44,7 +44,7 @@ async def server(
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.ERROR))
     store = MemoryStore()
     store.write(Write(credentials=[make_credential("alice", PASSWORD, "SCRAM-SHA-512")]))
-    monkeypatch.setattr("coordinator.server.open_store", lambda _settings: store)
+    monkeypatch.setattr("coordinator.shell.server.open_store", lambda _settings: store)
     srv = Server(
         Settings(
             data_dir=tmp_path,
@@ -206,7 +206,7 @@ async def test_the_consoles_port_is_said_to_be_no_kafka_listener_without_a_trace
         for command in (["groups", "list"], ["offsets", "get", "g"]):
             done = await asyncio.to_thread(
                 subprocess.run,
-                [sys.executable, "-m", "coordinator.cli", *command, "--bootstrap", web],
+                [sys.executable, "-m", "coordinator.commands.cli", *command, "--bootstrap", web],
                 capture_output=True, text=True, timeout=120,
             )  # fmt: skip
             assert (done.returncode, done.stdout) == (1, "")

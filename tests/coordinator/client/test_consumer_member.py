@@ -9,10 +9,10 @@ from collections.abc import AsyncIterator
 import pytest
 
 from coordinator.client import ConsumerGroupMember, GroupAdmin
-from coordinator.config import Settings
 from coordinator.group.config import GroupConfig
 from coordinator.group.consumer.config import ConsumerGroupConfig
-from coordinator.server import Server
+from coordinator.settings.config import Settings
+from coordinator.shell.server import Server
 
 ALL = [("t", p) for p in range(12)]
 

@@ -10,10 +10,10 @@ import pytest
 import structlog
 
 from coordinator.client import ConsumerGroupMember, GroupMember
-from coordinator.config import Settings
 from coordinator.group.config import GroupConfig
 from coordinator.group.consumer.config import ConsumerGroupConfig
-from coordinator.server import Server
+from coordinator.settings.config import Settings
+from coordinator.shell.server import Server
 
 TopicPartition = tuple[str, int]
 ALL = {("t", p) for p in range(6)}

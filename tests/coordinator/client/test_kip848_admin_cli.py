@@ -8,9 +8,9 @@ import json
 
 from click.testing import CliRunner, Result
 
-from coordinator import cli
-from coordinator.catalog import topic_id_for
 from coordinator.client.connection import connect
+from coordinator.commands import cli
+from coordinator.shared.catalog import topic_id_for
 from protocol.apis.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,

@@ -19,9 +19,9 @@ import structlog
 
 from coordinator.client import ConnectionPool, GroupMember
 from coordinator.client.consumer_role import TopicPartition
-from coordinator.config import Settings
 from coordinator.group.config import GroupConfig
-from coordinator.server import Server
+from coordinator.settings.config import Settings
+from coordinator.shell.server import Server
 from protocol.apis.leave_group import (
     LeaveGroupRequest,
     LeaveGroupRequestMemberIdentity,

@@ -9,7 +9,7 @@ from coordinator.cluster.events import (
     PartitionsReleased,
 )
 from coordinator.journal.schema import to_entry
-from coordinator.metrics import Metrics
+from coordinator.telemetry.metrics import Metrics
 
 
 def test_partition_moves_are_journaled_and_renewals_are_not():

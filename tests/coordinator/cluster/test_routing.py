@@ -8,8 +8,8 @@ from __future__ import annotations
 from coordinator.cluster.placement import partition_for
 from coordinator.cluster.plan import plan
 from coordinator.cluster.routing import ClusterRouting, NodeAddress, PartitionState
-from coordinator.config import Settings
 from coordinator.security.config import SecurityProtocol
+from coordinator.settings.config import Settings
 from protocol.apis.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
 from protocol.apis.heartbeat import HeartbeatRequest, HeartbeatResponse
 from protocol.apis.join_group import JoinGroupRequest, JoinGroupRequestProtocol, JoinGroupResponse

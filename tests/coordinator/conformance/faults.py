@@ -13,7 +13,6 @@ import dataclasses
 import uuid
 from typing import Any
 
-from coordinator.config import Settings
 from coordinator.group.consumer.requests import ConsumerHeartbeatInput, ConsumerHeartbeatResult
 from coordinator.group.deadlines import heartbeat_key, join_key, sync_key
 from coordinator.group.effects import Effects
@@ -42,6 +41,7 @@ from coordinator.group.results import (
     TopicErrors,
     TopicOffsets,
 )
+from coordinator.settings.config import Settings
 from protocol.apis import API_VERSIONS_KEY, BY_KEY, Api, ApiKey
 from protocol.apis.consumer_group_describe import ConsumerGroupDescribeResponse
 from protocol.apis.delete_groups import DeleteGroupsResponse

@@ -20,7 +20,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from coordinator.config import Settings
 from coordinator.group.consumer.requests import ConsumerHeartbeatInput, ConsumerHeartbeatResult
 from coordinator.group.coordinator import GroupCoordinator
 from coordinator.group.effects import Effects
@@ -32,6 +31,7 @@ from coordinator.group.results import (
     ListedGroup,
     OffsetFetchResult,
 )
+from coordinator.settings.config import Settings
 from protocol.apis import BY_KEY, Api
 from protocol.frames import decode_response, encode_response
 from protocol.schema import Struct

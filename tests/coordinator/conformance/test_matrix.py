@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from coordinator.clock import ManualClock
-from coordinator.config import Settings
 from coordinator.conformance.scenarios.matrix import LEFT_OUT, MATRIX
+from coordinator.handlers.node import Node
 from coordinator.handlers.routes import daemon_dispatcher
-from coordinator.node import Node
+from coordinator.settings.config import Settings
+from coordinator.shared.clock import ManualClock
 from protocol.apis import ApiKey
 
 

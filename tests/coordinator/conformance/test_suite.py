@@ -18,13 +18,13 @@ from typing import Any
 import pytest
 
 from coordinator.cluster.routing import PartitionState
-from coordinator.config import Settings
 from coordinator.conformance.probe import Target
 from coordinator.conformance.registry import Scenario, all_scenarios
 from coordinator.conformance.runner import FAIL, PASS, SKIP, Result, run
 from coordinator.group.config import GroupConfig
 from coordinator.group.coordinator import GroupCoordinator
-from coordinator.server import Server
+from coordinator.settings.config import Settings
+from coordinator.shell.server import Server
 
 from .faults import FAULTS, every_node_names_itself
 from .seams import Broken, Fault, WireProxy

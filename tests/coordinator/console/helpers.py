@@ -11,13 +11,13 @@ from typing import Any
 import aiohttp
 
 from coordinator.client.member import GroupMember
-from coordinator.config import Settings
 from coordinator.console.settings import ConsoleSettings
 from coordinator.group.config import GroupConfig
 from coordinator.group.requests import OffsetCommitInput, PartitionCommit, TopicCommit
 from coordinator.handlers.outcome import Pending
 from coordinator.security.config import SecuritySettings
-from coordinator.server import Server
+from coordinator.settings.config import Settings
+from coordinator.shell.server import Server
 
 
 def settings(

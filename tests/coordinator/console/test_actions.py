@@ -11,10 +11,10 @@ from typing import Any
 import aiohttp
 import pytest
 
-from coordinator.accounts import AclBinding, Operation, PatternType, Permission, ResourceType
 from coordinator.security.config import Listener, SecurityProtocol, SecuritySettings
 from coordinator.security.credentials import make_credential
-from coordinator.server import Server
+from coordinator.shared.accounts import AclBinding, Operation, PatternType, Permission, ResourceType
+from coordinator.shell.server import Server
 from coordinator.store import MemoryStore, Write
 from tests.coordinator.console.helpers import (
     base_url,
@@ -133,7 +133,7 @@ async def acl_server(
             ],
         )
     )
-    monkeypatch.setattr("coordinator.server.open_store", lambda _settings: store)
+    monkeypatch.setattr("coordinator.shell.server.open_store", lambda _settings: store)
     security = SecuritySettings(
         acls_enabled=True,
         super_users=frozenset({"User:root"}),

@@ -13,7 +13,7 @@ from aiohttp.test_utils import make_mocked_request
 
 from coordinator.console.addressing import Addressing
 from coordinator.console.settings import ConsoleSettings
-from coordinator.server import Server
+from coordinator.shell.server import Server
 from tests.coordinator.console.helpers import base_url, settings, simple_group, started
 from tests.coordinator.console.test_actions import acl_server
 

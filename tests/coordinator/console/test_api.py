@@ -13,9 +13,9 @@ import aiohttp
 import pytest
 
 from coordinator.console.settings import ConsoleSettings
-from coordinator.errors import StartupError
-from coordinator.observability import ObservabilitySettings
-from coordinator.server import Server
+from coordinator.shared.errors import StartupError
+from coordinator.shell.server import Server
+from coordinator.telemetry.settings import ObservabilitySettings
 from tests.coordinator.console.helpers import (
     SESSION_MS,
     base_url,

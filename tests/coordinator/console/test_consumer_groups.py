@@ -13,7 +13,7 @@ import pytest
 
 from coordinator.client import GroupMember
 from coordinator.group.consumer.config import ConsumerGroupConfig
-from coordinator.server import Server
+from coordinator.shell.server import Server
 from tests.coordinator.console.helpers import base_url, get_json, member, settings, started
 
 FAST = ConsumerGroupConfig(heartbeat_interval_ms=100, min_heartbeat_interval_ms=50)

@@ -11,7 +11,7 @@ import pytest
 
 from coordinator.client.member import GroupMember
 from coordinator.console import sse
-from coordinator.server import Server
+from coordinator.shell.server import Server
 from tests.coordinator.console.helpers import (
     base_url,
     browser_events,

@@ -14,7 +14,7 @@ import pytest
 
 from coordinator.group.requests import JoinGroupInput
 from coordinator.handlers.outcome import Pending
-from coordinator.server import Server
+from coordinator.shell.server import Server
 from tests.coordinator.console.helpers import base_url, get_json, settings, simple_group, started
 from tests.coordinator.console.test_actions import acl_server
 

@@ -15,8 +15,8 @@ from structlog.testing import capture_logs
 from coordinator.client.connection import connect
 from coordinator.console import guard
 from coordinator.console.settings import ConsoleSettings
-from coordinator.observability import ObservabilitySettings
-from coordinator.server import Server
+from coordinator.shell.server import Server
+from coordinator.telemetry.settings import ObservabilitySettings
 from protocol.apis.api_versions import ApiVersionsRequest, ApiVersionsResponse
 from tests.coordinator.console.helpers import settings, started
 

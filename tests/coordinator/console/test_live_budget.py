@@ -12,7 +12,7 @@ from pathlib import Path
 import aiohttp
 
 from coordinator.console.streams import RenderBudget
-from coordinator.server import Server
+from coordinator.shell.server import Server
 from tests.coordinator.console.helpers import base_url, settings, simple_group, started
 
 RENDER_S = 0.02

@@ -11,7 +11,7 @@ import aiohttp
 import pytest
 
 from coordinator.client.connection import KafkaConnectionClient
-from coordinator.server import Server
+from coordinator.shell.server import Server
 from protocol.errors import ErrorCode
 from tests.coordinator.console.helpers import base_url, get_json
 from tests.coordinator.console.test_actions import acl_server

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from coordinator import cli
-from coordinator.config import Settings
+from coordinator.commands import cli
+from coordinator.settings.config import Settings
 
 
 @pytest.fixture
@@ -23,7 +23,7 @@ def captured(monkeypatch: pytest.MonkeyPatch) -> list[Settings]:
         coro.close()
 
     monkeypatch.setattr("uvloop.run", fake_run)
-    monkeypatch.setattr("coordinator.logs.configure", lambda *a: None)
+    monkeypatch.setattr("coordinator.telemetry.logs.configure", lambda *a: None)
     return seen
 
 
@@ -57,7 +57,7 @@ def test_http_listen_and_admin_from_file_environment_and_command_line(
 @pytest.mark.integration  # starts a process
 def test_without_the_console_the_daemon_imports_neither_aiohttp_nor_jinja2() -> None:
     code = (
-        "import sys, coordinator.cli, coordinator.server;"
+        "import sys, coordinator.commands.cli, coordinator.shell.server;"
         "print(sorted(m for m in ('aiohttp', 'jinja2') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

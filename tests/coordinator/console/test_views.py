@@ -3,16 +3,16 @@ the durations and the memory of rebalances."""
 
 from __future__ import annotations
 
-from coordinator.clock import ManualClock
 from coordinator.cluster.routing import ClusterRouting, NodeAddress, PartitionState
-from coordinator.config import Settings
 from coordinator.console.activity import REBALANCES_PER_GROUP, Activity
 from coordinator.console.cluster_view import coordinator
 from coordinator.console.filters import PALETTE, UNOWNED, duration
 from coordinator.console.views import ConsoleState, Viewer, overview
 from coordinator.group import events
-from coordinator.node import Node
+from coordinator.handlers.node import Node
 from coordinator.security.config import ANONYMOUS
+from coordinator.settings.config import Settings
+from coordinator.shared.clock import ManualClock
 
 
 def relative_luminance(colour: str) -> float:

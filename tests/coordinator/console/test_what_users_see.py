@@ -16,11 +16,11 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from coordinator import cli
 from coordinator.client import GroupMember
+from coordinator.commands import cli
 from coordinator.console.liveness import classic_late_after_ms
 from coordinator.group.consumer.config import ConsumerGroupConfig
-from coordinator.server import Server
+from coordinator.shell.server import Server
 from tests.coordinator.console.helpers import base_url, get_json, member, settings, started
 
 FAST = ConsumerGroupConfig(heartbeat_interval_ms=100, min_heartbeat_interval_ms=50)

@@ -1,4 +1,4 @@
-"""The sans-IO coordinator driven by the daemon's own driver (``coordinator/driver.py``) with
+"""The sans-IO coordinator driven by the daemon's own driver (``coordinator/shell/driver.py``) with
 a fake clock, timers fired in deadline order, a store the test reports writes of, and
 replies collected by request token."""
 
@@ -8,7 +8,6 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
-from coordinator.driver import Batch, EffectsDriver
 from coordinator.group import Effects, GroupConfig, GroupCoordinator
 from coordinator.group.classic.group import ClassicGroup
 from coordinator.group.classic.states import GroupState
@@ -32,6 +31,7 @@ from coordinator.group.results import (
     OffsetDeleteResult,
     SyncGroupResult,
 )
+from coordinator.shell.driver import Batch, EffectsDriver
 
 GROUP = "group"
 PROTOCOLS = [("range", b"range-metadata"), ("roundrobin", b"roundrobin-metadata")]

@@ -967,7 +967,7 @@ _SINGLE_NODE = (
 _NO_ROLLBACK = (
     "Kafka undoes a static member replacement whose group record fails to append to its "
     "log; here the sans-IO state machine applies the change before the store write, and a "
-    "failed write is answered NOT_COORDINATOR (coordinator/runtime.py STORE_FAILED) with "
+    "failed write is answered NOT_COORDINATOR (coordinator/shell/runtime.py STORE_FAILED) with "
     "no rollback yet (issue 22 item 1)"
 )
 

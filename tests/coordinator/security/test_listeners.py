@@ -13,13 +13,13 @@ import pytest
 from structlog.testing import capture_logs
 
 from coordinator.client.connection import ConnectionClosed, KafkaConnectionClient
-from coordinator.config import Settings
 from coordinator.group.config import GroupConfig
-from coordinator.limits import ConnectionLimits
 from coordinator.security.acls import AclBinding, Operation, PatternType, Permission, ResourceType
 from coordinator.security.config import ClientAuth, Listener, SecurityProtocol, SecuritySettings
 from coordinator.security.credentials import make_credential
-from coordinator.server import Server
+from coordinator.settings.config import Settings
+from coordinator.settings.limits import ConnectionLimits
+from coordinator.shell.server import Server
 from coordinator.store import MemoryStore, Write
 from protocol.apis import BY_KEY
 from protocol.apis.api_versions import ApiVersionsRequest, ApiVersionsResponse
@@ -114,7 +114,7 @@ async def start_server(
             acls=ACLS,
         )
     )
-    monkeypatch.setattr("coordinator.server.open_store", lambda _settings: store)
+    monkeypatch.setattr("coordinator.shell.server.open_store", lambda _settings: store)
     settings = Settings(
         data_dir=tmp_path,
         topics=(("orders", 2), ("secret", 1)),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from coordinator.catalog import Catalog
+from coordinator.shared.catalog import Catalog
 from coordinator.upstream.metadata import BrokerIds, catalog_topics, rewritten
 from protocol.apis.metadata import (
     MetadataResponse,

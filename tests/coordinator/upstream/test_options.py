@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from click.testing import CliRunner
 
-from coordinator.cli import main
+from coordinator.commands.cli import main
 from coordinator.upstream.options import parse_bootstrap
 
 

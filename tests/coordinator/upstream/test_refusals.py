@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from coordinator.accounts import Operation
+from coordinator.shared.accounts import Operation
 from coordinator.upstream import gate
 from coordinator.upstream.refusals import refusal
 from protocol.apis import BY_KEY, ApiKey

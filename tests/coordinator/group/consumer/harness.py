@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from coordinator.group import GroupCoordinator
 from coordinator.group.consumer.member import Partitions
 from coordinator.group.consumer.requests import ConsumerHeartbeatInput, ConsumerHeartbeatResult
-from coordinator.topic_regex import CompiledCache, resolve
+from coordinator.shared.topic_regex import CompiledCache, resolve
 
 from ..harness import GROUP, Harness
 

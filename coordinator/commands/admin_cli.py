@@ -19,16 +19,16 @@ import click
 
 from protocol.errors import ErrorCode
 
-from .client import security
-from .client.admin import (
+from ..client import security
+from ..client.admin import (
     GroupAdmin,
     GroupDescription,
     GroupListing,
     GroupNotInactiveError,
     PartitionOffsets,
 )
-from .client.errors import KafkaClientError
-from .errors import CommandLineError
+from ..client.errors import KafkaClientError
+from ..shared.errors import CommandLineError
 
 T = TypeVar("T")
 DEFAULT_BOOTSTRAP = "127.0.0.1:9092"

@@ -21,22 +21,22 @@ from typing import Any, TypeVar
 
 import click
 
-from .config import Settings, parse_database_url, parse_host_port, parse_topic
-from .console.options import console_limits_from_options, console_options
-from .console.settings import ConsoleSettings
-from .consumer_options import consumer_config_from_options, consumer_group_options
-from .errors import StartupError
-from .group.config import GroupConfig
-from .limits import ConnectionLimits
-from .observability import ObservabilitySettings
-from .security.options import (
+from ..console.options import console_limits_from_options, console_options
+from ..console.settings import ConsoleSettings
+from ..group.config import GroupConfig
+from ..security.options import (
     listener_options,
     listeners_from_options,
     plain_advertised_listener,
     security_from_options,
     security_options,
 )
-from .upstream.options import upstream_from_options, upstream_options
+from ..settings.config import Settings, parse_database_url, parse_host_port, parse_topic
+from ..settings.consumer_options import consumer_config_from_options, consumer_group_options
+from ..settings.limits import ConnectionLimits
+from ..shared.errors import StartupError
+from ..telemetry.settings import ObservabilitySettings
+from ..upstream.options import upstream_from_options, upstream_options
 
 ENV_PREFIX = "GROUP_COORDINATOR"
 # Each default is written once, in the dataclass the option fills.
@@ -132,8 +132,8 @@ def _topics(_ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]
 #: The admin commands, imported when one is run or listed: the daemon's start-up (which
 #: every integration test waits on) then imports neither the Kafka client nor asyncpg.
 _ADMIN_COMMANDS = {
-    "groups": "coordinator.admin_cli",
-    "offsets": "coordinator.admin_cli",
+    "groups": "coordinator.commands.admin_cli",
+    "offsets": "coordinator.commands.admin_cli",
     "conformance": "coordinator.conformance.command",
     "users": "coordinator.security.admin_cli",
     "acls": "coordinator.security.admin_cli",
@@ -454,7 +454,7 @@ def serve(**options: Any) -> None:
     """Run the coordinator daemon."""
     import uvloop
 
-    from . import logs
+    from ..telemetry import logs
 
     options["store"] = _store(click.get_current_context(), options)
     _check_session_timeouts(options)
@@ -491,8 +491,8 @@ def _check_session_timeouts(options: dict[str, Any]) -> None:
 
 
 async def _serve(settings: Settings) -> None:
-    from . import collector
-    from .server import serve as run_server
+    from ..shell import collector
+    from ..shell.server import serve as run_server
 
     collector.tune()  # the daemon's process only (not a test that runs the command)
     await run_server(settings)

@@ -7,28 +7,20 @@ empty loop per batch of events.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import structlog
 
+from .settings import ObservabilitySettings
+
 if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
 
-    from .journal import JournalWriter
+    from ..journal import JournalWriter
+    from ..shell.runtime import Runtime
     from .metrics import Metrics
-    from .runtime import Runtime
 
 log = structlog.get_logger("observability")
-
-
-@dataclass(frozen=True, slots=True)
-class ObservabilitySettings:
-    journal_dir: Path | None = None  # None: no journal
-    journal_max_bytes: int = 64 << 20  # rotate when the file reaches this size...
-    journal_rotate_seconds: int = 3600  # ...or this much time has passed
-    metrics_listen: tuple[str, int] | None = None  # None: no metrics endpoint
 
 
 class Observability:
@@ -45,7 +37,7 @@ class Observability:
         self.metrics: Metrics | None = None
         self._http: WSGIServer | None = None
         if settings.journal_dir is not None:
-            from .journal import JournalWriter
+            from ..journal import JournalWriter
 
             self.journal = JournalWriter(
                 settings.journal_dir,

@@ -24,29 +24,29 @@ from protocol.apis import Api
 from protocol.frames import FrameSplitter, FrameTooLarge, Request
 from protocol.schema import Struct
 
-from .clock import LoopClock
-from .cluster.membership import ClusterMembership
-from .config import Settings, safe_url
+from ..cluster.membership import ClusterMembership
+from ..group.coordinator import GroupCoordinator
+from ..handlers.connection_context import ConnectionContext
+from ..handlers.consumer_heartbeat_lane import CONSUMER_GROUP_HEARTBEAT_KEY
+from ..handlers.heartbeat_lane import HEARTBEAT_KEY
+from ..handlers.node import Coordinator
+from ..handlers.outcome import CloseConnection
+from ..security.config import Listener
+from ..security.tls import principal_from_peercert, server_context
+from ..settings.config import Settings, safe_url
+from ..settings.limits import ConnectionGuard
+from ..shared.clock import LoopClock
+from ..shared.errors import StartupError
+from ..store import MemoryStore, SqliteStore, Store
+from ..store.postgres import PostgresStore
+from ..telemetry.observability import Observability
+from ..upstream.lag import LagGauges, LagReader
+from ..upstream.proxy import Route, Upstream
 from .connection import ConnectionProtocol, RawSaslToken, SendNow, response_frame
-from .connection_context import ConnectionContext
-from .errors import StartupError
-from .group.coordinator import GroupCoordinator
-from .handlers.consumer_heartbeat_lane import CONSUMER_GROUP_HEARTBEAT_KEY
-from .handlers.heartbeat_lane import HEARTBEAT_KEY
-from .handlers.outcome import CloseConnection
-from .limits import ConnectionGuard
-from .node import Coordinator
-from .observability import Observability
 from .runtime import Runtime
-from .security.config import Listener
-from .security.tls import principal_from_peercert, server_context
-from .store import MemoryStore, SqliteStore, Store
-from .store.postgres import PostgresStore
-from .upstream.lag import LagGauges, LagReader
-from .upstream.proxy import Route, Upstream
 
 if TYPE_CHECKING:
-    from .console.app import Console
+    from ..console.app import Console
 
 log = structlog.get_logger("server")
 
@@ -483,7 +483,7 @@ class Server:
         if self.observability.metrics is not None:
             self.guard.on_hit = self.observability.metrics.limit_hit
         if self.settings.console.listen is not None:
-            from .console.app import Console  # aiohttp and Jinja2 only when it is on
+            from ..console.app import Console  # aiohttp and Jinja2 only when it is on
 
             self.console = Console(
                 self.settings.console, self.runtime, lambda: len(self.connections)

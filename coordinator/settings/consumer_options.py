@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
-from .group.consumer.config import MIGRATION_POLICIES, ConsumerGroupConfig
+from ..group.consumer.config import MIGRATION_POLICIES, ConsumerGroupConfig
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 _DEFAULT = ConsumerGroupConfig()

@@ -26,8 +26,8 @@ from protocol.frames import (
 )
 from protocol.schema import Struct
 
-from .connection_context import ConnectionContext
-from .security.handlers import PRE_AUTHENTICATION_APIS
+from ..handlers.connection_context import ConnectionContext
+from ..security.handlers import PRE_AUTHENTICATION_APIS
 
 _CORRELATION = struct.Struct(">i")
 _LENGTH = struct.Struct(">i")

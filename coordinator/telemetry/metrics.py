@@ -30,10 +30,10 @@ from protocol.apis import Api
 from protocol.errors import ErrorCode
 from protocol.schema import Struct
 
-from .cluster import events as cluster
-from .events import NodeEvent
-from .group import events
-from .group.results import GroupStats
+from ..cluster import events as cluster
+from ..group import events
+from ..group.results import GroupStats
+from ..shared.events import NodeEvent
 
 NS = "group_coordinator"
 LATENCY_BUCKETS = (0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300)

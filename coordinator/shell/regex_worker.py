@@ -30,12 +30,12 @@ from concurrent.futures import ThreadPoolExecutor
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-from .topic_regex import CompiledCache, Resolution, resolve
+from ..shared.topic_regex import CompiledCache, Resolution, resolve
 
 #: The worker says it is ready with this, once; it must within this time.
 READY = "ready"
 STARTUP_TIMEOUT_S = 30.0
-_ROOT = str(Path(__file__).resolve().parent.parent)  # the directory holding `coordinator`
+_ROOT = str(Path(__file__).resolve().parents[2])  # the directory holding `coordinator`
 
 
 class RegexResolver:
@@ -150,7 +150,7 @@ class RegexResolver:
             [
                 sys.executable,
                 "-m",
-                "coordinator.regex_worker",
+                "coordinator.shell.regex_worker",
                 str(to_child_r),
                 str(from_child_w),
                 str(self.cache_bytes),

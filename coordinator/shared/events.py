@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .cluster.events import ClusterEvent
-from .group.events import GroupEvent
+from ..cluster.events import ClusterEvent
+from ..group.events import GroupEvent
 
 NodeEvent = GroupEvent | ClusterEvent

@@ -23,31 +23,31 @@ from protocol.errors import ErrorCode
 from protocol.frames import Request
 from protocol.schema import Struct
 
-from .catalog import Catalog
-from .clock import LoopClock
-from .cluster.events import LeaseRenewed, PartitionsFenced
-from .config import Settings
-from .connection_context import ConnectionContext
+from ..cluster.events import LeaseRenewed, PartitionsFenced
+from ..group.coordinator import GroupCoordinator
+from ..group.effects import Effects
+from ..group.events import LimitReached, OffsetsCommitted
+from ..group.records import OffsetCommitRecord
+from ..handlers.connection_context import ConnectionContext
+from ..handlers.consumer_heartbeat_lane import CONSUMER_GROUP_HEARTBEAT_KEY, ConsumerHeartbeatLane
+from ..handlers.dispatcher import Dispatcher
+from ..handlers.heartbeat_lane import HEARTBEAT_KEY, HeartbeatLane
+from ..handlers.node import Coordinator, Node
+from ..handlers.outcome import Awaiting, Delayed, Offloaded, Outcome, Pending
+from ..handlers.routes import daemon_dispatcher
+from ..security import handlers as sasl
+from ..security.runtime import Security
+from ..settings.config import Settings
+from ..shared.catalog import Catalog
+from ..shared.clock import LoopClock
+from ..shared.errors import StartupError
+from ..shared.events import NodeEvent
+from ..store import MemoryStore, Store, Write
 from .driver import Batch, EffectsDriver
-from .errors import StartupError
-from .events import NodeEvent
-from .group.coordinator import GroupCoordinator
-from .group.effects import Effects
-from .group.events import LimitReached, OffsetsCommitted
-from .group.records import OffsetCommitRecord
-from .handlers.consumer_heartbeat_lane import CONSUMER_GROUP_HEARTBEAT_KEY, ConsumerHeartbeatLane
-from .handlers.dispatcher import Dispatcher
-from .handlers.heartbeat_lane import HEARTBEAT_KEY, HeartbeatLane
-from .handlers.outcome import Awaiting, Delayed, Offloaded, Outcome, Pending
-from .handlers.routes import daemon_dispatcher
-from .node import Coordinator, Node
-from .security import handlers as sasl
-from .security.runtime import Security
-from .store import MemoryStore, Store, Write
 from .timers import KeyedTimers
 
 if TYPE_CHECKING:
-    from .metrics import Metrics
+    from ..telemetry.metrics import Metrics
 
 log = structlog.get_logger("coordinator")
 

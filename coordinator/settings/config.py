@@ -2,7 +2,7 @@
 
 Values come from, in rising priority: the defaults below, an optional TOML file
 (``--config``), environment variables (``GROUP_COORDINATOR_<OPTION>``) and command-line
-options. ``coordinator.cli`` maps those onto :class:`Settings`; nothing else reads them.
+options. ``coordinator.commands.cli`` maps those onto :class:`Settings`; nothing else reads them.
 """
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ from urllib.parse import urlsplit, urlunsplit
 
 from protocol.frames import DEFAULT_MAX_FRAME_BYTES
 
-from .catalog import MAX_TOPIC_NAME, valid_topic_name
-from .console.settings import ConsoleSettings
-from .group.config import GroupConfig
+from ..console.settings import ConsoleSettings
+from ..group.config import GroupConfig
+from ..security.config import Listener, SecurityProtocol, SecuritySettings, advertisable
+from ..shared.catalog import MAX_TOPIC_NAME, valid_topic_name
+from ..telemetry.settings import ObservabilitySettings
+from ..upstream.settings import UpstreamSettings
 from .limits import ConnectionLimits
-from .observability import ObservabilitySettings
 from .ports import parse_port
-from .security.config import Listener, SecurityProtocol, SecuritySettings, advertisable
-from .upstream.settings import UpstreamSettings
 
 
 def parse_host_port(value: str) -> tuple[str, int]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .security.config import ANONYMOUS, Listener
-from .security.sasl import SaslSession
+from ..security.config import ANONYMOUS, Listener
+from ..security.sasl import SaslSession
 
 
 @dataclass(slots=True)

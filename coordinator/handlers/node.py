@@ -14,17 +14,17 @@ import structlog
 from protocol.apis.api_versions import ApiVersionsResponseApiVersion
 from protocol.errors import ErrorCode
 
-from .catalog import Catalog, Topic, valid_topic_name
-from .clock import Clock
-from .cluster.routing import Routing, SingleNode
-from .config import Settings
+from ..cluster.routing import Routing, SingleNode
+from ..group.coordinator import GroupCoordinator
+from ..group.events import LimitReached
+from ..security.runtime import Security
+from ..settings.config import Settings
+from ..shared.catalog import Catalog, Topic, valid_topic_name
+from ..shared.clock import Clock
+from ..shell.regex_worker import RegexResolver
+from ..upstream.ends import LogEnds
 from .connection_context import ConnectionContext
-from .group.coordinator import GroupCoordinator
-from .group.events import LimitReached
-from .handlers.outcome import Outcome, Pending
-from .regex_worker import RegexResolver
-from .security.runtime import Security
-from .upstream.ends import LogEnds
+from .outcome import Outcome, Pending
 
 log = structlog.get_logger("coordinator")
 

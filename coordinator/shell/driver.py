@@ -16,10 +16,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
-from .group.coordinator import GroupCoordinator
-from .group.effects import Cancel, Effects, Schedule
-from .group.events import GroupEvent
-from .group.records import Record
+from ..group.coordinator import GroupCoordinator
+from ..group.effects import Cancel, Effects, Schedule
+from ..group.events import GroupEvent
+from ..group.records import Record
 
 T = TypeVar("T")
 W = TypeVar("W")
