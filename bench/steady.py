@@ -11,7 +11,9 @@ keeps ``depth`` requests in flight on one socket, the same frame again and again
 counts answers by their size prefix. Each run measures, in an order that rotates from run
 to run:
 
-* ``classic``, ``consumer`` and ``consumer-general`` (the same consumer heartbeat with its
+* ``classic`` (the compiled heartbeat lane, ``coordinator/fastlane``, when built) and
+  ``classic-pure`` (a second daemon with ``COORDINATOR_PURE_PYTHON=1``: the pure-Python
+  heartbeat lane alone), ``consumer`` and ``consumer-general`` (the same consumer heartbeat with its
   unchanged rebalance timeout, which the consumer heartbeat lane leaves to the general
   path: what a steady heartbeat cost before the lane) at depth 64 and 1: the daemon's CPU
   time (``/proc``) over the requests, per request, and the rate;
@@ -49,6 +51,8 @@ from protocol.apis.heartbeat import HeartbeatRequest, HeartbeatResponse
 from protocol.apis.join_group import JoinGroupRequest, JoinGroupRequestProtocol, JoinGroupResponse
 from protocol.apis.sync_group import SyncGroupRequest, SyncGroupResponse
 from protocol.frames import decode_response, encode_request, encode_response
+
+from coordinator.fastlane.batch import PURE_PYTHON_ENV, compiled
 
 from .ceiling_c import CompiledCeiling
 from .servers import DAEMON_ARGS, ServerProcess, cpu_seconds, free_port, start_ceiling, start_daemon
@@ -225,21 +229,26 @@ def _heartbeat_answer() -> bytes:
 
 async def _run(runs: int, total: int) -> list[dict[str, Any]]:
     daemon = start_daemon(args=DAEMON_ARGS)
+    pure = start_daemon(name="daemon-pure", args=DAEMON_ARGS, env={PURE_PYTHON_ENV: "1"})
     py_ceiling: ServerProcess = start_ceiling()
     c_ceiling = CompiledCeiling(free_port(), _heartbeat_answer())
     await asyncio.sleep(0.3)
-    keepalive: asyncio.Future[None] | None = None
+    keepalive: asyncio.Future[Any] | None = None
     try:
         classic = await classic_member(daemon.port)
+        classic_pure = await classic_member(pure.port)
         consumer, consumer_general = await consumer_member(daemon.port)
         targets = {
             "classic": (daemon.pid, daemon.port, classic),
+            "classic-pure": (pure.pid, pure.port, classic_pure),
             "consumer": (daemon.pid, daemon.port, consumer),
             "consumer-general": (daemon.pid, daemon.port, consumer_general),
             "ceiling-c": (c_ceiling.pid, c_ceiling.port, classic),
             "ceiling-py": (py_ceiling.pid, py_ceiling.port, classic),
         }
-        keepalive = asyncio.ensure_future(_keep_alive(daemon.port, [classic, consumer]))
+        keepalive = asyncio.gather(
+            _keep_alive(daemon.port, [classic, consumer]), _keep_alive(pure.port, [classic_pure])
+        )
         names = list(targets)
         out = []
         for run in range(runs):
@@ -257,6 +266,7 @@ async def _run(runs: int, total: int) -> list[dict[str, Any]]:
         if keepalive is not None:
             keepalive.cancel()
         daemon.stop()
+        pure.stop()
         py_ceiling.stop()
         c_ceiling.stop()
 
@@ -293,6 +303,15 @@ def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
         out["ratios"][f"classic/ceiling-py rate @{depth}"] = ratio(
             f"classic@{depth}", f"ceiling-py@{depth}", "rate_per_s"
         )
+        out["ratios"][f"classic-pure/ceiling-c rate @{depth}"] = ratio(
+            f"classic-pure@{depth}", f"ceiling-c@{depth}", "rate_per_s"
+        )
+        out["ratios"][f"classic-pure/ceiling-py rate @{depth}"] = ratio(
+            f"classic-pure@{depth}", f"ceiling-py@{depth}", "rate_per_s"
+        )
+        out["ratios"][f"classic/classic-pure cpu per request @{depth}"] = ratio(
+            f"classic@{depth}", f"classic-pure@{depth}", "cpu_us_per_request"
+        )
         out["ratios"][f"ceiling-py/ceiling-c rate @{depth}"] = ratio(
             f"ceiling-py@{depth}", f"ceiling-c@{depth}", "rate_per_s"
         )
@@ -306,7 +325,9 @@ def _markdown(result: dict[str, Any]) -> str:
         "",
         f"{result['runs']} runs of {result['requests']:,} requests at depth 64 (a tenth at"
         f" depth 1), targets interleaved; {result['machine']}; load average before:"
-        f" {result['loadavg']}. Medians over runs; ratios taken within each run.",
+        f" {result['loadavg']}; load average after: {result.get('loadavg_after', '?')}."
+        f" Compiled heartbeat lane: {result.get('compiled', '?')}."
+        " Medians over runs; ratios taken within each run.",
         "",
         "| target @ depth | requests/s | server CPU per request (µs) |",
         "|---|---|---|",
@@ -335,6 +356,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "machine": f"{platform.machine()}, {platform.python_implementation()}"
         f" {platform.python_version()}",
         "loadavg": " ".join(loadavg),
+        "loadavg_after": " ".join(Path("/proc/loadavg").read_text().split()[:3]),
+        "compiled": "built" if compiled() else "not built (classic is the pure lane too)",
         "samples": samples,
         "summary": summarize(samples),
     }
