@@ -13,16 +13,40 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <string.h>
 
 #define HEARTBEAT_KEY 12
 #define MAX_VERSIONS 16
 #define REBALANCE_IN_PROGRESS 27
+/* The walker's own cache of memo entries, keyed by version and frame bytes after the
+ * correlation id, so that a repeated frame costs neither a bytes object nor siphash. A
+ * frame's decoded fields are a function of those bytes alone, so an entry never goes
+ * stale; it is replaced when another frame hashes to its slot. */
+#define CACHE_SLOTS 4096
+#define CACHE_KEY_BYTES 256
+
+typedef struct {
+    uint64_t hash;
+    int version;
+    Py_ssize_t len;
+    PyObject *heard; /* NULL: empty */
+    unsigned char key[CACHE_KEY_BYTES];
+} CacheSlot;
+
+/* A slot (of a slotted dataclass: ClassicGroup, Member, Armed) read and written by its
+ * offset: the walker checks each object's exact type first, so the offset is its own. */
+#define SLOT(obj, offset) (*(PyObject **)((char *)(obj) + (offset)))
 
 typedef struct {
     PyObject_HEAD
     PyObject *memo;          /* dict: frame[8:] -> (version, client, group, gen, member, instance) */
     PyObject *classic_type;  /* ClassicGroup */
+    PyObject *member_type;   /* Member */
+    PyObject *armed_type;    /* Armed */
+    Py_ssize_t g_state, g_static_members, g_members, g_generation_id;
+    Py_ssize_t m_session_timeout_ms, m_heartbeat_key, m_last_heartbeat_ms, a_deadline_ms;
+    CacheSlot *cache;
     PyObject *stable, *completing, *preparing;  /* the states a heartbeat is answered in */
     int min_version, max_version;
     /* Per version, the response frames (correlation id 0): [0] no error, [1] rebalancing. */
@@ -33,13 +57,29 @@ typedef struct {
     Py_ssize_t out_cap;
 } Walker;
 
-/* Attribute names, interned once. */
-static PyObject *s_state, *s_static_members, *s_members, *s_generation_id,
-    *s_session_timeout_ms, *s_heartbeat_key, *s_deadline_ms, *s_last_heartbeat_ms;
+/* The offset of ``type``'s slot ``name`` (a writable object slot), or -1 (error set). */
+static Py_ssize_t slot_offset(PyObject *type, const char *name) {
+    PyObject *descr = PyObject_GetAttrString(type, name);
+    if (descr == NULL) return -1;
+    Py_ssize_t offset = -1;
+    if (Py_TYPE(descr) == &PyMemberDescr_Type) {
+        PyMemberDef *def = ((PyMemberDescrObject *)descr)->d_member;
+        if (def->type == T_OBJECT_EX && !(def->flags & READONLY)) offset = def->offset;
+    }
+    Py_DECREF(descr);
+    if (offset < 0) PyErr_Format(PyExc_TypeError, "%s is not a slot", name);
+    return offset;
+}
 
 static void Walker_dealloc(Walker *self) {
     Py_XDECREF(self->memo);
     Py_XDECREF(self->classic_type);
+    Py_XDECREF(self->member_type);
+    Py_XDECREF(self->armed_type);
+    if (self->cache != NULL) {
+        for (int i = 0; i < CACHE_SLOTS; i++) Py_XDECREF(self->cache[i].heard);
+        PyMem_Free(self->cache);
+    }
     Py_XDECREF(self->stable);
     Py_XDECREF(self->completing);
     Py_XDECREF(self->preparing);
@@ -51,14 +91,34 @@ static void Walker_dealloc(Walker *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* Walker(memo, classic_type, stable, completing, preparing, min_version, answers):
+/* Walker(memo, (ClassicGroup, Member, Armed), (stable, completing, preparing),
+ *        min_version, answers):
  * ``answers[i]`` is (no-error frame, rebalancing frame) of version min_version + i. */
 static int Walker_init(Walker *self, PyObject *args, PyObject *kwds) {
-    PyObject *memo, *classic_type, *stable, *completing, *preparing, *answers;
+    PyObject *memo, *classic_type, *member_type, *armed_type, *stable, *completing,
+        *preparing, *answers;
     int min_version;
-    if (!PyArg_ParseTuple(args, "O!OOOOiO!", &PyDict_Type, &memo, &classic_type, &stable,
-                          &completing, &preparing, &min_version, &PyTuple_Type, &answers))
+    (void)kwds;
+    if (!PyArg_ParseTuple(args, "O!(O!O!O!)(OOO)iO!", &PyDict_Type, &memo, &PyType_Type,
+                          &classic_type, &PyType_Type, &member_type, &PyType_Type,
+                          &armed_type, &stable, &completing, &preparing, &min_version,
+                          &PyTuple_Type, &answers))
         return -1;
+    if ((self->g_state = slot_offset(classic_type, "state")) < 0
+        || (self->g_static_members = slot_offset(classic_type, "static_members")) < 0
+        || (self->g_members = slot_offset(classic_type, "members")) < 0
+        || (self->g_generation_id = slot_offset(classic_type, "generation_id")) < 0
+        || (self->m_session_timeout_ms = slot_offset(member_type, "session_timeout_ms")) < 0
+        || (self->m_heartbeat_key = slot_offset(member_type, "heartbeat_key")) < 0
+        || (self->m_last_heartbeat_ms = slot_offset(member_type, "last_heartbeat_ms")) < 0
+        || (self->a_deadline_ms = slot_offset(armed_type, "deadline_ms")) < 0)
+        return -1;
+    if (self->cache == NULL) {
+        self->cache = PyMem_Calloc(CACHE_SLOTS, sizeof(CacheSlot));
+        if (self->cache == NULL) { PyErr_NoMemory(); return -1; }
+    }
+    Py_INCREF(member_type); Py_XSETREF(self->member_type, member_type);
+    Py_INCREF(armed_type); Py_XSETREF(self->armed_type, armed_type);
     Py_ssize_t n = PyTuple_GET_SIZE(answers);
     if (min_version < 0 || n < 1 || min_version + n > MAX_VERSIONS) {
         PyErr_SetString(PyExc_ValueError, "versions out of range");
@@ -102,89 +162,115 @@ static inline uint32_t be32(const unsigned char *p) {
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
+/* A slot holding an int, as a C long; 0 and *ok cleared if it is not one. */
+static inline long slot_long(PyObject *value, int *ok) {
+    if (value == NULL || !PyLong_CheckExact(value)) { *ok = 0; return 0; }
+    long v = PyLong_AsLong(value);
+    if (v == -1 && PyErr_Occurred()) { PyErr_Clear(); *ok = 0; }
+    return v;
+}
+
+/* Replace an object slot's value (a T_OBJECT_EX member's store, as PyMember_SetOne). */
+static inline void slot_set(PyObject *obj, Py_ssize_t offset, PyObject *value) {
+    PyObject *old = SLOT(obj, offset);
+    Py_INCREF(value);
+    SLOT(obj, offset) = value;
+    Py_XDECREF(old);
+}
+
 /* Whether the member named by ``heard`` may be answered now, as membership.beat would
- * answer it (no error, or REBALANCE_IN_PROGRESS) without a timer to tell the driver of.
+ * answer it (no error, or REBALANCE_IN_PROGRESS) with no timer to tell the driver of.
  * 1: yes, and the session was moved in place (``*rebalancing`` set); 0: no, nothing
- * changed; -1: a Python error (cleared by the caller: the Python path meets it too). */
+ * changed (the Python path answers it). No Python code runs here: dict lookups by str,
+ * slots read by offset, objects of exact types only; so borrowed references hold. */
 static int beat(Walker *self, PyObject *heard, PyObject *groups, PyObject *armed_keys,
-                long long now, PyObject *now_obj, int *rebalancing) {
+                long now, PyObject *now_obj, int *rebalancing) {
     PyObject *group_id = PyTuple_GET_ITEM(heard, 2);
     PyObject *generation = PyTuple_GET_ITEM(heard, 3);
     PyObject *member_id = PyTuple_GET_ITEM(heard, 4);
     PyObject *instance = PyTuple_GET_ITEM(heard, 5);
-    if (!PyUnicode_Check(group_id) || PyUnicode_GET_LENGTH(group_id) == 0) return 0;
-    if (!PyUnicode_Check(member_id) || !PyLong_CheckExact(generation)) return 0;
-    PyObject *g = PyDict_GetItemWithError(groups, group_id);  /* borrowed */
-    if (g == NULL) return PyErr_Occurred() ? -1 : 0;
-    if ((PyObject *)Py_TYPE(g) != self->classic_type) return 0;  /* consumer group, ... */
-    int result = 0;
-    PyObject *state = NULL, *members = NULL, *statics = NULL, *gen = NULL, *session = NULL,
-             *key = NULL, *deadline_obj = NULL;
-    Py_INCREF(g);
-    state = PyObject_GetAttr(g, s_state);
-    if (state == NULL) goto error;
+    if (!PyUnicode_CheckExact(group_id) || PyUnicode_GET_LENGTH(group_id) == 0) return 0;
+    if (!PyUnicode_CheckExact(member_id)) return 0;
+    PyObject *g = PyDict_GetItemWithError(groups, group_id);
+    if (g == NULL || (PyObject *)Py_TYPE(g) != self->classic_type) return 0;
+    PyObject *state = SLOT(g, self->g_state);
     if (state != self->stable && state != self->completing && state != self->preparing)
-        goto done;  /* Empty, Dead: the Python path answers */
+        return 0;  /* Empty, Dead: the Python path answers */
     if (instance != Py_None) {  /* ClassicGroup.validate_member */
-        statics = PyObject_GetAttr(g, s_static_members);
-        if (statics == NULL) goto error;
-        if (!PyDict_Check(statics)) goto done;
+        if (!PyUnicode_CheckExact(instance)) return 0;
+        PyObject *statics = SLOT(g, self->g_static_members);
+        if (statics == NULL || !PyDict_CheckExact(statics)) return 0;
         PyObject *owner = PyDict_GetItemWithError(statics, instance);
-        if (owner == NULL) { if (PyErr_Occurred()) goto error; goto done; }
-        int same = PyObject_RichCompareBool(owner, member_id, Py_EQ);
-        if (same < 0) goto error;
-        if (!same) goto done;
+        if (owner == NULL || !PyUnicode_CheckExact(owner)) return 0;
+        if (owner != member_id && PyUnicode_Compare(owner, member_id) != 0) return 0;
     }
-    members = PyObject_GetAttr(g, s_members);
-    if (members == NULL) goto error;
-    if (!PyDict_Check(members)) goto done;
-    PyObject *m = PyDict_GetItemWithError(members, member_id);  /* borrowed: members held */
-    if (m == NULL) { if (PyErr_Occurred()) goto error; goto done; }
-    gen = PyObject_GetAttr(g, s_generation_id);
-    if (gen == NULL) goto error;
-    if (!PyLong_CheckExact(gen)) goto done;
-    int same_gen = PyObject_RichCompareBool(gen, generation, Py_EQ);
-    if (same_gen < 0) goto error;
-    if (!same_gen) goto done;
-    session = PyObject_GetAttr(m, s_session_timeout_ms);
-    if (session == NULL) goto error;
-    long long session_ms = PyLong_AsLongLong(session);
-    if (session_ms == -1 && PyErr_Occurred()) goto error;
-    long long deadline = now + session_ms;
-    key = PyObject_GetAttr(m, s_heartbeat_key);
-    if (key == NULL) goto error;
-    PyObject *armed = PyDict_GetItemWithError(armed_keys, key);  /* borrowed */
-    if (armed == NULL) { if (PyErr_Occurred()) goto error; goto done; }  /* a new timer */
-    Py_INCREF(armed);
-    PyObject *before_obj = PyObject_GetAttr(armed, s_deadline_ms);
-    if (before_obj == NULL) { Py_DECREF(armed); goto error; }
-    long long before = PyLong_AsLongLong(before_obj);
-    Py_DECREF(before_obj);
-    if (before == -1 && PyErr_Occurred()) { Py_DECREF(armed); goto error; }
-    if (deadline < before) { Py_DECREF(armed); goto done; }  /* the driver must be told */
-    /* Answered: the session moves in place (Deadlines.move_heartbeat, later deadline). */
-    deadline_obj = PyLong_FromLongLong(deadline);
-    if (deadline_obj == NULL || PyObject_SetAttr(m, s_last_heartbeat_ms, now_obj) < 0
-        || PyObject_SetAttr(armed, s_deadline_ms, deadline_obj) < 0) {
-        Py_DECREF(armed);
-        goto error;
-    }
-    Py_DECREF(armed);
+    PyObject *members = SLOT(g, self->g_members);
+    if (members == NULL || !PyDict_CheckExact(members)) return 0;
+    PyObject *m = PyDict_GetItemWithError(members, member_id);
+    if (m == NULL || (PyObject *)Py_TYPE(m) != self->member_type) return 0;
+    int ok = 1;
+    long group_generation = slot_long(SLOT(g, self->g_generation_id), &ok);
+    long heard_generation = slot_long(generation, &ok);
+    long session_ms = slot_long(SLOT(m, self->m_session_timeout_ms), &ok);
+    if (!ok || group_generation != heard_generation) return 0;
+    PyObject *key = SLOT(m, self->m_heartbeat_key);
+    if (key == NULL || !PyUnicode_CheckExact(key)) return 0;
+    PyObject *armed = PyDict_GetItemWithError(armed_keys, key);
+    if (armed == NULL || (PyObject *)Py_TYPE(armed) != self->armed_type) return 0;  /* new */
+    long deadline = now + session_ms;
+    long before = slot_long(SLOT(armed, self->a_deadline_ms), &ok);
+    if (!ok || deadline < before) return 0;  /* an earlier deadline: the driver is told */
+    /* Answered: the session moves in place (Deadlines.move_heartbeat, a later deadline). */
+    PyObject *deadline_obj = PyLong_FromLong(deadline);
+    if (deadline_obj == NULL) { PyErr_Clear(); return 0; }
+    slot_set(m, self->m_last_heartbeat_ms, now_obj);
+    slot_set(armed, self->a_deadline_ms, deadline_obj);
+    Py_DECREF(deadline_obj);
     *rebalancing = state == self->preparing;
-    result = 1;
-    goto done;
-error:
-    result = -1;
-done:
-    Py_XDECREF(deadline_obj);
-    Py_XDECREF(key);
-    Py_XDECREF(session);
-    Py_XDECREF(gen);
-    Py_XDECREF(members);
-    Py_XDECREF(statics);
-    Py_XDECREF(state);
-    Py_DECREF(g);
-    return result;
+    return 1;
+}
+
+/* A hash of the frame's bytes, eight at a time (a byte at a time was most of the walk). */
+static inline uint64_t hash_key(int version, const unsigned char *p, Py_ssize_t n) {
+    uint64_t h = 0x9e3779b97f4a7c15ULL ^ ((uint64_t)version << 32) ^ (uint64_t)n;
+    Py_ssize_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+    }
+    uint64_t last = 0;
+    memcpy(&last, p + i, (size_t)(n - i));
+    h = (h ^ last) * 0xc4ceb9fe1a85ec53ULL;
+    return h ^ (h >> 29);
+}
+
+/* The decoded fields of a frame (borrowed), from the walker's cache or the lane's memo;
+ * NULL if neither has them. */
+static PyObject *heard_of(Walker *self, int version, const unsigned char *tail, Py_ssize_t n) {
+    uint64_t h = hash_key(version, tail, n);
+    CacheSlot *slot = &self->cache[h & (CACHE_SLOTS - 1)];
+    if (slot->heard != NULL && slot->hash == h && slot->version == version && slot->len == n
+        && memcmp(slot->key, tail, n) == 0)
+        return slot->heard;
+    PyObject *key = PyBytes_FromStringAndSize((const char *)tail, n);
+    if (key == NULL) { PyErr_Clear(); return NULL; }
+    PyObject *heard = PyDict_GetItemWithError(self->memo, key);
+    Py_DECREF(key);
+    if (heard == NULL) { PyErr_Clear(); return NULL; }
+    if (!PyTuple_CheckExact(heard) || PyTuple_GET_SIZE(heard) != 6) return NULL;
+    PyObject *v = PyTuple_GET_ITEM(heard, 0);
+    if (!PyLong_CheckExact(v) || PyLong_AsLong(v) != version) { PyErr_Clear(); return NULL; }
+    if (n <= CACHE_KEY_BYTES) {
+        Py_INCREF(heard);
+        Py_XSETREF(slot->heard, heard);
+        slot->hash = h;
+        slot->version = version;
+        slot->len = n;
+        memcpy(slot->key, tail, n);
+    }
+    return heard;
 }
 
 /* walk(data, groups, armed, now_ms, max_frame_bytes, limit)
@@ -204,7 +290,7 @@ static PyObject *Walker_walk(Walker *self, PyObject *args) {
     Py_ssize_t counts[MAX_VERSIONS * 2];
     memset(counts, 0, sizeof counts);
     PyObject *client = Py_None;  /* borrowed from a memo entry, held once chosen */
-    PyObject *now_obj = PyLong_FromLongLong(now);
+    PyObject *now_obj = PyLong_FromLong((long)now);
     if (now_obj == NULL) { PyBuffer_Release(&view); return NULL; }
     Py_INCREF(client);
     while (answered < limit && len - at >= 4) {
@@ -215,32 +301,16 @@ static PyObject *Walker_walk(Walker *self, PyObject *args) {
         if (size < 8 || (frame[0] << 8 | frame[1]) != HEARTBEAT_KEY) break;
         int version = frame[2] << 8 | frame[3];
         if (version < self->min_version || version > self->max_version) break;
-        PyObject *tail = PyBytes_FromStringAndSize((const char *)frame + 8, size - 8);
-        if (tail == NULL) goto fail;
-        PyObject *heard = PyDict_GetItemWithError(self->memo, tail);  /* borrowed */
-        Py_DECREF(tail);
-        if (heard == NULL) { if (PyErr_Occurred()) PyErr_Clear(); break; }
-        if (!PyTuple_CheckExact(heard) || PyTuple_GET_SIZE(heard) != 6) break;
-        Py_INCREF(heard);
-        long heard_version = PyLong_AsLong(PyTuple_GET_ITEM(heard, 0));
-        if (heard_version != version) {
-            PyErr_Clear();
-            Py_DECREF(heard);
-            break;
-        }
+        PyObject *heard = heard_of(self, version, frame + 8, (Py_ssize_t)size - 8);
+        if (heard == NULL) break;  /* not decoded yet: the Python lane decodes it */
         int rebalancing = 0;
-        int ok = beat(self, heard, groups, armed_keys, now, now_obj, &rebalancing);
-        if (ok <= 0) {
-            if (ok < 0) PyErr_Clear();  /* the Python path meets it and reports it */
-            Py_DECREF(heard);
-            break;
-        }
+        if (!beat(self, heard, groups, armed_keys, (long)now, now_obj, &rebalancing)) break;
         Py_ssize_t need = o + self->longest;
         if (need > self->out_cap) {
             Py_ssize_t cap = self->out_cap ? self->out_cap : 4096;
             while (cap < need) cap *= 2;
             char *grown = PyMem_Realloc(self->out, cap);
-            if (grown == NULL) { Py_DECREF(heard); PyErr_NoMemory(); goto fail; }
+            if (grown == NULL) { PyErr_NoMemory(); goto fail; }
             self->out = grown;
             self->out_cap = cap;
         }
@@ -249,7 +319,6 @@ static PyObject *Walker_walk(Walker *self, PyObject *args) {
         memcpy(self->out + o + 4, frame + 4, 4);  /* the request's correlation id */
         o += n;
         Py_SETREF(client, Py_NewRef(PyTuple_GET_ITEM(heard, 1)));
-        Py_DECREF(heard);
         counts[(version - self->min_version) * 2 + rebalancing]++;
         answered++;
         at += 4 + (Py_ssize_t)size;
@@ -302,18 +371,7 @@ static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_heartbeats", "The compiled heartbeat lane.", -1, NULL,
 };
 
-#define INTERN(var, text) \
-    if ((var = PyUnicode_InternFromString(text)) == NULL) return NULL;
-
 PyMODINIT_FUNC PyInit__heartbeats(void) {
-    INTERN(s_state, "state");
-    INTERN(s_static_members, "static_members");
-    INTERN(s_members, "members");
-    INTERN(s_generation_id, "generation_id");
-    INTERN(s_session_timeout_ms, "session_timeout_ms");
-    INTERN(s_heartbeat_key, "heartbeat_key");
-    INTERN(s_deadline_ms, "deadline_ms");
-    INTERN(s_last_heartbeat_ms, "last_heartbeat_ms");
     if (PyType_Ready(&WalkerType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;

@@ -33,8 +33,10 @@ from protocol.frames import encode_response
 
 from ..connection_context import ConnectionContext
 from ..group.classic.group import ClassicGroup
+from ..group.classic.member import Member
 from ..group.classic.states import COMPLETING_REBALANCE, PREPARING_REBALANCE, STABLE
 from ..group.coordinator import GroupCoordinator
+from ..group.deadlines import Armed
 from ..handlers.heartbeat_lane import HEARTBEAT_KEY, HeartbeatLane
 from ..node import Node
 
@@ -79,10 +81,8 @@ class HeartbeatBatch:
         )
         self._walk = _heartbeats.Walker(
             lane.memo,
-            ClassicGroup,
-            STABLE,
-            COMPLETING_REBALANCE,
-            PREPARING_REBALANCE,
+            (ClassicGroup, Member, Armed),
+            (STABLE, COMPLETING_REBALANCE, PREPARING_REBALANCE),
             _API.min_version,
             answers,
         ).walk
