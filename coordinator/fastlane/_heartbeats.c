@@ -47,6 +47,8 @@ typedef struct {
     Py_ssize_t g_state, g_static_members, g_members, g_generation_id;
     Py_ssize_t m_session_timeout_ms, m_heartbeat_key, m_last_heartbeat_ms, a_deadline_ms;
     CacheSlot *cache;
+    PyObject *client;  /* the client id of the last frame answered */
+    Py_ssize_t counts[MAX_VERSIONS * 2];
     PyObject *stable, *completing, *preparing;  /* the states a heartbeat is answered in */
     int min_version, max_version;
     /* Per version, the response frames (correlation id 0): [0] no error, [1] rebalancing. */
@@ -76,6 +78,7 @@ static void Walker_dealloc(Walker *self) {
     Py_XDECREF(self->classic_type);
     Py_XDECREF(self->member_type);
     Py_XDECREF(self->armed_type);
+    Py_XDECREF(self->client);
     if (self->cache != NULL) {
         for (int i = 0; i < CACHE_SLOTS; i++) Py_XDECREF(self->cache[i].heard);
         PyMem_Free(self->cache);
@@ -220,12 +223,15 @@ static int beat(Walker *self, PyObject *heard, PyObject *groups, PyObject *armed
     long deadline = now + session_ms;
     long before = slot_long(SLOT(armed, self->a_deadline_ms), &ok);
     if (!ok || deadline < before) return 0;  /* an earlier deadline: the driver is told */
-    /* Answered: the session moves in place (Deadlines.move_heartbeat, a later deadline). */
-    PyObject *deadline_obj = PyLong_FromLong(deadline);
-    if (deadline_obj == NULL) { PyErr_Clear(); return 0; }
+    /* Answered: the session moves in place (Deadlines.move_heartbeat, a later deadline;
+     * the same one, from another heartbeat within the millisecond, is left as it is). */
+    if (deadline != before) {
+        PyObject *deadline_obj = PyLong_FromLong(deadline);
+        if (deadline_obj == NULL) { PyErr_Clear(); return 0; }
+        slot_set(armed, self->a_deadline_ms, deadline_obj);
+        Py_DECREF(deadline_obj);
+    }
     slot_set(m, self->m_last_heartbeat_ms, now_obj);
-    slot_set(armed, self->a_deadline_ms, deadline_obj);
-    Py_DECREF(deadline_obj);
     *rebalancing = state == self->preparing;
     return 1;
 }
@@ -274,25 +280,28 @@ static PyObject *heard_of(Walker *self, int version, const unsigned char *tail, 
 }
 
 /* walk(data, groups, armed, now_ms, max_frame_bytes, limit)
- *   -> (consumed, answers, memo hits, client id of the last frame answered, counts)
- * ``counts``: per (version - min_version) * 2 + rebalancing, the frames answered; None
- * when none was. */
-static PyObject *Walker_walk(Walker *self, PyObject *args) {
-    Py_buffer view;
-    PyObject *groups, *armed_keys;
-    long long now, max_frame;
-    Py_ssize_t limit;
-    if (!PyArg_ParseTuple(args, "y*O!O!LLn", &view, &PyDict_Type, &groups, &PyDict_Type,
-                          &armed_keys, &now, &max_frame, &limit))
+ *   -> (bytes of data answered, the answers, frames answered)
+ * The client id of the last frame answered is then ``client_id``, and the frames answered
+ * by version and error ``counts()``. */
+static PyObject *Walker_walk(Walker *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 6 || !PyDict_CheckExact(args[1]) || !PyDict_CheckExact(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "walk(data, groups, armed, now, max_frame, limit)");
         return NULL;
+    }
+    PyObject *groups = args[1], *armed_keys = args[2];
+    long now = PyLong_AsLong(args[3]);
+    if (now == -1 && PyErr_Occurred()) return NULL;
+    long long max_frame = PyLong_AsLongLong(args[4]);
+    if (max_frame == -1 && PyErr_Occurred()) return NULL;
+    Py_ssize_t limit = PyLong_AsSsize_t(args[5]);
+    if (limit == -1 && PyErr_Occurred()) return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
     const unsigned char *data = view.buf;
     Py_ssize_t len = view.len, at = 0, answered = 0, o = 0;
-    Py_ssize_t counts[MAX_VERSIONS * 2];
-    memset(counts, 0, sizeof counts);
-    PyObject *client = Py_None;  /* borrowed from a memo entry, held once chosen */
-    PyObject *now_obj = PyLong_FromLong((long)now);
+    memset(self->counts, 0, sizeof self->counts);
+    PyObject *now_obj = PyLong_FromLong(now);
     if (now_obj == NULL) { PyBuffer_Release(&view); return NULL; }
-    Py_INCREF(client);
     while (answered < limit && len - at >= 4) {
         uint32_t size = be32(data + at);
         if (size > 0x7fffffffu || (long long)size > max_frame) break;  /* refused there */
@@ -304,13 +313,17 @@ static PyObject *Walker_walk(Walker *self, PyObject *args) {
         PyObject *heard = heard_of(self, version, frame + 8, (Py_ssize_t)size - 8);
         if (heard == NULL) break;  /* not decoded yet: the Python lane decodes it */
         int rebalancing = 0;
-        if (!beat(self, heard, groups, armed_keys, (long)now, now_obj, &rebalancing)) break;
+        if (!beat(self, heard, groups, armed_keys, now, now_obj, &rebalancing)) break;
         Py_ssize_t need = o + self->longest;
         if (need > self->out_cap) {
             Py_ssize_t cap = self->out_cap ? self->out_cap : 4096;
             while (cap < need) cap *= 2;
             char *grown = PyMem_Realloc(self->out, cap);
-            if (grown == NULL) { PyErr_NoMemory(); goto fail; }
+            if (grown == NULL) {
+                PyBuffer_Release(&view);
+                Py_DECREF(now_obj);
+                return PyErr_NoMemory();
+            }
             self->out = grown;
             self->out_cap = cap;
         }
@@ -318,41 +331,53 @@ static PyObject *Walker_walk(Walker *self, PyObject *args) {
         memcpy(self->out + o, self->answer[version][rebalancing], n);
         memcpy(self->out + o + 4, frame + 4, 4);  /* the request's correlation id */
         o += n;
-        Py_SETREF(client, Py_NewRef(PyTuple_GET_ITEM(heard, 1)));
-        counts[(version - self->min_version) * 2 + rebalancing]++;
+        PyObject *client = PyTuple_GET_ITEM(heard, 1);
+        if (client != self->client) {
+            Py_INCREF(client);
+            Py_XSETREF(self->client, client);
+        }
+        self->counts[(version - self->min_version) * 2 + rebalancing]++;
         answered++;
         at += 4 + (Py_ssize_t)size;
     }
     PyBuffer_Release(&view);
     Py_DECREF(now_obj);
-    PyObject *counted;
-    if (answered) {
-        Py_ssize_t slots = (self->max_version - self->min_version + 1) * 2;
-        counted = PyTuple_New(slots);
-        if (counted == NULL) { Py_DECREF(client); return NULL; }
-        for (Py_ssize_t i = 0; i < slots; i++) {
-            PyObject *c = PyLong_FromSsize_t(counts[i]);
-            if (c == NULL) { Py_DECREF(counted); Py_DECREF(client); return NULL; }
-            PyTuple_SET_ITEM(counted, i, c);
-        }
-    } else {
-        counted = Py_NewRef(Py_None);
-    }
     PyObject *out = PyBytes_FromStringAndSize(self->out, o);
-    if (out == NULL) { Py_DECREF(counted); Py_DECREF(client); return NULL; }
-    return Py_BuildValue("(nNnNN)", at, out, answered, client, counted);
-fail:
-    PyBuffer_Release(&view);
-    Py_DECREF(now_obj);
-    Py_DECREF(client);
-    return NULL;
+    if (out == NULL) return NULL;
+    return Py_BuildValue("(nNn)", at, out, answered);
+}
+
+/* counts() -> the last walk's frames answered, per (version - min_version) * 2 +
+ * rebalancing. */
+static PyObject *Walker_counts(Walker *self, PyObject *Py_UNUSED(ignored)) {
+    Py_ssize_t slots = (self->max_version - self->min_version + 1) * 2;
+    PyObject *counted = PyTuple_New(slots);
+    if (counted == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < slots; i++) {
+        PyObject *c = PyLong_FromSsize_t(self->counts[i]);
+        if (c == NULL) { Py_DECREF(counted); return NULL; }
+        PyTuple_SET_ITEM(counted, i, c);
+    }
+    return counted;
+}
+
+static PyObject *Walker_client_id(Walker *self, void *Py_UNUSED(closure)) {
+    return Py_NewRef(self->client != NULL ? self->client : Py_None);
 }
 
 static PyMethodDef Walker_methods[] = {
-    {"walk", (PyCFunction)Walker_walk, METH_VARARGS,
+    {"walk", (PyCFunction)(void (*)(void))Walker_walk, METH_FASTCALL,
      "walk(data, groups, armed, now_ms, max_frame_bytes, limit) -> "
-     "(consumed, answers, answered, client_id, counts)"},
+     "(consumed, answers, answered)"},
+    {"counts", (PyCFunction)Walker_counts, METH_NOARGS,
+     "The last walk's frames answered, per (version - min_version) * 2 + rebalancing."},
     {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef Walker_getset[] = {
+    {"client_id", (getter)Walker_client_id, NULL,
+     "The client id of the last frame answered (None before any).", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
 };
 
 static PyTypeObject WalkerType = {
@@ -363,6 +388,7 @@ static PyTypeObject WalkerType = {
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "Answers the Heartbeat frames at the start of a read (see batch.py).",
     .tp_methods = Walker_methods,
+    .tp_getset = Walker_getset,
     .tp_init = (initproc)Walker_init,
     .tp_new = PyType_GenericNew,
 };

@@ -74,18 +74,20 @@ class HeartbeatBatch:
         assert _heartbeats is not None
         self.node = node
         self.lane = lane
-        self._tables = node.groups.heartbeat_tables
+        # The shard's dicts themselves (never replaced: groups and timers change in them).
+        self._groups, self._armed = node.groups.heartbeat_tables()
         answers = tuple(
             (_answer(version, ErrorCode.NONE), _answer(version, ErrorCode.REBALANCE_IN_PROGRESS))
             for version in range(_API.min_version, _API.max_version + 1)
         )
-        self._walk = _heartbeats.Walker(
+        self._walker = _heartbeats.Walker(
             lane.memo,
             (ClassicGroup, Member, Armed),
             (STABLE, COMPLETING_REBALANCE, PREPARING_REBALANCE),
             _API.min_version,
             answers,
-        ).walk
+        )
+        self._walk = self._walker.walk
         #: Frames answered here (the Python lane's own count is in its memo statistics).
         self.answered = 0
 
@@ -103,16 +105,15 @@ class HeartbeatBatch:
         if security.acls_enabled or routing.clustered:
             return 0, b""  # admission has something to check: the Python lane does it
         started = time.perf_counter() if metrics is not None else 0.0
-        groups, armed = self._tables()
-        consumed, out, answered, client_id, counts = self._walk(
-            data, groups, armed, now_ms, max_frame_bytes, FRAMES_PER_READ
+        consumed, out, answered = self._walk(
+            data, self._groups, self._armed, now_ms, max_frame_bytes, FRAMES_PER_READ
         )
         if answered:
             self.answered += answered
-            conn.client_id = client_id
+            conn.client_id = self._walker.client_id
             self.lane.hits_elsewhere(answered)
             if metrics is not None:
-                _count(metrics, counts, started)
+                _count(metrics, self._walker.counts(), started)
         return consumed, out
 
 
