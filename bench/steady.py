@@ -9,7 +9,7 @@ reconciled consumer-protocol member (ConsumerGroupHeartbeat v1 with its group, m
 and epoch only, as clients send it once reconciled). The generator (this process, uvloop)
 keeps ``depth`` requests in flight on one socket, the same frame again and again, and
 counts answers by their size prefix. Each run measures, in an order that rotates from run
-to run:
+to run, and in five slices per target, the targets taking turns:
 
 * ``classic`` (the compiled heartbeat lane, ``coordinator/fastlane``, when built) and
   ``classic-pure`` (a second daemon with ``COORDINATOR_PURE_PYTHON=1``: the pure-Python
@@ -41,6 +41,7 @@ import uvloop
 
 from coordinator.catalog import topic_id_for
 from coordinator.client.connection import connect
+from coordinator.fastlane.batch import PURE_PYTHON_ENV, compiled
 from protocol.apis import BY_KEY
 from protocol.apis.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequest,
@@ -52,14 +53,14 @@ from protocol.apis.join_group import JoinGroupRequest, JoinGroupRequestProtocol,
 from protocol.apis.sync_group import SyncGroupRequest, SyncGroupResponse
 from protocol.frames import decode_response, encode_request, encode_response
 
-from coordinator.fastlane.batch import PURE_PYTHON_ENV, compiled
-
 from .ceiling_c import CompiledCeiling
 from .servers import DAEMON_ARGS, ServerProcess, cpu_seconds, free_port, start_ceiling, start_daemon
 
 RESULTS = Path(__file__).parent / "results"
 CLIENT_ID = "steady-bench"
 DEPTHS = (64, 1)
+#: Turns the targets take within one run (see ``_run``).
+SLICES = 5
 
 
 class Pipe(asyncio.Protocol):
@@ -233,7 +234,7 @@ async def _run(runs: int, total: int) -> list[dict[str, Any]]:
     py_ceiling: ServerProcess = start_ceiling()
     c_ceiling = CompiledCeiling(free_port(), _heartbeat_answer())
     await asyncio.sleep(0.3)
-    keepalive: asyncio.Future[Any] | None = None
+    keepalive: list[asyncio.Future[None]] = []
     try:
         classic = await classic_member(daemon.port)
         classic_pure = await classic_member(pure.port)
@@ -246,25 +247,39 @@ async def _run(runs: int, total: int) -> list[dict[str, Any]]:
             "ceiling-c": (c_ceiling.pid, c_ceiling.port, classic),
             "ceiling-py": (py_ceiling.pid, py_ceiling.port, classic),
         }
-        keepalive = asyncio.gather(
-            _keep_alive(daemon.port, [classic, consumer]), _keep_alive(pure.port, [classic_pure])
-        )
+        keepalive = [
+            asyncio.ensure_future(_keep_alive(daemon.port, [classic, consumer])),
+            asyncio.ensure_future(_keep_alive(pure.port, [classic_pure])),
+        ]
         names = list(targets)
         out = []
         for run in range(runs):
             order = names[run % len(names) :] + names[: run % len(names)]
             sample: dict[str, Any] = {}
             for depth in DEPTHS:
-                for name in order:
-                    pid, port, frame = targets[name]
-                    n = total if depth > 1 else max(total // 10, 1_000)
-                    sample[f"{name}@{depth}"] = await _measure(pid, port, frame, depth, n)
+                n = total if depth > 1 else max(total // 10, 1_000)
+                # Each target's requests in SLICES slices, the targets taking turns: a
+                # shared machine's load changes within seconds, and a ratio is only as
+                # good as the two rates' sharing of it.
+                spent: dict[str, list[float]] = {name: [0.0, 0.0] for name in order}
+                for _ in range(SLICES):
+                    for name in order:
+                        pid, port, frame = targets[name]
+                        m = await _measure(pid, port, frame, depth, n // SLICES)
+                        spent[name][0] += (n // SLICES) / m["rate_per_s"]
+                        spent[name][1] += m["cpu_us_per_request"] * (n // SLICES) / 1e6
+                for name, (wall, cpu) in spent.items():
+                    done = n // SLICES * SLICES
+                    sample[f"{name}@{depth}"] = {
+                        "rate_per_s": done / wall,
+                        "cpu_us_per_request": cpu / done * 1e6,
+                    }
             out.append(sample)
             print(f"run {run + 1}/{runs}: " + _line(sample), flush=True)
         return out
     finally:
-        if keepalive is not None:
-            keepalive.cancel()
+        for task in keepalive:
+            task.cancel()
         daemon.stop()
         pure.stop()
         py_ceiling.stop()
