@@ -288,6 +288,10 @@ static PyObject *Walker_walk(Walker *self, PyObject *const *args, Py_ssize_t nar
         PyErr_SetString(PyExc_TypeError, "walk(data, groups, armed, now, max_frame, limit)");
         return NULL;
     }
+    if (self->cache == NULL || self->memo == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Walker not initialised");
+        return NULL;
+    }
     PyObject *groups = args[1], *armed_keys = args[2];
     long now = PyLong_AsLong(args[3]);
     if (now == -1 && PyErr_Occurred()) return NULL;
