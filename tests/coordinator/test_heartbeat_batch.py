@@ -381,3 +381,30 @@ async def test_the_environment_forces_the_pure_lane(monkeypatch: pytest.MonkeyPa
     runtime = Runtime(Settings(store="memory"), asyncio.get_running_loop())
     assert runtime.heartbeat_batch is None
     assert runtime.heartbeat_lane is not None  # which answers every heartbeat
+
+
+@needs_compiled
+async def test_a_compiled_lane_that_fails_closes_only_its_connection() -> None:
+    twins, leader, _static, generation = await stable_twins(
+        Settings(store="memory", group=GroupConfig(initial_rebalance_delay_ms=0))
+    )
+    compiled_twin = twins[0]
+    failing, failing_sink = compiled_twin.connect()
+    healthy, healthy_sink = compiled_twin.connect()
+    hb = HeartbeatRequest(group_id=GROUP, generation_id=generation, member_id=leader)
+    healthy.data_received(frame(hb, 4, 1))
+    await settle((healthy_sink, 1))
+    compiled_batch = compiled_twin.runtime.heartbeat_batch
+    assert compiled_batch is not None
+
+    def broken(*_args: object) -> tuple[int, bytes, int]:
+        raise RuntimeError("a bug in the walker")
+
+    walk = compiled_batch._walk
+    compiled_batch._walk = broken  # type: ignore[method-assign]
+    failing.data_received(frame(hb, 4, 2))
+    assert failing_sink.closed and not failing_sink.data
+    compiled_batch._walk = walk  # type: ignore[method-assign]
+    healthy.data_received(frame(hb, 4, 3))
+    await settle((healthy_sink, 2))
+    assert not healthy_sink.closed
