@@ -297,7 +297,9 @@ def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
         return float(statistics.median(s[key][field] for s in samples))
 
     def ratio(a: str, b: str, field: str) -> float:
-        return float(statistics.median(s[a][field] / s[b][field] for s in samples))
+        # CPU time is read in 10 ms ticks: a short run of a cheap target may read none.
+        values = [s[a][field] / s[b][field] for s in samples if s[b][field]]
+        return float(statistics.median(values)) if values else float("nan")
 
     out: dict[str, Any] = {"medians": {}, "ratios": {}}
     for key in samples[0]:
@@ -343,6 +345,12 @@ def _markdown(result: dict[str, Any]) -> str:
         f" {result['loadavg']}; load average after: {result.get('loadavg_after', '?')}."
         f" Compiled heartbeat lane: {result.get('compiled', '?')}."
         " Medians over runs; ratios taken within each run.",
+        "",
+        "`classic`: Heartbeat v4 of a Stable member, the daemon as installed (its compiled"
+        " heartbeat lane, `coordinator/fastlane`, when built); `classic-pure`: a second daemon"
+        " with `COORDINATOR_PURE_PYTHON=1` (the pure-Python lane); `ceiling-c`: a C epoll"
+        " server answering canned bytes; `ceiling-py`: a uvloop server answering canned bytes."
+        " Server CPU from /proc (10 ms ticks: coarse below 1 µs).",
         "",
         "| target @ depth | requests/s | server CPU per request (µs) |",
         "|---|---|---|",
