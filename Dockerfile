@@ -10,6 +10,9 @@ COPY pyproject.toml README.md ./
 RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" > /tmp/requirements.txt \
     && pip install --no-cache-dir -r /tmp/requirements.txt && rm /tmp/requirements.txt
 
+# setup.py builds the compiled heartbeat lane where there is a C compiler; this slim image
+# has none, so the optional extension is skipped and the pure-Python lane answers.
+COPY setup.py ./
 COPY protocol ./protocol
 COPY coordinator ./coordinator
 COPY docker/healthcheck.py ./healthcheck.py

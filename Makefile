@@ -16,11 +16,15 @@ $(PY):
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-$(RUN_STAMP): pyproject.toml | $(PY)
+# setup.py builds the compiled heartbeat lane (optional: without a C compiler the install
+# still succeeds and the pure-Python lane answers every heartbeat); its source rebuilds it.
+BUILD_INPUTS := pyproject.toml setup.py coordinator/fastlane/_heartbeats.c
+
+$(RUN_STAMP): $(BUILD_INPUTS) | $(PY)
 	$(PY) -m pip install --quiet -e '.[quickstart]'
 	touch $(RUN_STAMP)
 
-$(STAMP): pyproject.toml | $(PY)
+$(STAMP): $(BUILD_INPUTS) | $(PY)
 	@# The tests start a real PostgreSQL server from the machine's own binaries.
 	@command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 \
 		|| { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; } \

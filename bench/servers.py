@@ -20,7 +20,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -136,11 +136,14 @@ def command_line_module(src: Path | None) -> str:
 
 
 def start_daemon(
-    src: Path | None = None, name: str = "daemon", args: Sequence[str] = DAEMON_ARGS
+    src: Path | None = None,
+    name: str = "daemon",
+    args: Sequence[str] = DAEMON_ARGS,
+    env: Mapping[str, str] | None = None,
 ) -> ServerProcess:
     """The daemon on a free loopback port with ``args``; from another source tree (``src``
     holding ``coordinator/`` and ``protocol/``, e.g. an older commit) for before/after
-    comparisons."""
+    comparisons; ``env``: variables added to its environment."""
     port = free_port()
     cmd = [
         sys.executable,
@@ -151,7 +154,7 @@ def start_daemon(
         f"127.0.0.1:{port}",
         *args,
     ]
-    env = dict(os.environ)
+    env = {**os.environ, **(env or {})}
     if src is not None:
         env["PYTHONPATH"] = str(src)
     # ``-m`` puts the working directory first on sys.path, ahead of PYTHONPATH: without

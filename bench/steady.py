@@ -9,9 +9,11 @@ reconciled consumer-protocol member (ConsumerGroupHeartbeat v1 with its group, m
 and epoch only, as clients send it once reconciled). The generator (this process, uvloop)
 keeps ``depth`` requests in flight on one socket, the same frame again and again, and
 counts answers by their size prefix. Each run measures, in an order that rotates from run
-to run:
+to run, and in five slices per target, the targets taking turns:
 
-* ``classic``, ``consumer`` and ``consumer-general`` (the same consumer heartbeat with its
+* ``classic`` (the compiled heartbeat lane, ``coordinator/fastlane``, when built) and
+  ``classic-pure`` (a second daemon with ``COORDINATOR_PURE_PYTHON=1``: the pure-Python
+  heartbeat lane alone), ``consumer`` and ``consumer-general`` (the same consumer heartbeat with its
   unchanged rebalance timeout, which the consumer heartbeat lane leaves to the general
   path: what a steady heartbeat cost before the lane) at depth 64 and 1: the daemon's CPU
   time (``/proc``) over the requests, per request, and the rate;
@@ -38,6 +40,7 @@ from typing import Any
 import uvloop
 
 from coordinator.client.connection import connect
+from coordinator.fastlane.batch import PURE_PYTHON_ENV, compiled
 from coordinator.shared.catalog import topic_id_for
 from protocol.apis import BY_KEY
 from protocol.apis.consumer_group_heartbeat import (
@@ -56,6 +59,8 @@ from .servers import DAEMON_ARGS, ServerProcess, cpu_seconds, free_port, start_c
 RESULTS = Path(__file__).parent / "results"
 CLIENT_ID = "steady-bench"
 DEPTHS = (64, 1)
+#: Turns the targets take within one run (see ``_run``).
+SLICES = 5
 
 
 class Pipe(asyncio.Protocol):
@@ -225,38 +230,58 @@ def _heartbeat_answer() -> bytes:
 
 async def _run(runs: int, total: int) -> list[dict[str, Any]]:
     daemon = start_daemon(args=DAEMON_ARGS)
+    pure = start_daemon(name="daemon-pure", args=DAEMON_ARGS, env={PURE_PYTHON_ENV: "1"})
     py_ceiling: ServerProcess = start_ceiling()
     c_ceiling = CompiledCeiling(free_port(), _heartbeat_answer())
     await asyncio.sleep(0.3)
-    keepalive: asyncio.Future[None] | None = None
+    keepalive: list[asyncio.Future[None]] = []
     try:
         classic = await classic_member(daemon.port)
+        classic_pure = await classic_member(pure.port)
         consumer, consumer_general = await consumer_member(daemon.port)
         targets = {
             "classic": (daemon.pid, daemon.port, classic),
+            "classic-pure": (pure.pid, pure.port, classic_pure),
             "consumer": (daemon.pid, daemon.port, consumer),
             "consumer-general": (daemon.pid, daemon.port, consumer_general),
             "ceiling-c": (c_ceiling.pid, c_ceiling.port, classic),
             "ceiling-py": (py_ceiling.pid, py_ceiling.port, classic),
         }
-        keepalive = asyncio.ensure_future(_keep_alive(daemon.port, [classic, consumer]))
+        keepalive = [
+            asyncio.ensure_future(_keep_alive(daemon.port, [classic, consumer])),
+            asyncio.ensure_future(_keep_alive(pure.port, [classic_pure])),
+        ]
         names = list(targets)
         out = []
         for run in range(runs):
             order = names[run % len(names) :] + names[: run % len(names)]
             sample: dict[str, Any] = {}
             for depth in DEPTHS:
-                for name in order:
-                    pid, port, frame = targets[name]
-                    n = total if depth > 1 else max(total // 10, 1_000)
-                    sample[f"{name}@{depth}"] = await _measure(pid, port, frame, depth, n)
+                n = total if depth > 1 else max(total // 10, 1_000)
+                # Each target's requests in SLICES slices, the targets taking turns: a
+                # shared machine's load changes within seconds, and a ratio is only as
+                # good as the two rates' sharing of it.
+                spent: dict[str, list[float]] = {name: [0.0, 0.0] for name in order}
+                for _ in range(SLICES):
+                    for name in order:
+                        pid, port, frame = targets[name]
+                        m = await _measure(pid, port, frame, depth, n // SLICES)
+                        spent[name][0] += (n // SLICES) / m["rate_per_s"]
+                        spent[name][1] += m["cpu_us_per_request"] * (n // SLICES) / 1e6
+                for name, (wall, cpu) in spent.items():
+                    done = n // SLICES * SLICES
+                    sample[f"{name}@{depth}"] = {
+                        "rate_per_s": done / wall,
+                        "cpu_us_per_request": cpu / done * 1e6,
+                    }
             out.append(sample)
             print(f"run {run + 1}/{runs}: " + _line(sample), flush=True)
         return out
     finally:
-        if keepalive is not None:
-            keepalive.cancel()
+        for task in keepalive:
+            task.cancel()
         daemon.stop()
+        pure.stop()
         py_ceiling.stop()
         c_ceiling.stop()
 
@@ -272,7 +297,9 @@ def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
         return float(statistics.median(s[key][field] for s in samples))
 
     def ratio(a: str, b: str, field: str) -> float:
-        return float(statistics.median(s[a][field] / s[b][field] for s in samples))
+        # CPU time is read in 10 ms ticks: a short run of a cheap target may read none.
+        values = [s[a][field] / s[b][field] for s in samples if s[b][field]]
+        return float(statistics.median(values)) if values else float("nan")
 
     out: dict[str, Any] = {"medians": {}, "ratios": {}}
     for key in samples[0]:
@@ -293,6 +320,15 @@ def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
         out["ratios"][f"classic/ceiling-py rate @{depth}"] = ratio(
             f"classic@{depth}", f"ceiling-py@{depth}", "rate_per_s"
         )
+        out["ratios"][f"classic-pure/ceiling-c rate @{depth}"] = ratio(
+            f"classic-pure@{depth}", f"ceiling-c@{depth}", "rate_per_s"
+        )
+        out["ratios"][f"classic-pure/ceiling-py rate @{depth}"] = ratio(
+            f"classic-pure@{depth}", f"ceiling-py@{depth}", "rate_per_s"
+        )
+        out["ratios"][f"classic/classic-pure cpu per request @{depth}"] = ratio(
+            f"classic@{depth}", f"classic-pure@{depth}", "cpu_us_per_request"
+        )
         out["ratios"][f"ceiling-py/ceiling-c rate @{depth}"] = ratio(
             f"ceiling-py@{depth}", f"ceiling-c@{depth}", "rate_per_s"
         )
@@ -306,7 +342,15 @@ def _markdown(result: dict[str, Any]) -> str:
         "",
         f"{result['runs']} runs of {result['requests']:,} requests at depth 64 (a tenth at"
         f" depth 1), targets interleaved; {result['machine']}; load average before:"
-        f" {result['loadavg']}. Medians over runs; ratios taken within each run.",
+        f" {result['loadavg']}; load average after: {result.get('loadavg_after', '?')}."
+        f" Compiled heartbeat lane: {result.get('compiled', '?')}."
+        " Medians over runs; ratios taken within each run.",
+        "",
+        "`classic`: Heartbeat v4 of a Stable member, the daemon as installed (its compiled"
+        " heartbeat lane, `coordinator/fastlane`, when built); `classic-pure`: a second daemon"
+        " with `COORDINATOR_PURE_PYTHON=1` (the pure-Python lane); `ceiling-c`: a C epoll"
+        " server answering canned bytes; `ceiling-py`: a uvloop server answering canned bytes."
+        " Server CPU from /proc (10 ms ticks: coarse below 1 µs).",
         "",
         "| target @ depth | requests/s | server CPU per request (µs) |",
         "|---|---|---|",
@@ -335,6 +379,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "machine": f"{platform.machine()}, {platform.python_implementation()}"
         f" {platform.python_version()}",
         "loadavg": " ".join(loadavg),
+        "loadavg_after": " ".join(Path("/proc/loadavg").read_text().split()[:3]),
+        "compiled": "built" if compiled() else "not built (classic is the pure lane too)",
         "samples": samples,
         "summary": summarize(samples),
     }

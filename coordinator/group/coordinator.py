@@ -46,7 +46,7 @@ from .consumer import steady as consumer_steady
 from .consumer.group import ConsumerGroup
 from .consumer.requests import ConsumerHeartbeatInput
 from .context import Context, Shard, default_member_id, no_topics
-from .deadlines import TimerKind
+from .deadlines import Armed, TimerKind
 from .effects import Effects
 from .handover import GroupHandover
 from .inspection import GroupView
@@ -106,6 +106,12 @@ class GroupCoordinator(Generic[T]):
     def groups(self) -> Mapping[str, Group]:
         """The live groups of every kind, for inspection (tests, metrics). Do not mutate."""
         return self._shard.groups
+
+    def heartbeat_tables(self) -> tuple[dict[str, Group], dict[str, Armed]]:
+        """The groups and the armed timers by key, for the compiled heartbeat lane
+        (``coordinator/fastlane``), which answers a heartbeat ``beat`` answers without error
+        or with REBALANCE_IN_PROGRESS and moves its session in place as ``beat`` does."""
+        return self._shard.groups, self._shard.deadlines.armed
 
     @property
     def offsets(self) -> OffsetsManager:

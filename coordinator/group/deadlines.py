@@ -86,6 +86,12 @@ class Deadlines:
     def __len__(self) -> int:
         return len(self._armed)
 
+    @property
+    def armed(self) -> dict[str, Armed]:
+        """Every armed key: the compiled heartbeat lane (``coordinator/fastlane``) moves a
+        session's deadline in place here, as ``move_heartbeat`` does for a later one."""
+        return self._armed
+
     def deadline(self, key: str) -> int | None:
         armed = self._armed.get(key)
         return None if armed is None else armed.deadline_ms

@@ -106,6 +106,11 @@ class HeartbeatLane:
         self._hits = 0  # since the memo was last cleared
         self._bypass = 0  # misses left to decode without remembering
 
+    def hits_elsewhere(self, hits: int) -> None:
+        """Count memo hits of frames the compiled lane (``coordinator/fastlane``) answered
+        from this memo, so that it is not taken for thrashing."""
+        self._hits += hits
+
     def answer(self, frame: bytes, conn: ConnectionContext, now_ms: int) -> LaneAnswer | None:
         """The answer to a Heartbeat frame of an authenticated connection; None when the
         general path must take it (a version not served here, or bytes that do not decode:

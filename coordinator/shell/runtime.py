@@ -24,6 +24,7 @@ from protocol.frames import Request
 from protocol.schema import Struct
 
 from ..cluster.events import LeaseRenewed, PartitionsFenced
+from ..fastlane.batch import heartbeat_batch
 from ..group.coordinator import GroupCoordinator
 from ..group.effects import Effects
 from ..group.events import LimitReached, OffsetsCommitted
@@ -79,6 +80,8 @@ class Runtime:
         self.heartbeat_lane = (
             HeartbeatLane(self.node) if self.dispatcher.supports(HEARTBEAT_KEY) else None
         )
+        # A read's leading heartbeats answered in C (None: not built, or forced pure).
+        self.heartbeat_batch = heartbeat_batch(self.node, self.heartbeat_lane)
         self.consumer_heartbeat_lane = (
             ConsumerHeartbeatLane(self.node)
             if self.dispatcher.supports(CONSUMER_GROUP_HEARTBEAT_KEY)

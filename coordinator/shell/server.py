@@ -197,6 +197,20 @@ class KafkaConnection(asyncio.Protocol):
         if self._pre_auth_cap and self.ctx.authenticated:
             self._pre_auth_cap = False
             self.splitter.max_frame_bytes = self.runtime.settings.socket_request_max_bytes
+        if (
+            self.runtime.heartbeat_batch is not None
+            and not self.queue
+            and not self.busy
+            and not self._drain_scheduled
+            and not self.splitter.buffered
+            and self.upstream is None
+            and self.write_blocked_since is None
+            and self.ctx.authenticated
+            and not self.closed
+        ):
+            data = self._answer_heartbeats(data)
+            if not data:
+                return
         try:
             frames = self.splitter.feed(data)
         except FrameTooLarge as exc:
@@ -220,6 +234,30 @@ class KafkaConnection(asyncio.Protocol):
             self._update_reading()
 
     # -- request processing ----------------------------------------------------------------
+
+    def _answer_heartbeats(self, data: bytes) -> bytes:
+        """The compiled lane answers the Heartbeat frames at the start of a read, with
+        nothing queued before them (``fastlane/batch.py``); the rest is returned, to be
+        framed and answered after them, in order."""
+        runtime = self.runtime
+        batch = runtime.heartbeat_batch
+        assert batch is not None
+        try:
+            consumed, answers = batch.answer_read(
+                data, self.ctx, runtime.now_ms(), self.splitter.max_frame_bytes, runtime.metrics
+            )
+        except Exception:
+            log.exception("request failed", api="Heartbeat")
+            self.close()
+            return b""
+        if not consumed:
+            return data
+        self._out.append(answers)
+        if consumed < len(data):
+            return data[consumed:]
+        self.partial_since = None
+        self._flush()
+        return b""
 
     def _drain(self) -> None:
         self._drain_scheduled = False

@@ -14,7 +14,14 @@ def test_steady_measures_both_protocols_and_both_ceilings() -> None:
     # main raises if a daemon answer carries an error (a member that is not steady).
     result = steady.main(["--quick", "--no-write"])
     medians = result["summary"]["medians"]
-    targets = ("classic", "consumer", "consumer-general", "ceiling-c", "ceiling-py")
+    targets = (
+        "classic",
+        "classic-pure",
+        "consumer",
+        "consumer-general",
+        "ceiling-c",
+        "ceiling-py",
+    )
     assert set(medians) == {f"{t}@{d}" for t in targets for d in steady.DEPTHS}
     assert all(v["rate_per_s"] > 0 for v in medians.values())
     assert set(result["summary"]["ratios"]) >= {"consumer/classic cpu per request @64"}
