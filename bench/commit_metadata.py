@@ -56,7 +56,7 @@ from protocol.apis.offset_commit import (
 from protocol.frames import decode_request, decode_response, encode_request
 
 from .servers import cpu_seconds, start_daemon
-from .steady import CLIENT_ID, Pipe, _keep_alive, _pipe, classic_member, consumer_member
+from .steady import CLIENT_ID, Pipe, _keep_alive, classic_member, consumer_member
 
 RESULTS = Path(__file__).parent / "results"
 TOPICS = [f"topic-{i}" for i in range(9)]

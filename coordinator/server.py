@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import structlog
 
-from protocol.apis import Api
+from protocol.apis import BY_KEY, Api
 from protocol.frames import FrameSplitter, FrameTooLarge, Request
 from protocol.schema import Struct
 
@@ -33,6 +33,7 @@ from .errors import StartupError
 from .group.coordinator import GroupCoordinator
 from .handlers.consumer_heartbeat_lane import CONSUMER_GROUP_HEARTBEAT_KEY
 from .handlers.heartbeat_lane import HEARTBEAT_KEY
+from .handlers.metadata_lane import METADATA_KEY
 from .handlers.outcome import CloseConnection
 from .limits import ConnectionGuard
 from .node import Coordinator
@@ -65,7 +66,9 @@ HEARTBEATS_PER_SLOT = 4
 HEARTBEAT_FRAME = HEARTBEAT_KEY.to_bytes(2, "big")
 # A ConsumerGroupHeartbeat's: a steady one is answered by the consumer heartbeat lane.
 CONSUMER_HEARTBEAT_FRAME = CONSUMER_GROUP_HEARTBEAT_KEY.to_bytes(2, "big")
-LANE_FRAMES = (HEARTBEAT_FRAME, CONSUMER_HEARTBEAT_FRAME)
+# A Metadata's: answered by the Metadata lane (remembered answers).
+METADATA_FRAME = METADATA_KEY.to_bytes(2, "big")
+LANE_FRAMES = (HEARTBEAT_FRAME, CONSUMER_HEARTBEAT_FRAME, METADATA_FRAME)
 # How long a refused connection stays open after its error response (or until the client
 # closes it first).
 CLOSE_GRACE_S = 0.5
@@ -254,8 +257,10 @@ class KafkaConnection(asyncio.Protocol):
                     try:
                         if lead == HEARTBEAT_FRAME:
                             data = runtime.answer_heartbeat(frame, ctx, now_ms)
-                        else:
+                        elif lead == CONSUMER_HEARTBEAT_FRAME:
                             data = runtime.answer_consumer_heartbeat(frame, ctx, now_ms)
+                        else:
+                            data = runtime.answer_metadata(frame, ctx, now_ms)
                     except Exception:
                         self._lane_failed(frame)  # as _dispatch does for any other request
                         break
@@ -277,7 +282,7 @@ class KafkaConnection(asyncio.Protocol):
 
     def _lane_failed(self, frame: bytes) -> None:
         version = int.from_bytes(frame[2:4], "big")
-        api = "Heartbeat" if frame[:2] == HEARTBEAT_FRAME else "ConsumerGroupHeartbeat"
+        api = BY_KEY[int.from_bytes(frame[:2], "big")].name
         log.exception("request failed", api=api, version=version)
         self.close()
 
