@@ -134,8 +134,9 @@ class MetadataLane:
             and found.settings is node.settings
             and (not node.security.acls_enabled or found.authorizer is node.security.authorizer)
             and (
-                not isinstance(node.routing, ClusterRouting)
-                or found.routing == self.sources(node.now_ms())[3]
+                found.routing is None  # made on one node, and still one
+                if not isinstance(node.routing, ClusterRouting)
+                else found.routing == self.sources(node.now_ms())[3]
             )
         )
 
