@@ -59,6 +59,7 @@ from .admission import (
 )
 from .outcome import Outcome, Pending, call
 
+OFFSET_COMMIT_KEY = 8
 TOPIC_AUTHORIZATION_FAILED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
 # What each topic needs, as the admission table says (handlers check them per topic).
 assert OFFSET_COMMIT.topics and OFFSET_FETCH.topics and OFFSET_DELETE.topics
