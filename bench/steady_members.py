@@ -18,7 +18,8 @@ only) every ``heartbeat_interval_ms`` the daemon answered (5,000 by default, Kaf
 group.consumer.heartbeat.interval.ms); a classic member a Heartbeat v4 every 3 s
 (Kafka's heartbeat.interval.ms). Every answer is decoded and its error counted.
 
-Phases of ``--seconds`` each, in an order that rotates from round to round: ``consumer``
+After one interval of heartbeats of each population (a warm-up), phases of ``--seconds``
+each, in an order that rotates from round to round: ``consumer``
 (only the consumer members heartbeat), ``classic`` (only the classic ones), ``idle``
 (nobody: the daemon's own floor). Measured over each phase but its first second: the
 daemon's CPU (``/proc``, all threads) per second (cores used), per heartbeat, the
@@ -211,6 +212,12 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
             ),
             "idle": [],
         }
+        # Warm-up: every member heartbeats once first (the first heartbeats after formation
+        # also meet its leftovers: the collector going through the formation's garbage).
+        for name in ("consumer", "classic"):
+            conns = populations[name]
+            await _pace(conns, max(c.interval_s for c in conns))
+        await asyncio.sleep(1.0)
         names = list(populations)
         rounds = []
         for r in range(args.rounds):

@@ -27,7 +27,6 @@ from coordinator.security.config import Listener, SecurityProtocol, SecuritySett
 from coordinator.store import SecurityRows
 from protocol.apis import BY_KEY
 from protocol.apis.metadata import MetadataRequest, MetadataRequestTopic, MetadataResponse
-from protocol.errors import ErrorCode
 from protocol.frames import Request, decode_response, encode_request
 from tests.hypothesis_profiles import examples
 
@@ -255,4 +254,3 @@ def test_a_cluster_node_whose_lease_ran_out_stops_presenting_itself_at_once() ->
     assert leaders() == {1}
     p.node.routing = SingleNode()
     assert leaders() == {0}
-    assert ErrorCode.NONE == 0
