@@ -2,6 +2,7 @@
 and a Metadata refresh cost the daemon, against a classic Heartbeat in the same run.
 
     python -m bench.commit_metadata [--runs 5] [--requests 40000] [--quick] [--no-write]
+        [--src OLDER_TREE --name commit_metadata_before]
 
 Two daemons: one on the memory store (what the request path costs: decode, admission,
 the state machine, the driver, the answer) and one on SQLite (what a commit costs once it
@@ -214,11 +215,13 @@ async def _measure(pid: int, port: int, frames: list[bytes], depth: int, total: 
     return {"rate_per_s": total / wall, "cpu_us_per_request": cpu / total * 1e6}
 
 
-async def _run(runs: int, total: int, sqlite_total: int) -> list[dict[str, Any]]:
+async def _run(runs: int, total: int, sqlite_total: int, src: Path | None) -> list[dict[str, Any]]:
     with tempfile.TemporaryDirectory() as data:
-        memory = start_daemon(args=["--store", "memory", *DAEMON_ARGS])
+        memory = start_daemon(src, args=["--store", "memory", *DAEMON_ARGS])
         sqlite = start_daemon(
-            name="daemon-sqlite", args=["--store", "sqlite", "--data-dir", data, *DAEMON_ARGS]
+            src,
+            name="daemon-sqlite",
+            args=["--store", "sqlite", "--data-dir", data, *DAEMON_ARGS],
         )
         keepalive: list[asyncio.Future[None]] = []
         try:
@@ -306,7 +309,8 @@ def markdown(result: dict[str, Any], title: str) -> str:
         f"{result['runs']} runs of {result['requests']:,} requests at depth 64 (a fifth at"
         f" depth 1; SQLite targets {result['sqlite_requests']:,}), targets interleaved;"
         f" {result['machine']}; load average before: {result['loadavg']}, after:"
-        f" {result.get('loadavg_after', '?')}. Medians over runs; ratios taken within each run.",
+        f" {result.get('loadavg_after', '?')}; daemon from {result['daemon_source']}."
+        " Medians over runs; ratios taken within each run.",
         "",
         "| target @ depth | requests/s | server CPU per request (µs) |",
         "|---|---|---|",
@@ -327,12 +331,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--no-write", action="store_true")
     parser.add_argument("--name", default="commit_metadata", help="results file name")
+    parser.add_argument(
+        "--src", type=Path, help="run the daemons from this source tree (an older commit's)"
+    )
     args = parser.parse_args(argv)
     runs, total, sqlite_total = (
         (1, 3_000, 500) if args.quick else (args.runs, args.requests, args.sqlite_requests)
     )
     loadavg = " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    samples = uvloop.run(_run(runs, total, sqlite_total))
+    samples = uvloop.run(_run(runs, total, sqlite_total, args.src))
     result = {
         "runs": runs,
         "requests": total,
@@ -341,6 +348,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         f" {platform.python_version()}",
         "loadavg": loadavg,
         "loadavg_after": " ".join(Path("/proc/loadavg").read_text().split()[:3]),
+        "daemon_source": str(args.src or "this checkout"),
         "samples": samples,
         "summary": summarize(samples),
     }
