@@ -245,6 +245,10 @@ class KafkaConnection(asyncio.Protocol):
                     self._drain_scheduled = True
                     runtime.loop.call_soon(self._drain)
                     break
+                if self._commits and (
+                    queue[0][:2] != OFFSET_COMMIT_FRAME or len(self._commits) >= MAX_QUEUED_REQUESTS
+                ):
+                    break  # in order: resumed once the commits before it are answered
                 if self.upstream is not None:
                     if self.upstream.takes(queue[0], ctx, self.route):
                         if len(self._forwarded) >= self.upstream.settings.max_in_flight:
@@ -254,10 +258,6 @@ class KafkaConnection(asyncio.Protocol):
                         continue
                     if self._forwarded:
                         break  # answered in order: after the forwarded ones before it
-                if self._commits and (
-                    queue[0][:2] != OFFSET_COMMIT_FRAME or len(self._commits) >= MAX_QUEUED_REQUESTS
-                ):
-                    break  # resumed once the commits before it are answered
                 frame = queue.popleft()
                 lead = frame[:2]
                 if lead in LANE_FRAMES and ctx.authenticated:
