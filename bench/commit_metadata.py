@@ -2,7 +2,7 @@
 and a Metadata refresh cost the daemon, against a classic Heartbeat in the same run.
 
     python -m bench.commit_metadata [--runs 5] [--requests 40000] [--quick] [--no-write]
-        [--src OLDER_TREE --name commit_metadata_before]
+        [--src OLDER_TREE --name commit_metadata_before] [--profile TARGET]
 
 Two daemons: one on the memory store (what the request path costs: decode, admission,
 the state machine, the driver, the answer) and one on SQLite (what a commit costs once it
@@ -38,7 +38,10 @@ import argparse
 import asyncio
 import json
 import platform
+import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -47,6 +50,8 @@ from typing import Any
 import uvloop
 
 from protocol.apis import BY_KEY
+from protocol.apis.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest
+from protocol.apis.heartbeat import HeartbeatRequest
 from protocol.apis.metadata import MetadataRequest, MetadataRequestTopic, MetadataResponse
 from protocol.apis.offset_commit import (
     OffsetCommitRequest,
@@ -56,6 +61,7 @@ from protocol.apis.offset_commit import (
 )
 from protocol.frames import decode_request, decode_response, encode_request
 
+from .profile import aggregate
 from .servers import cpu_seconds, start_daemon
 from .steady import CLIENT_ID, Pipe, _keep_alive, classic_member, consumer_member
 
@@ -163,6 +169,7 @@ async def members(port: int, count: int) -> dict[str, list[bytes]]:
     consumer, _general = await consumer_member(port)
     hb = decode_request(classic[4:]).body
     cgh = decode_request(consumer[4:]).body
+    assert isinstance(hb, HeartbeatRequest) and isinstance(cgh, ConsumerGroupHeartbeatRequest)
     return {
         "heartbeat": [classic],
         "consumer-heartbeat": [consumer],
@@ -272,6 +279,28 @@ async def _run(runs: int, total: int, sqlite_total: int, src: Path | None) -> li
             sqlite.stop()
 
 
+async def _profile(target: str, seconds: float, src: Path | None) -> str:
+    """py-spy on a memory-store daemon while ``target`` is driven at depth 64: where its
+    time goes (``bench.profile.aggregate``)."""
+    spy_bin = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        start_daemon(src, args=["--store", "memory", *DAEMON_ARGS]) as daemon,
+    ):
+        driven = {**await members(daemon.port, 20_000), **metadata_frames()}[target]
+        raw = Path(tmp) / "stacks.txt"
+        command = [spy_bin, "record", "--pid", str(daemon.pid), "--rate", "200"]
+        spy = subprocess.Popen(
+            [*command, "--format", "raw", "--duration", str(int(seconds)), "--output", str(raw)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        await asyncio.sleep(1.0)  # py-spy attaches
+        while spy.poll() is None:
+            await _measure(daemon.pid, daemon.port, driven, 64, 3_000)
+        return aggregate(raw, 30)
+
+
 def _line(sample: dict[str, Any]) -> str:
     return ", ".join(
         f"{k} {v['rate_per_s']:,.0f}/s {v['cpu_us_per_request']:.1f}µs" for k, v in sample.items()
@@ -334,7 +363,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument(
         "--src", type=Path, help="run the daemons from this source tree (an older commit's)"
     )
+    parser.add_argument("--profile", metavar="TARGET", help="py-spy the daemon under TARGET")
     args = parser.parse_args(argv)
+    if args.profile:
+        text = uvloop.run(_profile(args.profile, 8.0, args.src))
+        print(text)
+        return {"profile": text}
     runs, total, sqlite_total = (
         (1, 3_000, 500) if args.quick else (args.runs, args.requests, args.sqlite_requests)
     )
