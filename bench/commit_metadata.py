@@ -262,12 +262,12 @@ async def _run(runs: int, total: int, sqlite_total: int, src: Path | None) -> li
                 sample: dict[str, Any] = {}
                 for depth in (64, 1):
                     for name in order:
-                        daemon, frames, depths, n = targets[name]
+                        daemon, sent, depths, n = targets[name]
                         if depth not in depths:
                             continue
                         n = n if depth > 1 else max(n // 5, 500)
                         sample[f"{name}@{depth}"] = await _measure(
-                            daemon.pid, daemon.port, frames, depth, n
+                            daemon.pid, daemon.port, sent, depth, n
                         )
                 out.append(sample)
                 print(f"run {run + 1}/{runs}: " + _line(sample), flush=True)

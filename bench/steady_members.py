@@ -35,6 +35,7 @@ import json
 import platform
 import statistics
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -122,7 +123,7 @@ async def _connections(
         if not share:
             continue
         _, conn = await loop.create_connection(
-            lambda share=share: Heartbeats(share, api_key, version), "127.0.0.1", port
+            partial(Heartbeats, share, api_key, version), "127.0.0.1", port
         )
         conn.interval_s = interval_s
         out.append(conn)
