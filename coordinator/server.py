@@ -393,7 +393,8 @@ class KafkaConnection(asyncio.Protocol):
             while commits and commits[0][3].done() and not self.closed:
                 api, version, correlation_id, fut = commits.popleft()
                 if fut.cancelled() or fut.exception() is not None:
-                    log.error("deferred reply failed", api=api.name, error=repr(fut.exception()))
+                    failure = "cancelled" if fut.cancelled() else repr(fut.exception())
+                    log.error("deferred reply failed", api=api.name, error=failure)
                     self.close()
                     break
                 self._send(api, version, correlation_id, fut.result())
