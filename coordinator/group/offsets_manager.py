@@ -53,9 +53,15 @@ class OffsetsManager:
             return
         key = (record.topic, record.partition)
         in_flight = group.get(key)
-        if in_flight is None or not any(r is record for r in in_flight):
+        if in_flight is None:
             return  # deleted (OffsetDelete, DeleteGroups) while it was in flight
-        in_flight.remove(record)
+        if in_flight[0] is record:  # writes are reported in order: the oldest, mostly
+            del in_flight[0]
+        else:
+            at = next((i for i, r in enumerate(in_flight) if r is record), None)
+            if at is None:
+                return  # deleted while in flight, and committed again since
+            del in_flight[at]
         if not in_flight:
             del group[key]
             if not group:

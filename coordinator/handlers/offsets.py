@@ -59,6 +59,7 @@ from .connection_context import ConnectionContext
 from .node import Node
 from .outcome import Outcome, Pending, call
 
+OFFSET_COMMIT_KEY = 8
 TOPIC_AUTHORIZATION_FAILED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
 # What each topic needs, as the admission table says (handlers check them per topic).
 assert OFFSET_COMMIT.topics and OFFSET_FETCH.topics and OFFSET_DELETE.topics
@@ -161,6 +162,8 @@ def _commit_response(
     refused: dict[tuple[str, int], int],
     r: OffsetCommitResult,
 ) -> OffsetCommitResponse:
+    if not refused and not any(p.error_code for t in r.topics for p in t.partitions):
+        return commit_refused(body, 0, ErrorCode.NONE)  # all committed (most commits)
     errors: dict[tuple[str, int], int] = {
         (t.topic, p.partition): p.error_code for t in r.topics for p in t.partitions
     }
@@ -187,7 +190,8 @@ def _commit_response(
 def commit_refused(
     body: OffsetCommitRequest, version: int, code: ErrorCode
 ) -> OffsetCommitResponse:
-    """Admission's refusal: every partition asked for carries the code, in request order."""
+    """Admission's refusal: every partition asked for carries the code, in request order
+    (and, with NONE, the answer to a commit of every partition)."""
     return OffsetCommitResponse(
         topics=[
             OffsetCommitResponseTopic(

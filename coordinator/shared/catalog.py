@@ -53,12 +53,15 @@ class Catalog:
         self._by_id: dict[uuid.UUID, Topic] = {}
         self._id_key: bytes | None = None
         self._unkeyed: frozenset[str] = frozenset()
+        #: Counts changes to the topics (what remembered Metadata answers check).
+        self.changes = 0
 
     def use_id_key(self, key: bytes | None, unkeyed: Iterable[str] = ()) -> None:
         """The store's topic id key, and the topics stored before it (they keep their
         UUIDv5 ids); before any topic is created."""
         self._id_key = key
         self._unkeyed = frozenset(unkeyed)
+        self.changes += 1
 
     def id_for(self, name: str) -> uuid.UUID:
         """The id topic ``name`` has, or would have once created."""
@@ -73,6 +76,7 @@ class Catalog:
         if name in self._by_name:
             raise KeyError(name)
         topic = Topic(name, partitions, self.id_for(name))
+        self.changes += 1
         self._by_name[name] = topic
         self._by_id[topic.topic_id] = topic
         return topic
@@ -83,6 +87,7 @@ class Catalog:
         if partitions < old.partitions:
             raise ValueError(f"{name} has {old.partitions} partitions; they cannot shrink")
         topic = Topic(name, partitions, old.topic_id)
+        self.changes += 1
         self._by_name[name] = self._by_id[old.topic_id] = topic
         return topic
 

@@ -33,6 +33,7 @@ from ..handlers.connection_context import ConnectionContext
 from ..handlers.consumer_heartbeat_lane import CONSUMER_GROUP_HEARTBEAT_KEY, ConsumerHeartbeatLane
 from ..handlers.dispatcher import Dispatcher
 from ..handlers.heartbeat_lane import HEARTBEAT_KEY, HeartbeatLane
+from ..handlers.metadata_lane import METADATA_KEY, MetadataLane
 from ..handlers.node import Coordinator, Node
 from ..handlers.outcome import Awaiting, Delayed, Offloaded, Outcome, Pending
 from ..handlers.routes import daemon_dispatcher
@@ -62,6 +63,7 @@ STORE_FAILED = ErrorCode.NOT_COORDINATOR
 #: The APIs the heartbeat lanes answer, as their requests are counted.
 _HEARTBEAT_API = BY_KEY[HEARTBEAT_KEY]
 _CONSUMER_HEARTBEAT_API = BY_KEY[CONSUMER_GROUP_HEARTBEAT_KEY]
+_METADATA_API = BY_KEY[METADATA_KEY]
 
 
 class Runtime:
@@ -86,6 +88,9 @@ class Runtime:
             ConsumerHeartbeatLane(self.node)
             if self.dispatcher.supports(CONSUMER_GROUP_HEARTBEAT_KEY)
             else None
+        )
+        self.metadata_lane = (
+            MetadataLane(self.node) if self.dispatcher.supports(METADATA_KEY) else None
         )
         self.store: Store = store if store is not None else MemoryStore()
         self.timers = KeyedTimers(loop, self._on_timer, self.clock.offset_ms)
@@ -239,6 +244,24 @@ class Runtime:
             return None
         data, version, key, deadline = answer
         self._lane_answered(_CONSUMER_HEARTBEAT_API, version, 0, key, deadline, started)
+        return data
+
+    def answer_metadata(self, frame: bytes, conn: ConnectionContext, now_ms: int) -> bytes | None:
+        """The response frame to a Metadata request frame, through the Metadata lane
+        (``handlers/metadata_lane.py``): remembered, or made by ``handle`` and remembered;
+        None: the server's general path must take it."""
+        lane = self.metadata_lane
+        if lane is None:
+            return None
+        metrics = self.metrics
+        started = time.perf_counter() if metrics is not None else 0.0
+        answer = lane.answer(frame, conn, self.handle)
+        if answer is None:
+            return None
+        data, remembered, version = answer
+        if metrics is not None and remembered is not None:  # else ``handle`` counted it
+            series = metrics.request_received(_METADATA_API, version)
+            metrics.request_answered(series, remembered, started)
         return data
 
     def _lane_answered(

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import structlog
 
-from protocol.apis import Api
+from protocol.apis import BY_KEY, Api
 from protocol.frames import FrameSplitter, FrameTooLarge, Request
 from protocol.schema import Struct
 
@@ -29,7 +29,9 @@ from ..group.coordinator import GroupCoordinator
 from ..handlers.connection_context import ConnectionContext
 from ..handlers.consumer_heartbeat_lane import CONSUMER_GROUP_HEARTBEAT_KEY
 from ..handlers.heartbeat_lane import HEARTBEAT_KEY
+from ..handlers.metadata_lane import METADATA_KEY
 from ..handlers.node import Coordinator
+from ..handlers.offsets import OFFSET_COMMIT_KEY
 from ..handlers.outcome import CloseConnection
 from ..security.config import Listener
 from ..security.tls import principal_from_peercert, server_context
@@ -65,7 +67,11 @@ HEARTBEATS_PER_SLOT = 4
 HEARTBEAT_FRAME = HEARTBEAT_KEY.to_bytes(2, "big")
 # A ConsumerGroupHeartbeat's: a steady one is answered by the consumer heartbeat lane.
 CONSUMER_HEARTBEAT_FRAME = CONSUMER_GROUP_HEARTBEAT_KEY.to_bytes(2, "big")
-LANE_FRAMES = (HEARTBEAT_FRAME, CONSUMER_HEARTBEAT_FRAME)
+# A Metadata's: answered by the Metadata lane (remembered answers).
+METADATA_FRAME = METADATA_KEY.to_bytes(2, "big")
+LANE_FRAMES = (HEARTBEAT_FRAME, CONSUMER_HEARTBEAT_FRAME, METADATA_FRAME)
+# An OffsetCommit's: one that waits for its write does not hold the commits behind it.
+OFFSET_COMMIT_FRAME = OFFSET_COMMIT_KEY.to_bytes(2, "big")
 # How long a refused connection stays open after its error response (or until the client
 # closes it first).
 CLOSE_GRACE_S = 0.5
@@ -116,6 +122,8 @@ class KafkaConnection(asyncio.Protocol):
         #: The parked request's API, version and correlation id (its reply is awaited).
         self._parked: tuple[Api, int, int] | None = None
         self._parked_reply: asyncio.Future[Any] | None = None
+        #: OffsetCommits waiting for their writes, in request order (``_commit_waits``).
+        self._commits: deque[tuple[Api, int, int, asyncio.Future[Any]]] = deque()
         self._callback_context = contextvars.copy_context()
 
     # -- asyncio.Protocol ------------------------------------------------------------------
@@ -275,6 +283,10 @@ class KafkaConnection(asyncio.Protocol):
                     self._drain_scheduled = True
                     runtime.loop.call_soon(self._drain)
                     break
+                if self._commits and (
+                    queue[0][:2] != OFFSET_COMMIT_FRAME or len(self._commits) >= MAX_QUEUED_REQUESTS
+                ):
+                    break  # in order: resumed once the commits before it are answered
                 if self.upstream is not None:
                     if self.upstream.takes(queue[0], ctx, self.route):
                         if len(self._forwarded) >= self.upstream.settings.max_in_flight:
@@ -292,8 +304,10 @@ class KafkaConnection(asyncio.Protocol):
                     try:
                         if lead == HEARTBEAT_FRAME:
                             data = runtime.answer_heartbeat(frame, ctx, now_ms)
-                        else:
+                        elif lead == CONSUMER_HEARTBEAT_FRAME:
                             data = runtime.answer_consumer_heartbeat(frame, ctx, now_ms)
+                        else:
+                            data = runtime.answer_metadata(frame, ctx, now_ms)
                     except Exception:
                         self._lane_failed(frame)  # as _dispatch does for any other request
                         break
@@ -315,7 +329,7 @@ class KafkaConnection(asyncio.Protocol):
 
     def _lane_failed(self, frame: bytes) -> None:
         version = int.from_bytes(frame[2:4], "big")
-        api = "Heartbeat" if frame[:2] == HEARTBEAT_FRAME else "ConsumerGroupHeartbeat"
+        api = BY_KEY[int.from_bytes(frame[:2], "big")].name
         log.exception("request failed", api=api, version=version)
         self.close()
 
@@ -379,7 +393,11 @@ class KafkaConnection(asyncio.Protocol):
             log.exception("request failed", api=request.api.name, version=request.version)
             self.close()
             return
-        if isinstance(reply, Struct):
+        if request.api.key == OFFSET_COMMIT_KEY and (
+            self._commits or not isinstance(reply, Struct)
+        ):
+            self._commit_waits(request, reply)
+        elif isinstance(reply, Struct):
             self._send(request.api, request.version, request.header.correlation_id, reply)
         else:
             # At most one reply is parked per connection (it blocks the connection, as in
@@ -392,6 +410,39 @@ class KafkaConnection(asyncio.Protocol):
             reply.add_done_callback(self._deferred_done, context=self._callback_context)
             if self.queue:  # already something behind it
                 self.runtime.next_request_behind(reply)
+
+    def _commit_waits(self, request: Request, reply: Struct | asyncio.Future[Any]) -> None:
+        # A commit's answer waits for its write only: the commits behind it are taken
+        # meanwhile (a turn's go to the store together) and answered in order (one
+        # answered at once behind them too); any other request waits until they are
+        # answered, as behind any parked reply.
+        if isinstance(reply, Struct):
+            answered: asyncio.Future[Any] = self.runtime.loop.create_future()
+            answered.set_result(reply)
+            reply = answered
+        header = request.header
+        self._commits.append((request.api, request.version, header.correlation_id, reply))
+        reply.add_done_callback(self._commits_done, context=self._callback_context)
+
+    def _commits_done(self, _fut: asyncio.Future[Any]) -> None:
+        commits = self._commits
+        self._batching = True  # the answers ready go out in one write
+        try:
+            while commits and commits[0][3].done() and not self.closed:
+                api, version, correlation_id, fut = commits.popleft()
+                if fut.cancelled() or fut.exception() is not None:
+                    failure = "cancelled" if fut.cancelled() else repr(fut.exception())
+                    log.error("deferred reply failed", api=api.name, error=failure)
+                    self.close()
+                    break
+                self._send(api, version, correlation_id, fut.result())
+        finally:
+            self._batching = False
+            self._flush()
+        if self.closed:
+            commits.clear()
+        elif self.queue and not self.busy and not self._drain_scheduled:
+            self._drain()
 
     def _deferred_done(self, fut: asyncio.Future[Any]) -> None:
         self.busy = False
