@@ -13,6 +13,7 @@ from coordinator.config import Settings
 from coordinator.connection_context import ConnectionContext
 from coordinator.group.config import GroupConfig
 from coordinator.group.records import Record
+from coordinator.handlers.group_admin import DELETION_NOT_STORED
 from coordinator.metrics import Metrics
 from coordinator.runtime import Runtime
 from coordinator.store import MemoryStore, Write
@@ -74,6 +75,12 @@ def commit(offset: int) -> OffsetCommitRequest:
     )
 
 
+def fetch() -> OffsetFetchRequest:
+    return OffsetFetchRequest(
+        group_id="g", topics=[OffsetFetchRequestTopic(name="orders", partition_indexes=[0])]
+    )
+
+
 def errors(response: Struct) -> list[int]:
     assert isinstance(response, OffsetCommitResponse)
     return [p.error_code for t in response.topics for p in t.partitions]
@@ -104,6 +111,8 @@ async def test_a_commit_that_cannot_be_stored_is_answered_not_coordinator() -> N
 
 
 async def test_a_group_deletion_that_cannot_be_stored_says_so() -> None:
+    """Below v3 the store's retriable error, as before; v3 (Kafka 4.4) is told
+    GROUP_DELETION_FAILED and why; the group is kept, and deleted when asked again."""
     store = FailingStore()
     runtime = Runtime(Settings(topics=(("orders", 1),)), asyncio.get_running_loop(), store)
     await runtime.load()
@@ -116,6 +125,19 @@ async def test_a_group_deletion_that_cannot_be_stored_says_so() -> None:
             ("g", ErrorCode.NOT_COORDINATOR),
             ("unknown", ErrorCode.GROUP_ID_NOT_FOUND),
         ]
+        response = await ask(runtime, DeleteGroupsRequest(groups_names=["g", "unknown"]), 3)
+        assert isinstance(response, DeleteGroupsResponse)
+        assert [(r.group_id, r.error_code, r.error_message) for r in response.results] == [
+            ("g", ErrorCode.GROUP_DELETION_FAILED, DELETION_NOT_STORED),
+            ("unknown", ErrorCode.GROUP_ID_NOT_FOUND, "The group id does not exist."),
+        ]
+        store.failing = False
+        kept = await ask(runtime, fetch(), 7)
+        assert isinstance(kept, OffsetFetchResponse)
+        assert [p.committed_offset for t in kept.topics for p in t.partitions] == [1]
+        response = await ask(runtime, DeleteGroupsRequest(groups_names=["g"]), 3)
+        assert isinstance(response, DeleteGroupsResponse)
+        assert [(r.error_code, r.error_message) for r in response.results] == [(0, None)]
     finally:
         runtime.shutdown()
 
