@@ -9,6 +9,7 @@ import dataclasses
 
 from structlog.testing import capture_logs
 
+from coordinator.cluster.routing import SingleNode
 from coordinator.config import Settings
 from coordinator.connection_context import ConnectionContext
 from coordinator.group.config import GroupConfig
@@ -138,6 +139,44 @@ async def test_a_group_deletion_that_cannot_be_stored_says_so() -> None:
         response = await ask(runtime, DeleteGroupsRequest(groups_names=["g"]), 3)
         assert isinstance(response, DeleteGroupsResponse)
         assert [(r.error_code, r.error_message) for r in response.results] == [(0, None)]
+    finally:
+        runtime.shutdown()
+
+
+class LeaseLostOnFailure(SingleNode):
+    """A cluster node's routing whose lease runs out with the write that fails."""
+
+    clustered = True
+
+    def __init__(self) -> None:
+        self.lost = False
+
+    def refusal(self, group_id: str, now_ms: int) -> ErrorCode | None:
+        return ErrorCode.NOT_COORDINATOR if self.lost else None
+
+
+async def test_a_deletion_lost_with_the_lease_sends_the_client_to_the_new_coordinator() -> None:
+    """A node whose lease ran out does not say GROUP_DELETION_FAILED: the group is not its
+    own any more, and a v3 client is told so (NOT_COORDINATOR), to find its coordinator."""
+    store = FailingStore()
+    runtime = Runtime(Settings(topics=(("orders", 1),)), asyncio.get_running_loop(), store)
+    await runtime.load()
+    routing = LeaseLostOnFailure()
+    try:
+        await ask(runtime, commit(1), 8)
+        runtime.node.routing = routing
+        store.failing = True
+        routing.lost = False  # admitted; the lease runs out while the write fails
+        reply = runtime.handle(
+            decode_request(encode_request(DeleteGroupsRequest(groups_names=["g"]), 3, 1, "t")[4:]),
+            ConnectionContext(client_host="/127.0.0.1"),
+        )
+        routing.lost = True
+        response = await reply if isinstance(reply, asyncio.Future) else reply
+        assert isinstance(response, DeleteGroupsResponse)
+        assert [(r.error_code, r.error_message) for r in response.results] == [
+            (ErrorCode.NOT_COORDINATOR, "This is not the correct coordinator.")
+        ]
     finally:
         runtime.shutdown()
 
