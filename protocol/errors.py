@@ -152,6 +152,7 @@ class ErrorCode(IntEnum):
     STREAMS_INVALID_TOPOLOGY_EPOCH = 131
     STREAMS_TOPOLOGY_FENCED = 132
     SHARE_SESSION_LIMIT_REACHED = 133
+    GROUP_DELETION_FAILED = 134  # Kafka 4.4 (KIP-1331): DeleteGroups v3+, with a message
 
 
 #: Errors a client may retry (Kafka's ``RetriableException`` subclasses).

@@ -123,7 +123,7 @@ class Activity:
         now = self.now_ms()
         self.version += 1
         match event:
-            case events.LimitReached():
+            case events.LimitReached() | events.GroupConfigCapped():
                 return  # not a journal entry
             case events.MemberJoined():
                 self._joined[event.group_id] = event.member_id

@@ -189,6 +189,19 @@ class LimitReached:
     error: str  # the Kafka error the client got
 
 
+@frozen
+class GroupConfigCapped:
+    """A group's own config, stored when the daemon's bounds were wider, is applied capped
+    to today's bounds (KAFKA-20162; logged as a warning when the group is loaded)."""
+
+    group_id: str
+    config: str  # e.g. "consumer.session.timeout.ms"
+    stored: int  # the value as set and described
+    applied: int  # the value members get
+    minimum: int  # the daemon's bounds
+    maximum: int
+
+
 #: Everything the state machine reports: a closed union, so a consumer that matches on it
 #: (the journal, metrics) is told by the type checker when a variant is added.
 GroupEvent = (
@@ -209,4 +222,5 @@ GroupEvent = (
     | TargetAssignmentComputed
     | MemberReconciled
     | LimitReached
+    | GroupConfigCapped
 )

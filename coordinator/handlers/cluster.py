@@ -47,6 +47,7 @@ from protocol.errors import ErrorCode
 from ..security.acls import Operation
 from ..security.authz import may_create_topic, may_topic
 from ..shared.catalog import NO_TOPIC_ID, Topic, valid_topic_name
+from ..upstream.metadata import BrokerIds
 from . import admission
 from . import versions as V
 from .connection_context import ConnectionContext
@@ -73,7 +74,35 @@ def api_versions(
         and _SOFTWARE.fullmatch(body.client_software_version)
     ):
         error = ErrorCode.INVALID_REQUEST
+    if version >= V.API_VERSIONS_CLUSTER_CHECK:
+        refused = cluster_check(node, body, conn)
+        if refused is not None:
+            return Outcome(ApiVersionsResponse(error_code=refused))  # no keys, as Kafka
     return Outcome(ApiVersionsResponse(error_code=error, api_keys=node.api_versions))
+
+
+def cluster_check(
+    node: Node, body: ApiVersionsRequest, conn: ConnectionContext
+) -> ErrorCode | None:
+    """ApiVersions v5 (KIP-1242): the cluster id and node id the client expects come both
+    or neither (INVALID_REQUEST); when they do not name this cluster and the node this
+    address stands for, the client has followed stale metadata (REBOOTSTRAP_REQUIRED)."""
+    if (body.cluster_id is None) != (body.node_id == -1):
+        return ErrorCode.INVALID_REQUEST
+    if body.cluster_id is None:
+        return None
+    if body.cluster_id != node.settings.cluster_id or body.node_id != presented_node_id(node, conn):
+        return ErrorCode.REBOOTSTRAP_REQUIRED
+    return None
+
+
+def presented_node_id(node: Node, conn: ConnectionContext) -> int:
+    """The node id clients are given for the address ``conn`` came in on: this node's, or
+    in front of an upstream the id presented for the upstream broker it stands for."""
+    upstream = node.settings.upstream
+    if conn.upstream_broker is not None and upstream is not None:
+        return BrokerIds(upstream.node_id_offset).visible(conn.upstream_broker)
+    return node.settings.node_id
 
 
 def presented_leader(node: Node, conn: ConnectionContext, partition: int) -> int:

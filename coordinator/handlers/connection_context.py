@@ -18,3 +18,6 @@ class ConnectionContext:
     sasl: SaslSession | None = None
     sasl_raw_tokens: bool = False  # after a v0 SaslHandshake
     close_after_reply: bool = False
+    #: In front of an upstream: the upstream broker this address stands for (None: the
+    #: daemon's own address), so the node id a client expects of it is that broker's.
+    upstream_broker: int | None = None

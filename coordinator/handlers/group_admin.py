@@ -143,6 +143,14 @@ DELETE_GROUP_ERROR_MESSAGES: dict[int, str] = {
 }
 
 
+#: DeleteGroups v3's answer for a deletion this node could not store (Kafka 4.4, KIP-1331:
+#: GROUP_DELETION_FAILED where a step of a deletion fails and the group is kept, with why).
+DELETION_NOT_STORED = (
+    "The deletion could not be written to the coordinator's store; the group and its"
+    " offsets are kept. Retry the deletion."
+)
+
+
 def delete_groups(
     node: Node,
     body: DeleteGroupsRequest,
@@ -159,19 +167,38 @@ def delete_groups(
     errors.update(refused)
 
     def render(store_error: int = ErrorCode.NONE) -> DeleteGroupsResponse:
-        # A deletion that could not be stored is answered with the store's error.
-        def code(group_id: str) -> int:
-            return errors.get(group_id, GROUP_AUTHORIZATION_FAILED) or store_error
+        def answer(group_id: str) -> tuple[int, str | None]:
+            code = errors.get(group_id, GROUP_AUTHORIZATION_FAILED)
+            if not code and store_error:
+                return _not_stored(node, group_id, version, store_error)
+            return code, DELETE_GROUP_ERROR_MESSAGES.get(code)
 
-        return DeleteGroupsResponse(
-            results=[
+        results = []
+        for g in body.groups_names:
+            code, message = answer(g)
+            results.append(
                 DeleteGroupsResponseDeletableGroupResult(
-                    group_id=g,
-                    error_code=code(g),
-                    error_message=DELETE_GROUP_ERROR_MESSAGES.get(code(g)),
+                    group_id=g, error_code=code, error_message=message
                 )
-                for g in body.groups_names
-            ]
-        )
+            )
+        return DeleteGroupsResponse(results=results)
 
     return call(effects, token, lambda _result: render(), render)
+
+
+def _not_stored(
+    node: Node, group_id: str, version: int, store_error: int
+) -> tuple[int, str | None]:
+    """A deletion whose write failed: the state machine rolled the group back, so it is
+    kept, as Kafka keeps a group whose deletion failed. A node that no longer coordinates
+    the group (its lease ran out) says so, for the client to find the new coordinator; v3
+    is told GROUP_DELETION_FAILED and why; v0-2 get the store's retriable error, as before
+    (Kafka's downgrade of GROUP_DELETION_FAILED to UNKNOWN_SERVER_ERROR below v3 would
+    turn a retried request into a failed one)."""
+    routing = node.routing
+    moved = routing.refusal(group_id, node.now_ms()) if routing.clustered else None
+    if moved is not None:
+        return moved, DELETE_GROUP_ERROR_MESSAGES.get(moved)
+    if version >= V.DELETE_GROUPS_ERROR_MESSAGE:
+        return ErrorCode.GROUP_DELETION_FAILED, DELETION_NOT_STORED
+    return store_error, DELETE_GROUP_ERROR_MESSAGES.get(store_error)

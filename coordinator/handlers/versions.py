@@ -5,6 +5,7 @@ from __future__ import annotations
 
 # ApiVersions
 API_VERSIONS_CLIENT_SOFTWARE = 3  # client software name and version, checked (KIP-511)
+API_VERSIONS_CLUSTER_CHECK = 5  # the cluster id and node id the client expects (KIP-1242)
 
 # Metadata
 METADATA_NULL_MEANS_ALL_TOPICS = 1  # v0: an empty list means every topic
@@ -43,6 +44,9 @@ OFFSET_FETCH_BY_TOPIC_ID = 10  # topics by id only
 # DescribeGroups
 DESCRIBE_GROUPS_AUTHORIZED_OPERATIONS = 3
 DESCRIBE_GROUPS_NOT_FOUND = 6  # an unknown group is GROUP_ID_NOT_FOUND, not Dead (KIP-1043)
+
+# DeleteGroups
+DELETE_GROUPS_ERROR_MESSAGE = 3  # per-group ErrorMessage, GROUP_DELETION_FAILED (KIP-1331)
 
 # SaslHandshake
 SASL_HANDSHAKE_RAW_TOKENS = 0  # v0: bare SASL tokens follow (KIP-43)

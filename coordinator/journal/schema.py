@@ -20,7 +20,9 @@ from ..shared.events import NodeEvent
 SCHEMA_VERSION = 1
 
 #: Events that are a log line and a metric, not a journal entry (``_body`` returns None).
-NOT_JOURNALED: frozenset[type] = frozenset({events.LimitReached, cluster.LeaseRenewed})
+NOT_JOURNALED: frozenset[type] = frozenset(
+    {events.LimitReached, events.GroupConfigCapped, cluster.LeaseRenewed}
+)
 #: Events that make journal lines: every other event the node reports. Derived, so a new
 #: event is journaled once ``_body`` knows it (a hand-kept list once left KIP-848's out).
 JOURNALED: frozenset[type] = (
@@ -186,7 +188,7 @@ def _body(e: NodeEvent) -> dict[str, Any] | None:
                 "generation": e.member_epoch,
                 "duration_ms": e.duration_ms,
             }
-        case events.LimitReached() | cluster.LeaseRenewed():
+        case events.LimitReached() | events.GroupConfigCapped() | cluster.LeaseRenewed():
             return None  # a log line and a metric, not a journal entry
         case _:
             assert_never(e)

@@ -27,7 +27,7 @@ from ..cluster.events import LeaseRenewed, PartitionsFenced
 from ..fastlane.batch import heartbeat_batch
 from ..group.coordinator import GroupCoordinator
 from ..group.effects import Effects
-from ..group.events import LimitReached, OffsetsCommitted
+from ..group.events import GroupConfigCapped, LimitReached, OffsetsCommitted
 from ..group.records import OffsetCommitRecord
 from ..handlers.connection_context import ConnectionContext
 from ..handlers.consumer_heartbeat_lane import CONSUMER_GROUP_HEARTBEAT_KEY, ConsumerHeartbeatLane
@@ -515,7 +515,7 @@ def _settle(
 
 
 #: Events logged as warnings; the others at info.
-_WARNING_EVENTS = (LimitReached, PartitionsFenced)
+_WARNING_EVENTS = (LimitReached, PartitionsFenced, GroupConfigCapped)
 #: Events logged at debug: every consumer commits every few seconds (the journal and the
 #: metrics count them).
 _DEBUG_EVENTS = (OffsetsCommitted,)

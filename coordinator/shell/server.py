@@ -155,6 +155,7 @@ class KafkaConnection(asyncio.Protocol):
 
     def _context(self, transport: asyncio.BaseTransport) -> ConnectionContext:
         ctx = ConnectionContext(client_host=f"/{self.peer_ip}", listener=self.listener)
+        ctx.upstream_broker = self.route.broker if self.route is not None else None
         if self.listener is not None:
             protocol = self.listener.protocol
             ctx.authenticated = not protocol.uses_sasl

@@ -230,6 +230,7 @@ class Metrics:
                 | events.GroupUnloaded()
                 | events.GroupDeleted()
                 | events.OffsetsExpired()
+                | events.GroupConfigCapped()
             ):
                 pass  # the gauges read group states at scrape time
             case _:

@@ -7,11 +7,15 @@ from dataclasses import dataclass
 from ..schema import Struct, array, f, message
 
 
-@message(api_key=18, valid="0-4", flexible="3+")
+@message(api_key=18, valid="0-5", flexible="3+")
 @dataclass(slots=True, kw_only=True)
 class ApiVersionsRequest(Struct):
     client_software_name: str = f("string", "3+", ignorable=True)
     client_software_version: str = f("string", "3+", ignorable=True)
+    #: v5 (Kafka 4.4, KIP-1242): the cluster and node the client believes it is talking
+    #: to, both or neither (null and -1); plain fields, not tagged.
+    cluster_id: str | None = f("string", "5+", nullable="5+", default=None, ignorable=True)
+    node_id: int = f("int32", "5+", default=-1, ignorable=True)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -35,7 +39,7 @@ class ApiVersionsResponseFinalizedFeatureKey(Struct):
     min_version_level: int = f("int16", "3+")
 
 
-@message(api_key=18, valid="0-4", flexible="3+")
+@message(api_key=18, valid="0-5", flexible="3+")  # v5 is v4
 @dataclass(slots=True, kw_only=True)
 class ApiVersionsResponse(Struct):
     error_code: int = f("int16")

@@ -11,7 +11,13 @@ import pytest
 import structlog
 from structlog.testing import capture_logs
 
-from coordinator.group.events import LimitReached, MemberJoined, OffsetsCommitted, SyncCompleted
+from coordinator.group.events import (
+    GroupConfigCapped,
+    LimitReached,
+    MemberJoined,
+    OffsetsCommitted,
+    SyncCompleted,
+)
 from coordinator.settings.config import Settings
 from coordinator.shell.runtime import Runtime
 from coordinator.store import MemoryStore
@@ -64,6 +70,27 @@ async def test_below_the_level_only_warnings_are_logged(warnings_only: None) -> 
         rt.emit(MemberJoined("g", "m-1", None, "client", "/10.0.0.1", ["range"]))
         rt.emit(LimitReached("g", "group_max_size", 5, "GROUP_MAX_SIZE_REACHED"))
     assert [(e["event"], e["log_level"]) for e in logs] == [("LimitReached", "warning")]
+
+
+async def test_a_group_config_applied_capped_is_a_warning_with_its_values(
+    warnings_only: None,
+) -> None:
+    """KAFKA-20162: the operator sees which group, which config, stored and applied."""
+    rt = await runtime()
+    with capture_logs() as logs:
+        rt.emit(GroupConfigCapped("g", "consumer.session.timeout.ms", 60000, 50000, 6000, 50000))
+    assert logs == [
+        {
+            "event": "GroupConfigCapped",
+            "log_level": "warning",
+            "group_id": "g",
+            "config": "consumer.session.timeout.ms",
+            "stored": 60000,
+            "applied": 50000,
+            "minimum": 6000,
+            "maximum": 50000,
+        }
+    ]
 
 
 @pytest.fixture

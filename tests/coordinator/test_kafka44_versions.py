@@ -3,6 +3,9 @@ client speaking them gets."""
 
 from __future__ import annotations
 
+from coordinator.settings.config import Settings
+from coordinator.upstream.settings import UpstreamSettings
+from protocol.apis.api_versions import ApiVersionsRequest, ApiVersionsResponse
 from protocol.apis.delete_groups import DeleteGroupsRequest, DeleteGroupsResponse
 from protocol.apis.fetch import FetchPartition, FetchRequest, FetchResponse, FetchTopic
 from protocol.apis.list_offsets import (
@@ -90,3 +93,55 @@ def test_delete_groups_v3_says_why_a_group_was_not_deleted() -> None:
         ("simple", ErrorCode.NONE, None),
         ("nope", ErrorCode.GROUP_ID_NOT_FOUND, "The group id does not exist."),
     ]
+
+
+def api_versions(p: Pipeline, cluster_id: str | None, node_id: int) -> ApiVersionsResponse:
+    request = ApiVersionsRequest(
+        client_software_name="apache-kafka-java",
+        client_software_version="4.4.0",
+        cluster_id=cluster_id,
+        node_id=node_id,
+    )
+    body = ask(p, request, 5)
+    assert isinstance(body, ApiVersionsResponse)
+    return body
+
+
+def test_api_versions_v5_is_advertised_and_checks_the_cluster_and_node_the_client_expects() -> None:
+    """KIP-1242 (Kafka 4.4): a client that followed stale metadata to the wrong cluster or
+    node is told to rebootstrap; one that names this node, or nothing, gets the keys."""
+    p = Pipeline(Settings(cluster_id="ours", node_id=3))
+    plain = api_versions(p, None, -1)
+    assert plain.error_code == ErrorCode.NONE
+    ranges = {k.api_key: (k.min_version, k.max_version) for k in plain.api_keys}
+    assert ranges[18] == (0, 5)
+    assert api_versions(p, "ours", 3).api_keys == plain.api_keys
+    for cluster_id, node_id in (("theirs", 3), ("ours", 4)):
+        refused = api_versions(p, cluster_id, node_id)
+        assert (refused.error_code, refused.api_keys) == (ErrorCode.REBOOTSTRAP_REQUIRED, [])
+    for cluster_id, node_id in (("ours", -1), (None, 3)):  # both or neither
+        refused = api_versions(p, cluster_id, node_id)
+        assert (refused.error_code, refused.api_keys) == (ErrorCode.INVALID_REQUEST, [])
+
+
+def test_api_versions_v5_at_an_upstream_brokers_address_expects_that_brokers_node_id() -> None:
+    """In front of an upstream, each upstream broker has an address of the daemon, presented
+    to clients as node upstream id + offset: that is the node id a client expects there."""
+    upstream = UpstreamSettings(bootstrap=(("127.0.0.1", 9092),))
+    p = Pipeline(Settings(cluster_id="ours", node_id=0, upstream=upstream))
+    at_broker_2 = p.connect()
+    at_broker_2.conn.upstream_broker = 2
+
+    def error(node_id: int) -> int:
+        request = ApiVersionsRequest(
+            client_software_name="a",
+            client_software_version="1",
+            cluster_id="ours",
+            node_id=node_id,
+        )
+        answer = p.send(at_broker_2, request, 5)
+        assert isinstance(answer, Answer) and isinstance(answer.body, ApiVersionsResponse)
+        return answer.body.error_code
+
+    assert error(1002) == ErrorCode.NONE
+    assert error(0) == ErrorCode.REBOOTSTRAP_REQUIRED

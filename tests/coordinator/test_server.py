@@ -61,7 +61,7 @@ async def test_api_versions_advertises_exactly_what_is_served(server: Server) ->
     assert set(advertised) == set(ApiKey) - UPSTREAM_ONLY
     assert advertised[ApiKey.CONSUMER_GROUP_HEARTBEAT] == (0, 1)
     assert advertised[ApiKey.CONSUMER_GROUP_DESCRIBE] == (0, 1)
-    assert advertised[11] == (0, 9) and advertised[18] == (0, 4)
+    assert advertised[11] == (0, 9) and advertised[18] == (0, 5)
     assert advertised[0] == (3, 13)  # Produce is offered, and refused per partition
     c.close()
 
@@ -98,7 +98,7 @@ async def test_api_versions_above_max_gets_v0_unsupported_version(server: Server
     correlation, body = decode_response(BY_KEY[18], 0, reply)
     assert correlation == 77
     assert body.error_code == ErrorCode.UNSUPPORTED_VERSION
-    assert [(k.api_key, k.min_version, k.max_version) for k in body.api_keys] == [(18, 0, 4)]
+    assert [(k.api_key, k.min_version, k.max_version) for k in body.api_keys] == [(18, 0, 5)]
 
 
 @pytest.mark.parametrize(

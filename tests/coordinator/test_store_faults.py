@@ -9,9 +9,11 @@ import dataclasses
 
 from structlog.testing import capture_logs
 
+from coordinator.cluster.routing import SingleNode
 from coordinator.group.config import GroupConfig
 from coordinator.group.records import Record
 from coordinator.handlers.connection_context import ConnectionContext
+from coordinator.handlers.group_admin import DELETION_NOT_STORED
 from coordinator.settings.config import Settings
 from coordinator.shell.runtime import Runtime
 from coordinator.store import MemoryStore, Write
@@ -74,6 +76,12 @@ def commit(offset: int) -> OffsetCommitRequest:
     )
 
 
+def fetch() -> OffsetFetchRequest:
+    return OffsetFetchRequest(
+        group_id="g", topics=[OffsetFetchRequestTopic(name="orders", partition_indexes=[0])]
+    )
+
+
 def errors(response: Struct) -> list[int]:
     assert isinstance(response, OffsetCommitResponse)
     return [p.error_code for t in response.topics for p in t.partitions]
@@ -104,6 +112,8 @@ async def test_a_commit_that_cannot_be_stored_is_answered_not_coordinator() -> N
 
 
 async def test_a_group_deletion_that_cannot_be_stored_says_so() -> None:
+    """Below v3 the store's retriable error, as before; v3 (Kafka 4.4) is told
+    GROUP_DELETION_FAILED and why; the group is kept, and deleted when asked again."""
     store = FailingStore()
     runtime = Runtime(Settings(topics=(("orders", 1),)), asyncio.get_running_loop(), store)
     await runtime.load()
@@ -115,6 +125,57 @@ async def test_a_group_deletion_that_cannot_be_stored_says_so() -> None:
         assert [(r.group_id, r.error_code) for r in response.results] == [
             ("g", ErrorCode.NOT_COORDINATOR),
             ("unknown", ErrorCode.GROUP_ID_NOT_FOUND),
+        ]
+        response = await ask(runtime, DeleteGroupsRequest(groups_names=["g", "unknown"]), 3)
+        assert isinstance(response, DeleteGroupsResponse)
+        assert [(r.group_id, r.error_code, r.error_message) for r in response.results] == [
+            ("g", ErrorCode.GROUP_DELETION_FAILED, DELETION_NOT_STORED),
+            ("unknown", ErrorCode.GROUP_ID_NOT_FOUND, "The group id does not exist."),
+        ]
+        store.failing = False
+        kept = await ask(runtime, fetch(), 7)
+        assert isinstance(kept, OffsetFetchResponse)
+        assert [p.committed_offset for t in kept.topics for p in t.partitions] == [1]
+        response = await ask(runtime, DeleteGroupsRequest(groups_names=["g"]), 3)
+        assert isinstance(response, DeleteGroupsResponse)
+        assert [(r.error_code, r.error_message) for r in response.results] == [(0, None)]
+    finally:
+        runtime.shutdown()
+
+
+class LeaseLostOnFailure(SingleNode):
+    """A cluster node's routing whose lease runs out with the write that fails."""
+
+    clustered = True
+
+    def __init__(self) -> None:
+        self.lost = False
+
+    def refusal(self, group_id: str, now_ms: int) -> ErrorCode | None:
+        return ErrorCode.NOT_COORDINATOR if self.lost else None
+
+
+async def test_a_deletion_lost_with_the_lease_sends_the_client_to_the_new_coordinator() -> None:
+    """A node whose lease ran out does not say GROUP_DELETION_FAILED: the group is not its
+    own any more, and a v3 client is told so (NOT_COORDINATOR), to find its coordinator."""
+    store = FailingStore()
+    runtime = Runtime(Settings(topics=(("orders", 1),)), asyncio.get_running_loop(), store)
+    await runtime.load()
+    routing = LeaseLostOnFailure()
+    try:
+        await ask(runtime, commit(1), 8)
+        runtime.node.routing = routing
+        store.failing = True
+        routing.lost = False  # admitted; the lease runs out while the write fails
+        reply = runtime.handle(
+            decode_request(encode_request(DeleteGroupsRequest(groups_names=["g"]), 3, 1, "t")[4:]),
+            ConnectionContext(client_host="/127.0.0.1"),
+        )
+        routing.lost = True
+        response = await reply if isinstance(reply, asyncio.Future) else reply
+        assert isinstance(response, DeleteGroupsResponse)
+        assert [(r.error_code, r.error_message) for r in response.results] == [
+            (ErrorCode.NOT_COORDINATOR, "This is not the correct coordinator.")
         ]
     finally:
         runtime.shutdown()

@@ -1072,6 +1072,19 @@ VECTORS: list[tuple[str, str, int, str, str]] = [
         ("0303733203733300"),
         "hand",
     ),
+    # ApiVersions 5 (KIP-1242) by hand (kio 0.6.5 stops at v4): the request adds a compact
+    # nullable ClusterId and an int32 NodeId after v4's fields; the response is v4's.
+    ("ApiVersions", "request", 5, ("0373310373320373330000000400"), "hand"),
+    (
+        "ApiVersions",
+        "response",
+        5,
+        (
+            "0001030004000500060000080009000a000000000b0400130304733134000f001000047331380013"
+            "00140001080000000000000015021303047332340019001a0004733238001d001e00030101"
+        ),
+        "hand",
+    ),
     (
         "DeleteGroups",
         "response",

@@ -190,6 +190,67 @@ HAND |= {
 }
 
 
+# Kafka 4.4's ApiVersions v5 (KIP-1242; kio 0.6.5 stops at v4): v4's request, then the
+# cluster id (compact nullable string) and node id (int32), not tagged; the response is v4's.
+HAND |= {
+    ("ApiVersions", "request", 5): (
+        cs("s1")  # client_software_name
+        + cs("s2")  # client_software_version
+        + cs("s3")  # cluster_id (v5)
+        + "00000004"  # node_id (v5)
+        + "00"  # tagged fields
+    ),
+    ("ApiVersions", "response", 5): (
+        "0001"  # error_code
+        + "03"  # two api keys
+        + "0004"
+        + "0005"
+        + "0006"
+        + "00"  # api_key, min, max, tagged fields
+        + "0008"
+        + "0009"
+        + "000a"
+        + "00"
+        + "0000000b"  # throttle_time_ms
+        + "04"  # four tagged fields
+        + "0013"  # tag 0 (supported features), 19 bytes
+        + "03"
+        + cs("s14")
+        + "000f"
+        + "0010"
+        + "00"
+        + cs("s18")
+        + "0013"
+        + "0014"
+        + "00"
+        + "0108"
+        + "0000000000000015"  # tag 1: finalized features epoch
+        + "0213"  # tag 2 (finalized features), 19 bytes
+        + "03"
+        + cs("s24")
+        + "0019"
+        + "001a"
+        + "00"
+        + cs("s28")
+        + "001d"
+        + "001e"
+        + "00"
+        + "030101"  # tag 3: zk migration ready
+    ),
+}
+
+
+def test_api_versions_v5_request_null_cluster_id_and_no_node() -> None:
+    """The fields' defaults on the wire: a null compact string is 00, the node id -1."""
+    from protocol.apis.api_versions import ApiVersionsRequest
+
+    body = ApiVersionsRequest(client_software_name="a", client_software_version="1")
+    wire = bytes.fromhex(cs("a") + cs("1") + "00" + "ffffffff" + "00")
+    assert codec.encode(body, 5) == wire
+    assert codec.decode(ApiVersionsRequest, wire, 5) == body
+    assert codec.encode(body, 4) == bytes.fromhex(cs("a") + cs("1") + "00")
+
+
 @pytest.mark.parametrize("key", sorted(HAND), ids=lambda k: f"{k[0]}-{k[1]}-v{k[2]}")
 def test_hand_assembled_vectors(key: tuple[str, str, int]) -> None:
     match = [v for v in VECTORS if v[:3] == key]

@@ -6,15 +6,16 @@ import asyncio
 import struct
 
 from protocol.apis import BY_KEY
-from protocol.apis.api_versions import ApiVersionsResponse
+from protocol.apis.api_versions import ApiVersionsRequest, ApiVersionsResponse
+from protocol.apis.metadata import MetadataRequest, MetadataResponse
 from protocol.errors import DecodeError, ErrorCode
 from protocol.frames import decode_response
 
-from ..probe import Probe, error_name
+from ..probe import Probe, Skipped, describe, error_name
 from ..registry import scenario
 
 AREA = "ApiVersions / version negotiation"
-API_VERSIONS, JOIN_GROUP = 18, 11
+API_VERSIONS, JOIN_GROUP, METADATA = 18, 11, 3
 
 
 def _frame(key: int, version: int, correlation: int, rest: bytes) -> bytes:
@@ -85,3 +86,38 @@ async def testUnsupportedJoinGroupVersionClosesConnection(probe: Probe) -> None:
 @scenario(AREA, faults=("unsupported_request_kept_open",))
 async def testUnknownApiKeyClosesConnection(probe: Probe) -> None:
     await _expect_closed(probe, _frame(9999, 0, 8, b""), "api key 9999 v0")
+
+
+@scenario(AREA, faults=("api_versions_cluster_unchecked",), requires={API_VERSIONS: 5})
+async def testApiVersionsV5NamingAnotherClusterOrNodeIsRebootstrapRequired(probe: Probe) -> None:
+    """KIP-1242 (Kafka 4.4): ApiVersions v5 carries the cluster id and node id the client
+    expects; the broker it reached answers REBOOTSTRAP_REQUIRED when they are not its own
+    (the client followed stale metadata), INVALID_REQUEST for one without the other."""
+    conn = await probe.connect()
+    version = probe.version(METADATA, at_least=2)  # v2+: the cluster id
+    meta = await probe.within(conn.send(MetadataRequest(topics=[]), version), 5, "Metadata")
+    assert isinstance(meta, MetadataResponse)
+    here = (probe.target.host, probe.target.port)
+    ids = [b.node_id for b in meta.brokers if (b.host, b.port) == here]
+    if meta.cluster_id is None or len(ids) != 1:
+        raise Skipped("the target's own node id is not in its Metadata under its address")
+    [node_id] = ids
+    cases = [
+        (meta.cluster_id, node_id, ErrorCode.NONE),
+        (meta.cluster_id, node_id + 1, ErrorCode.REBOOTSTRAP_REQUIRED),
+        ("not-" + meta.cluster_id, node_id, ErrorCode.REBOOTSTRAP_REQUIRED),
+        (meta.cluster_id, -1, ErrorCode.INVALID_REQUEST),
+    ]
+    for cluster_id, node, expected in cases:
+        request = ApiVersionsRequest(
+            client_software_name="conformance",
+            client_software_version="1",
+            cluster_id=cluster_id,
+            node_id=node,
+        )
+        answer = await probe.within(conn.send(request, 5), 5, "ApiVersions v5")
+        assert isinstance(answer, ApiVersionsResponse)
+        what = f"cluster {cluster_id!r}, node {node}"
+        probe.check_error(what, expected, answer.error_code, request, 5)
+        if expected == ErrorCode.NONE:
+            probe.check("its keys", True, bool(answer.api_keys), describe(request, 5))

@@ -21,6 +21,7 @@ from enum import IntEnum
 from protocol.errors import ErrorCode
 
 from ..context import Context
+from ..events import GroupConfigCapped
 from ..records import GroupConfigRecord
 from .config import MAX_ASSIGNMENT_INTERVAL_MS, MIN_ASSIGNMENT_INTERVAL_MS, ConsumerGroupConfig
 
@@ -228,8 +229,18 @@ def _check(configs: dict[str, int], config: ConsumerGroupConfig) -> str | None:
 
 
 def restore(ctx: Context, group_id: str, configs: dict[str, int]) -> None:
-    """The group's configs as stored (none: empty)."""
+    """The group's configs as stored (none: empty); each one today's bounds cap is reported
+    (KAFKA-20162: the operator narrowed the bounds since it was set, and members will not
+    get the value an admin describes)."""
     if configs:
         ctx.shard.group_configs[group_id] = dict(configs)
     else:
         ctx.shard.group_configs.pop(group_id, None)
+    for name in NAMES:
+        stored = configs.get(name)
+        if stored is None:
+            continue
+        low, high = _bounds(name, ctx.config.consumer)
+        applied = min(max(stored, low), high)
+        if applied != stored:
+            ctx.event(GroupConfigCapped(group_id, name, stored, applied, low, high))

@@ -43,6 +43,7 @@ from coordinator.group.results import (
 )
 from coordinator.settings.config import Settings
 from protocol.apis import API_VERSIONS_KEY, BY_KEY, Api, ApiKey
+from protocol.apis.api_versions import ApiVersionsResponse
 from protocol.apis.consumer_group_describe import ConsumerGroupDescribeResponse
 from protocol.apis.delete_groups import DeleteGroupsResponse
 from protocol.apis.find_coordinator import FindCoordinatorResponse
@@ -699,6 +700,19 @@ class every_node_coordinates(Fault):
         refused = getattr(body, "error_code", NONE) == ErrorCode.NOT_COORDINATOR
         if api.key in group_apis and refused:
             body.error_code = NONE  # type: ignore[attr-defined]
+            return version, body
+        return None
+
+
+@fault
+class api_versions_cluster_unchecked(Fault):
+    """ApiVersions v5's cluster id and node id are read and ignored (KIP-1242 unchecked)."""
+
+    wire = True
+
+    def response(self, api: Api, version: int, body: Struct) -> tuple[int, Struct] | None:
+        if isinstance(body, ApiVersionsResponse) and body.error_code:
+            body.error_code = NONE
             return version, body
         return None
 

@@ -16,6 +16,7 @@ from coordinator.group.consumer.group_configs import (
     Source,
 )
 from coordinator.group.deadlines import consumer_session_key
+from coordinator.group.events import GroupConfigCapped
 from protocol.errors import ErrorCode
 
 from .harness import ConsumerHarness
@@ -172,9 +173,22 @@ def test_a_stored_value_outside_narrowed_bounds_is_applied_capped() -> None:
     again = ConsumerHarness(config=GroupConfig(consumer=consumer))
     again.apply(again.co.load(h.records, again.now))
     assert values(again)[SESSION_TIMEOUT] == ("60000", Source.GROUP_CONFIG)  # as stored
+    # The operator is told, once, as the group is loaded (Kafka logs a warning).
+    capped = [e for e in again.events if isinstance(e, GroupConfigCapped)]
+    assert capped == [GroupConfigCapped("group", SESSION_TIMEOUT, 60000, 50000, 45000, 50000)]
     again.member("a").join()
     deadline, _ = again.timers[consumer_session_key("group", "a")]
     assert deadline == again.now + 50000
+    assert [e for e in again.events if isinstance(e, GroupConfigCapped)] == capped
+
+
+def test_a_stored_value_within_the_bounds_is_loaded_without_a_warning() -> None:
+    h = ConsumerHarness()
+    assert alter(h, [(SESSION_TIMEOUT, Op.SET, "50000")]) is None
+    consumer = ConsumerGroupConfig(max_session_timeout_ms=50000)
+    again = ConsumerHarness(config=GroupConfig(consumer=consumer))
+    again.apply(again.co.load(h.records, again.now))
+    assert not [e for e in again.events if isinstance(e, GroupConfigCapped)]
 
 
 def test_the_daemons_assignment_interval_is_bounded() -> None:
