@@ -322,10 +322,14 @@ def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
         base = f"heartbeat@{depth}"
         if name == "heartbeat" or base not in samples[0]:
             continue
-        out["ratios"][f"{key} / {base} cpu per request"] = float(
-            statistics.median(
-                s[key]["cpu_us_per_request"] / s[base]["cpu_us_per_request"] for s in samples
-            )
+        # CPU is read in 10 ms ticks: a short run may read none for the baseline.
+        per_run = [
+            s[key]["cpu_us_per_request"] / s[base]["cpu_us_per_request"]
+            for s in samples
+            if s[base]["cpu_us_per_request"]
+        ]
+        out["ratios"][f"{key} / {base} cpu per request"] = (
+            float(statistics.median(per_run)) if per_run else float("nan")
         )
     return out
 

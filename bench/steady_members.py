@@ -282,7 +282,9 @@ def summarize(rounds: list[dict[str, Any]]) -> dict[str, Any]:
             v = float(r[name][key])
             return v - float(r["idle"][key]) if floor else v
 
-        return float(statistics.median(value(r, a) / value(r, b) for r in rounds))
+        # CPU is read in 10 ms ticks: a short run may read none for the baseline.
+        per_round = [value(r, a) / value(r, b) for r in rounds if value(r, b)]
+        return float(statistics.median(per_round)) if per_round else float("nan")
 
     return {
         "medians": {

@@ -54,7 +54,10 @@ async def wait_stable(d: Daemon, group: str, members: int, timeout_s: float = 15
         c.close()
 
 
-FLAPS = 3
+#: Each start and close is a rebalance at least (3 when the client rejoins once more, as
+#: it mostly does): 5 of them cross the storm threshold (8) even when a loaded machine
+#: makes a cycle only 2.
+FLAPS = 5
 
 
 def flap(d: Daemon) -> None:
@@ -129,10 +132,12 @@ def test_analysis_finds_exactly_the_scripted_rebalances(
     # One line saying what runs (and where Spark's own log goes), one with the result: no
     # stage progress bars, no Spark log lines, no JVM warnings.
     said = (result.stdout + result.stderr).strip().splitlines()
+    # The run that finds no class archive in the cache says why it waits for the JVM.
+    said = [line for line in said if not line.startswith("saving Spark's classes")]
     assert len(said) == 2 and said[0].startswith("analyzing "), said
     assert (out / "spark.log").exists()
     # alpha, beta and storm as scripted, and kafka-python's etl.
-    # kafka-python's etl: 3 rebalances a cycle (joined, rejoined, left), a storm too.
+    # kafka-python's etl: 2-3 rebalances a cycle (joined, perhaps rejoined, left), a storm too.
     assert "4 groups, " in said[1] and " 2 storms" in said[1]
 
     # analyze stopped its own session; the tables are read back in a small job's session.
