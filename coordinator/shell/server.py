@@ -211,6 +211,7 @@ class KafkaConnection(asyncio.Protocol):
             and not self.queue
             and not self.busy
             and not self._drain_scheduled
+            and not self._commits  # their answers go first, in request order
             and not self.splitter.buffered
             and self.upstream is None
             and self.write_blocked_since is None

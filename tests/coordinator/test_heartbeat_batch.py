@@ -31,12 +31,18 @@ from coordinator.settings.config import Settings
 from coordinator.shared.clock import LoopClock
 from coordinator.shell.runtime import Runtime
 from coordinator.shell.server import KafkaConnection
+from coordinator.store import Write
 from coordinator.telemetry.metrics import Metrics
 from protocol.apis import BY_KEY
 from protocol.apis.api_versions import ApiVersionsRequest
 from protocol.apis.describe_groups import DescribeGroupsRequest
 from protocol.apis.heartbeat import HeartbeatRequest
 from protocol.apis.join_group import JoinGroupRequest, JoinGroupRequestProtocol
+from protocol.apis.offset_commit import (
+    OffsetCommitRequest,
+    OffsetCommitRequestPartition,
+    OffsetCommitRequestTopic,
+)
 from protocol.apis.sync_group import SyncGroupRequest
 from protocol.frames import decode_response, encode_request
 from protocol.schema import Struct
@@ -408,3 +414,58 @@ async def test_a_compiled_lane_that_fails_closes_only_its_connection() -> None:
     healthy.data_received(frame(hb, 4, 3))
     await settle((healthy_sink, 2))
     assert not healthy_sink.closed
+
+
+@needs_compiled
+async def test_a_heartbeat_behind_a_commit_waiting_for_its_write_is_answered_after_it() -> None:
+    """A commit waiting for its write holds the answers behind it (pipelined commits); the
+    compiled lane must not answer a heartbeat read behind it first (a client would take the
+    heartbeat's answer for the commit's: the chaos test's members failed to decode it)."""
+    twins, leader, _static, generation = await stable_twins(
+        Settings(store="memory", group=GroupConfig(initial_rebalance_delay_ms=0))
+    )
+    twin = twins[0]
+    twin.runtime.catalog.create("orders", 1)
+    conn, sink = twin.connect()
+    hb = HeartbeatRequest(group_id=GROUP, generation_id=generation, member_id=leader)
+    conn.data_received(frame(hb, 4, 1))  # decoded once: the compiled lane knows it from now
+    await settle((sink, 1))
+    store = twin.runtime.store
+    stored = store.write
+    held: list[tuple[Write, asyncio.Future[None]]] = []
+
+    def hold(batch: Write) -> asyncio.Future[None]:
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        held.append((batch, fut))
+        return fut
+
+    store.write = hold  # type: ignore[method-assign]
+    commit = OffsetCommitRequest(
+        group_id=GROUP,
+        generation_id_or_member_epoch=generation,
+        member_id=leader,
+        topics=[
+            OffsetCommitRequestTopic(
+                name="orders",
+                partitions=[OffsetCommitRequestPartition(partition_index=0, committed_offset=7)],
+            )
+        ],
+    )
+    conn.data_received(frame(commit, 8, 2))
+    for _ in range(20):
+        await asyncio.sleep(0)
+    conn.data_received(frame(hb, 4, 3))  # a read of its own, while the commit waits
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert held and len(sink.responses()) == 1  # the commit waits, and so does the heartbeat
+    store.write = stored  # type: ignore[method-assign]
+    for write, fut in held:
+        stored(write)
+        fut.set_result(None)
+    await settle((sink, 3))
+    answers = sink.responses()
+    assert [struct.unpack_from(">i", a)[0] for a in answers] == [1, 2, 3]
+    commit_answer = decode_response(BY_KEY[8], 8, answers[1])[1]
+    assert commit_answer.topics[0].partitions[0].error_code == 0  # type: ignore[attr-defined]
+    beat_answer = decode_response(BY_KEY[12], 4, answers[2])[1]
+    assert beat_answer.error_code == 0  # type: ignore[attr-defined]
