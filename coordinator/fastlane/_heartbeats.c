@@ -1,5 +1,6 @@
-/* The compiled heartbeat lane: every complete Heartbeat frame at the start of a read,
- * answered in one pass, with no Python call per frame.
+/* The compiled heartbeat lane: every complete Heartbeat frame, and every steady
+ * ConsumerGroupHeartbeat frame (KIP-848), at the start of a read, answered in one pass,
+ * with no Python call per frame.
  *
  * It answers only what the Python lane (handlers/heartbeat_lane.py) would answer without
  * error or with REBALANCE_IN_PROGRESS, from the same state, with the same bytes, and moves
@@ -10,6 +11,12 @@
  * a frame over the size limit, an incomplete frame), stops the walk, and the rest of the
  * read goes the Python way, in order. batch.py is its Python side; the tests hold the two
  * paths to the same bytes and state.
+ *
+ * A ConsumerGroupHeartbeat frame is answered only when group/consumer/steady.py's ``beat``
+ * would answer it with no timer to tell the driver of, by the same tests on the same
+ * objects (consumer_beat below), from the consumer lane's memo (handlers/
+ * consumer_heartbeat_lane.py); its answer is the consumer lane's template (the general
+ * path's encoder's bytes) with the correlation id copied in.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -17,6 +24,7 @@
 #include <string.h>
 
 #define HEARTBEAT_KEY 12
+#define CONSUMER_HEARTBEAT_KEY 68
 #define MAX_VERSIONS 16
 #define REBALANCE_IN_PROGRESS 27
 /* The walker's own cache of memo entries, keyed by version and frame bytes after the
@@ -28,11 +36,20 @@
 
 typedef struct {
     uint64_t hash;
-    int version;
+    int version;  /* a consumer frame's: its version + CONSUMER_KIND */
     Py_ssize_t len;
     PyObject *heard; /* NULL: empty */
+    /* A consumer frame's session timer key, and its answer (correlation id 0) made for
+     * the heartbeat interval ``interval`` (NULL: not made yet). */
+    PyObject *session;
+    PyObject *reply;
+    long interval;
     unsigned char key[CACHE_KEY_BYTES];
 } CacheSlot;
+
+/* Added to a consumer frame's version in the cache, so that the two APIs' frames of the
+ * same bytes never share an entry. */
+#define CONSUMER_KIND 0x10000
 
 /* A slot (of a slotted dataclass: ClassicGroup, Member, Armed) read and written by its
  * offset: the walker checks each object's exact type first, so the offset is its own. */
@@ -57,6 +74,24 @@ typedef struct {
     Py_ssize_t longest;
     char *out;
     Py_ssize_t out_cap;
+    /* The consumer lane (NULL memo: not set up, consumer frames stop the walk). */
+    PyObject *c_memo;  /* dict: frame[8:] -> (version, client, group, member, epoch, instance) */
+    PyObject *c_group_type, *c_member_type, *c_ledger_type, *c_topic_type, *c_deque_type;
+    PyObject *c_stable;      /* MemberState.STABLE */
+    PyObject *c_ledgers;     /* shard.ledgers */
+    PyObject *c_configs;     /* shard.group_configs */
+    PyObject *c_topics;      /* the catalog's topics by name */
+    PyObject *c_make_key;    /* (group, member) -> session timer key */
+    PyObject *c_make_reply;  /* (version, member, epoch, interval) -> response frame */
+    long c_session_ms, c_interval_ms, c_regex_refresh_ms;
+    int c_min_version, c_max_version;
+    Py_ssize_t cg_group_epoch, cg_assignment_epoch, cg_members, cg_static_members,
+        cg_subscription_metadata, cg_dirty, cg_dirty_members, cg_removed_members,
+        cg_topic_subscribers, cg_resolved, cg_resolved_with_topics, cg_resolved_at_ms;
+    Py_ssize_t cm_member_id, cm_client_id, cm_client_host, cm_state, cm_member_epoch,
+        cm_classic;
+    Py_ssize_t l_in_flight, t_partitions;
+    Py_ssize_t c_counts[MAX_VERSIONS];
 } Walker;
 
 /* The offset of ``type``'s slot ``name`` (a writable object slot), or -1 (error set). */
@@ -80,9 +115,25 @@ static void Walker_dealloc(Walker *self) {
     Py_XDECREF(self->armed_type);
     Py_XDECREF(self->client);
     if (self->cache != NULL) {
-        for (int i = 0; i < CACHE_SLOTS; i++) Py_XDECREF(self->cache[i].heard);
+        for (int i = 0; i < CACHE_SLOTS; i++) {
+            Py_XDECREF(self->cache[i].heard);
+            Py_XDECREF(self->cache[i].session);
+            Py_XDECREF(self->cache[i].reply);
+        }
         PyMem_Free(self->cache);
     }
+    Py_XDECREF(self->c_memo);
+    Py_XDECREF(self->c_group_type);
+    Py_XDECREF(self->c_member_type);
+    Py_XDECREF(self->c_ledger_type);
+    Py_XDECREF(self->c_topic_type);
+    Py_XDECREF(self->c_deque_type);
+    Py_XDECREF(self->c_stable);
+    Py_XDECREF(self->c_ledgers);
+    Py_XDECREF(self->c_configs);
+    Py_XDECREF(self->c_topics);
+    Py_XDECREF(self->c_make_key);
+    Py_XDECREF(self->c_make_reply);
     Py_XDECREF(self->stable);
     Py_XDECREF(self->completing);
     Py_XDECREF(self->preparing);
@@ -271,6 +322,8 @@ static PyObject *heard_of(Walker *self, int version, const unsigned char *tail, 
     if (n <= CACHE_KEY_BYTES) {
         Py_INCREF(heard);
         Py_XSETREF(slot->heard, heard);
+        Py_CLEAR(slot->session);
+        Py_CLEAR(slot->reply);
         slot->hash = h;
         slot->version = version;
         slot->len = n;
@@ -279,20 +332,314 @@ static PyObject *heard_of(Walker *self, int version, const unsigned char *tail, 
     return heard;
 }
 
-/* walk(data, groups, armed, now_ms, max_frame_bytes, limit)
- *   -> (bytes of data answered, the answers, frames answered)
+/* Walker.consumer(memo, (ConsumerGroup, ConsumerMember, Ledger, Topic, deque), stable,
+ *                 (min_version, max_version), (ledgers, group_configs, topics),
+ *                 (session_timeout_ms, heartbeat_interval_ms, regex_refresh_interval_ms),
+ *                 make_key, make_reply):
+ * sets up the consumer lane's frames (see consumer_beat); the tables are the shard's own
+ * dicts (never replaced), the numbers the daemon's consumer group config (frozen). */
+static PyObject *Walker_consumer(Walker *self, PyObject *args) {
+    PyObject *memo, *group_type, *member_type, *ledger_type, *topic_type, *deque_type,
+        *stable, *ledgers, *configs, *topics, *make_key, *make_reply;
+    int min_version, max_version;
+    long session_ms, interval_ms, refresh_ms;
+    if (!PyArg_ParseTuple(args, "O!(O!O!O!O!O!)O(ii)(O!O!O!)(lll)OO", &PyDict_Type, &memo,
+                          &PyType_Type, &group_type, &PyType_Type, &member_type, &PyType_Type,
+                          &ledger_type, &PyType_Type, &topic_type, &PyType_Type, &deque_type,
+                          &stable, &min_version, &max_version, &PyDict_Type, &ledgers,
+                          &PyDict_Type, &configs, &PyDict_Type, &topics, &session_ms,
+                          &interval_ms, &refresh_ms, &make_key, &make_reply))
+        return NULL;
+    if (min_version < 0 || max_version < min_version || max_version >= MAX_VERSIONS) {
+        PyErr_SetString(PyExc_ValueError, "versions out of range");
+        return NULL;
+    }
+    if (!PyCallable_Check(make_key) || !PyCallable_Check(make_reply)) {
+        PyErr_SetString(PyExc_TypeError, "make_key, make_reply: callables");
+        return NULL;
+    }
+    if ((self->cg_group_epoch = slot_offset(group_type, "group_epoch")) < 0
+        || (self->cg_assignment_epoch = slot_offset(group_type, "assignment_epoch")) < 0
+        || (self->cg_members = slot_offset(group_type, "members")) < 0
+        || (self->cg_static_members = slot_offset(group_type, "static_members")) < 0
+        || (self->cg_subscription_metadata = slot_offset(group_type, "subscription_metadata")) < 0
+        || (self->cg_dirty = slot_offset(group_type, "dirty")) < 0
+        || (self->cg_dirty_members = slot_offset(group_type, "dirty_members")) < 0
+        || (self->cg_removed_members = slot_offset(group_type, "removed_members")) < 0
+        || (self->cg_topic_subscribers = slot_offset(group_type, "topic_subscribers")) < 0
+        || (self->cg_resolved = slot_offset(group_type, "resolved")) < 0
+        || (self->cg_resolved_with_topics = slot_offset(group_type, "resolved_with_topics")) < 0
+        || (self->cg_resolved_at_ms = slot_offset(group_type, "resolved_at_ms")) < 0
+        || (self->cm_member_id = slot_offset(member_type, "member_id")) < 0
+        || (self->cm_client_id = slot_offset(member_type, "client_id")) < 0
+        || (self->cm_client_host = slot_offset(member_type, "client_host")) < 0
+        || (self->cm_state = slot_offset(member_type, "state")) < 0
+        || (self->cm_member_epoch = slot_offset(member_type, "member_epoch")) < 0
+        || (self->cm_classic = slot_offset(member_type, "classic")) < 0
+        || (self->l_in_flight = slot_offset(ledger_type, "in_flight")) < 0
+        || (self->t_partitions = slot_offset(topic_type, "partitions")) < 0)
+        return NULL;
+    Py_INCREF(memo); Py_XSETREF(self->c_memo, memo);
+    Py_INCREF(group_type); Py_XSETREF(self->c_group_type, group_type);
+    Py_INCREF(member_type); Py_XSETREF(self->c_member_type, member_type);
+    Py_INCREF(ledger_type); Py_XSETREF(self->c_ledger_type, ledger_type);
+    Py_INCREF(topic_type); Py_XSETREF(self->c_topic_type, topic_type);
+    Py_INCREF(deque_type); Py_XSETREF(self->c_deque_type, deque_type);
+    Py_INCREF(stable); Py_XSETREF(self->c_stable, stable);
+    Py_INCREF(ledgers); Py_XSETREF(self->c_ledgers, ledgers);
+    Py_INCREF(configs); Py_XSETREF(self->c_configs, configs);
+    Py_INCREF(topics); Py_XSETREF(self->c_topics, topics);
+    Py_INCREF(make_key); Py_XSETREF(self->c_make_key, make_key);
+    Py_INCREF(make_reply); Py_XSETREF(self->c_make_reply, make_reply);
+    self->c_min_version = min_version;
+    self->c_max_version = max_version;
+    self->c_session_ms = session_ms;
+    self->c_interval_ms = interval_ms;
+    self->c_regex_refresh_ms = refresh_ms;
+    Py_RETURN_NONE;
+}
+
+/* A consumer frame's cache entry, with its session key and its answer made, or NULL (the
+ * Python lane takes the frame: not in its memo, not a steady heartbeat, or too long to
+ * keep here). The entry is filled from the memo and by the two Python calls, before any
+ * state is read for the frame. */
+static CacheSlot *consumer_slot(Walker *self, int version, const unsigned char *tail,
+                                Py_ssize_t n) {
+    int kind = version + CONSUMER_KIND;
+    uint64_t h = hash_key(kind, tail, n);
+    CacheSlot *slot = &self->cache[h & (CACHE_SLOTS - 1)];
+    if (!(slot->heard != NULL && slot->hash == h && slot->version == kind && slot->len == n
+          && memcmp(slot->key, tail, n) == 0)) {
+        if (n > CACHE_KEY_BYTES) return NULL;
+        PyObject *key = PyBytes_FromStringAndSize((const char *)tail, n);
+        if (key == NULL) { PyErr_Clear(); return NULL; }
+        PyObject *heard = PyDict_GetItemWithError(self->c_memo, key);
+        Py_DECREF(key);
+        if (heard == NULL) { PyErr_Clear(); return NULL; }
+        /* (version, client id, group id, member id, epoch, instance id); None: not steady */
+        if (!PyTuple_CheckExact(heard) || PyTuple_GET_SIZE(heard) != 6) return NULL;
+        PyObject *v = PyTuple_GET_ITEM(heard, 0);
+        if (!PyLong_CheckExact(v) || PyLong_AsLong(v) != version) { PyErr_Clear(); return NULL; }
+        if (!PyUnicode_CheckExact(PyTuple_GET_ITEM(heard, 1))
+            || !PyUnicode_CheckExact(PyTuple_GET_ITEM(heard, 2))
+            || !PyUnicode_CheckExact(PyTuple_GET_ITEM(heard, 3))
+            || !PyLong_CheckExact(PyTuple_GET_ITEM(heard, 4)))
+            return NULL;
+        PyObject *instance = PyTuple_GET_ITEM(heard, 5);
+        if (instance != Py_None && !PyUnicode_CheckExact(instance)) return NULL;
+        Py_INCREF(heard);  /* held across the call */
+        PyObject *session = PyObject_CallFunctionObjArgs(
+            self->c_make_key, PyTuple_GET_ITEM(heard, 2), PyTuple_GET_ITEM(heard, 3), NULL);
+        if (session == NULL || !PyUnicode_CheckExact(session)) {
+            PyErr_Clear();
+            Py_XDECREF(session);
+            Py_DECREF(heard);
+            return NULL;
+        }
+        Py_XSETREF(slot->heard, heard);
+        Py_XSETREF(slot->session, session);
+        Py_CLEAR(slot->reply);
+        slot->hash = h;
+        slot->version = kind;
+        slot->len = n;
+        memcpy(slot->key, tail, n);
+    }
+    if (slot->reply == NULL || slot->interval != self->c_interval_ms) {
+        PyObject *heard = slot->heard;
+        Py_INCREF(heard);
+        PyObject *reply = PyObject_CallFunction(self->c_make_reply, "iOOl", version,
+                                                PyTuple_GET_ITEM(heard, 3),
+                                                PyTuple_GET_ITEM(heard, 4), self->c_interval_ms);
+        Py_DECREF(heard);
+        if (reply == NULL) { PyErr_Clear(); return NULL; }
+        if (!PyBytes_CheckExact(reply) || PyBytes_GET_SIZE(reply) < 8) {
+            Py_DECREF(reply);
+            return NULL;
+        }
+        /* The call may have run any Python: the entry must still be this frame's. */
+        if (slot->heard != heard || slot->version != kind) { Py_DECREF(reply); return NULL; }
+        Py_XSETREF(slot->reply, reply);
+        slot->interval = self->c_interval_ms;
+    }
+    return slot;
+}
+
+/* Whether a string is blank to Kafka (Java's trim() leaves nothing: every character is
+ * at most U+0020), as heartbeat.py's _blank. */
+static int java_blank(PyObject *s) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+    int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (PyUnicode_READ(kind, data, i) > 32) return 0;
+    return 1;
+}
+
+/* A dict slot's value (exact dict), or NULL. */
+static inline PyObject *slot_dict(PyObject *obj, Py_ssize_t offset) {
+    PyObject *d = SLOT(obj, offset);
+    return d != NULL && PyDict_CheckExact(d) ? d : NULL;
+}
+
+/* Whether two str objects are equal (both exact str). */
+static inline int str_equal(PyObject *a, PyObject *b) {
+    if (a == b) return 1;
+    if (!PyUnicode_CheckExact(a) || !PyUnicode_CheckExact(b)) return 0;
+    return PyUnicode_Compare(a, b) == 0;
+}
+
+/* steady.py's partitions_unchanged: the subscribed topics' partition counts are those the
+ * group last saw. -1: a value of an unexpected type (the Python lane decides). */
+static int partitions_unchanged(Walker *self, PyObject *g) {
+    PyObject *subscribers = SLOT(g, self->cg_topic_subscribers);  /* a Counter */
+    PyObject *known = slot_dict(g, self->cg_subscription_metadata);
+    if (subscribers == NULL || !PyDict_Check(subscribers) || known == NULL) return -1;
+    Py_ssize_t pos = 0, seen = 0;
+    PyObject *topic, *count;
+    while (PyDict_Next(subscribers, &pos, &topic, &count)) {
+        int ok = 1;
+        long n = slot_long(count, &ok);
+        if (!ok || !PyUnicode_CheckExact(topic)) return -1;
+        if (n <= 0) continue;
+        PyObject *t = PyDict_GetItemWithError(self->c_topics, topic);
+        if (t == NULL) {
+            if (PyErr_Occurred()) { PyErr_Clear(); return -1; }
+            continue;  /* no such topic: 0 partitions */
+        }
+        if ((PyObject *)Py_TYPE(t) != self->c_topic_type) return -1;
+        long partitions = slot_long(SLOT(t, self->t_partitions), &ok);
+        if (!ok) return -1;
+        if (partitions <= 0) continue;
+        PyObject *was = PyDict_GetItemWithError(known, topic);
+        if (was == NULL) { PyErr_Clear(); return 0; }
+        long before = slot_long(was, &ok);
+        if (!ok) return -1;
+        if (before != partitions) return 0;
+        seen++;
+    }
+    return seen == PyDict_GET_SIZE(known);
+}
+
+/* Whether the consumer frame of ``slot`` may be answered now, as steady.py's ``beat``
+ * would answer it (the same tests on the same objects, declining wherever it declines)
+ * with no timer to tell the driver of. 1: yes, and the session was moved in place; 0: no,
+ * nothing changed (the Python lane decides). No Python code runs here, as in beat(). */
+static int consumer_beat(Walker *self, CacheSlot *slot, PyObject *groups, PyObject *armed_keys,
+                         PyObject *client_host, long now) {
+    PyObject *heard = slot->heard;
+    PyObject *client_id = PyTuple_GET_ITEM(heard, 1);
+    PyObject *group_id = PyTuple_GET_ITEM(heard, 2);
+    PyObject *member_id = PyTuple_GET_ITEM(heard, 3);
+    PyObject *instance = PyTuple_GET_ITEM(heard, 5);
+    int ok = 1;
+    long epoch = slot_long(PyTuple_GET_ITEM(heard, 4), &ok);
+    if (!ok || epoch <= 0) return 0;
+    PyObject *g = PyDict_GetItemWithError(groups, group_id);
+    if (g == NULL || (PyObject *)Py_TYPE(g) != self->c_group_type) { PyErr_Clear(); return 0; }
+    /* g.changed: nothing of the group waits to be written (coalesce.stale: held) */
+    PyObject *dirty_members = SLOT(g, self->cg_dirty_members);
+    PyObject *removed_members = SLOT(g, self->cg_removed_members);
+    if (SLOT(g, self->cg_dirty) != Py_False || dirty_members == NULL
+        || !PyAnySet_CheckExact(dirty_members) || PySet_GET_SIZE(dirty_members) != 0
+        || removed_members == NULL || !PyAnySet_CheckExact(removed_members)
+        || PySet_GET_SIZE(removed_members) != 0)
+        return 0;
+    long group_epoch = slot_long(SLOT(g, self->cg_group_epoch), &ok);
+    long assignment_epoch = slot_long(SLOT(g, self->cg_assignment_epoch), &ok);
+    if (!ok || group_epoch > assignment_epoch) return 0;
+    PyObject *members = slot_dict(g, self->cg_members);
+    if (members == NULL) return 0;
+    PyObject *member_key = member_id;
+    if (instance != Py_None) {  /* g.static_member(instance) */
+        PyObject *statics = slot_dict(g, self->cg_static_members);
+        if (statics == NULL) return 0;
+        member_key = PyDict_GetItemWithError(statics, instance);
+        if (member_key == NULL || !PyUnicode_CheckExact(member_key)) { PyErr_Clear(); return 0; }
+    }
+    PyObject *m = PyDict_GetItemWithError(members, member_key);
+    if (m == NULL || (PyObject *)Py_TYPE(m) != self->c_member_type) { PyErr_Clear(); return 0; }
+    long member_epoch = slot_long(SLOT(m, self->cm_member_epoch), &ok);
+    if (!ok || member_epoch != epoch) return 0;
+    if (!str_equal(SLOT(m, self->cm_member_id), member_id)) return 0;
+    if (SLOT(m, self->cm_classic) != Py_None) return 0;
+    /* is_reconciled_to(assignment_epoch) */
+    if (SLOT(m, self->cm_state) != self->c_stable || member_epoch != assignment_epoch) return 0;
+    /* a change of either is written to its record */
+    if (!str_equal(SLOT(m, self->cm_client_id), client_id)) return 0;
+    if (!str_equal(SLOT(m, self->cm_client_host), client_host)) return 0;
+    if (instance != Py_None && java_blank(instance)) return 0;
+    /* the durability rule: the answer would wait for the group's records in flight */
+    PyObject *ledger = PyDict_GetItemWithError(self->c_ledgers, group_id);
+    if (ledger != NULL) {
+        if ((PyObject *)Py_TYPE(ledger) != self->c_ledger_type) return 0;
+        PyObject *in_flight = SLOT(ledger, self->l_in_flight);
+        if (in_flight == NULL || (PyObject *)Py_TYPE(in_flight) != self->c_deque_type) return 0;
+        Py_ssize_t waiting = PyObject_Length(in_flight);  /* deque's own length: no Python */
+        if (waiting != 0) { PyErr_Clear(); return 0; }
+    } else if (PyErr_Occurred()) { PyErr_Clear(); return 0; }
+    /* regex.to_resolve(g, None, ...): the group's regexes are due a refresh */
+    PyObject *resolved = slot_dict(g, self->cg_resolved);
+    if (resolved == NULL) return 0;
+    if (PyDict_GET_SIZE(resolved) > 0) {
+        long with_topics = slot_long(SLOT(g, self->cg_resolved_with_topics), &ok);
+        long resolved_at = slot_long(SLOT(g, self->cg_resolved_at_ms), &ok);
+        if (!ok || with_topics != (long)PyDict_GET_SIZE(self->c_topics)
+            || now - resolved_at >= self->c_regex_refresh_ms)
+            return 0;
+    }
+    if (partitions_unchanged(self, g) != 1) return 0;  /* the group epoch is bumped */
+    /* the group's own configs: the general path applies them */
+    PyObject *configs = PyDict_GetItemWithError(self->c_configs, group_id);
+    if (configs != NULL) {
+        if (!PyDict_CheckExact(configs) || PyDict_GET_SIZE(configs) != 0) return 0;
+    } else if (PyErr_Occurred()) { PyErr_Clear(); return 0; }
+    /* Deadlines.move_heartbeat: answered here only if the driver need not be told */
+    PyObject *armed = PyDict_GetItemWithError(armed_keys, slot->session);
+    if (armed == NULL || (PyObject *)Py_TYPE(armed) != self->armed_type) {
+        PyErr_Clear();
+        return 0;  /* a new timer */
+    }
+    long deadline = now + self->c_session_ms;
+    long before = slot_long(SLOT(armed, self->a_deadline_ms), &ok);
+    if (!ok || deadline < before) return 0;  /* an earlier deadline: the driver is told */
+    if (deadline != before) {
+        PyObject *deadline_obj = PyLong_FromLong(deadline);
+        if (deadline_obj == NULL) { PyErr_Clear(); return 0; }
+        slot_set(armed, self->a_deadline_ms, deadline_obj);
+        Py_DECREF(deadline_obj);
+    }
+    return 1;
+}
+
+/* Room in the answers' buffer for ``more`` bytes; 0 (error set) without memory. */
+static int out_room(Walker *self, Py_ssize_t used, Py_ssize_t more) {
+    Py_ssize_t need = used + more;
+    if (need <= self->out_cap) return 1;
+    Py_ssize_t cap = self->out_cap ? self->out_cap : 4096;
+    while (cap < need) cap *= 2;
+    char *grown = PyMem_Realloc(self->out, cap);
+    if (grown == NULL) { PyErr_NoMemory(); return 0; }
+    self->out = grown;
+    self->out_cap = cap;
+    return 1;
+}
+
+/* walk(data, groups, armed, now_ms, max_frame_bytes, limit, client_host)
+ *   -> (bytes of data answered, the answers, Heartbeats answered,
+ *       ConsumerGroupHeartbeats answered)
  * The client id of the last frame answered is then ``client_id``, and the frames answered
- * by version and error ``counts()``. */
+ * by version and error ``counts()`` (Heartbeat) and ``consumer_counts()``. */
 static PyObject *Walker_walk(Walker *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 6 || !PyDict_CheckExact(args[1]) || !PyDict_CheckExact(args[2])) {
-        PyErr_SetString(PyExc_TypeError, "walk(data, groups, armed, now, max_frame, limit)");
+    if (nargs != 7 || !PyDict_CheckExact(args[1]) || !PyDict_CheckExact(args[2])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "walk(data, groups, armed, now, max_frame, limit, client_host)");
         return NULL;
     }
     if (self->cache == NULL || self->memo == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "Walker not initialised");
         return NULL;
     }
-    PyObject *groups = args[1], *armed_keys = args[2];
+    PyObject *groups = args[1], *armed_keys = args[2], *client_host = args[6];
     long now = PyLong_AsLong(args[3]);
     if (now == -1 && PyErr_Occurred()) return NULL;
     long long max_frame = PyLong_AsLongLong(args[4]);
@@ -302,53 +649,65 @@ static PyObject *Walker_walk(Walker *self, PyObject *const *args, Py_ssize_t nar
     Py_buffer view;
     if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
     const unsigned char *data = view.buf;
-    Py_ssize_t len = view.len, at = 0, answered = 0, o = 0;
+    Py_ssize_t len = view.len, at = 0, answered = 0, consumers = 0, o = 0;
     memset(self->counts, 0, sizeof self->counts);
+    memset(self->c_counts, 0, sizeof self->c_counts);
     PyObject *now_obj = PyLong_FromLong(now);
     if (now_obj == NULL) { PyBuffer_Release(&view); return NULL; }
-    while (answered < limit && len - at >= 4) {
+    while (answered + consumers < limit && len - at >= 4) {
         uint32_t size = be32(data + at);
         if (size > 0x7fffffffu || (long long)size > max_frame) break;  /* refused there */
         if ((Py_ssize_t)size > len - at - 4) break;                    /* incomplete */
         const unsigned char *frame = data + at + 4;
-        if (size < 8 || (frame[0] << 8 | frame[1]) != HEARTBEAT_KEY) break;
+        if (size < 8) break;
+        int api = frame[0] << 8 | frame[1];
         int version = frame[2] << 8 | frame[3];
-        if (version < self->min_version || version > self->max_version) break;
-        PyObject *heard = heard_of(self, version, frame + 8, (Py_ssize_t)size - 8);
-        if (heard == NULL) break;  /* not decoded yet: the Python lane decodes it */
-        int rebalancing = 0;
-        if (!beat(self, heard, groups, armed_keys, now, now_obj, &rebalancing)) break;
-        Py_ssize_t need = o + self->longest;
-        if (need > self->out_cap) {
-            Py_ssize_t cap = self->out_cap ? self->out_cap : 4096;
-            while (cap < need) cap *= 2;
-            char *grown = PyMem_Realloc(self->out, cap);
-            if (grown == NULL) {
-                PyBuffer_Release(&view);
-                Py_DECREF(now_obj);
-                return PyErr_NoMemory();
-            }
-            self->out = grown;
-            self->out_cap = cap;
+        const char *answer;
+        Py_ssize_t n;
+        PyObject *client;
+        if (api == HEARTBEAT_KEY) {
+            if (version < self->min_version || version > self->max_version) break;
+            PyObject *heard = heard_of(self, version, frame + 8, (Py_ssize_t)size - 8);
+            if (heard == NULL) break;  /* not decoded yet: the Python lane decodes it */
+            int rebalancing = 0;
+            if (!beat(self, heard, groups, armed_keys, now, now_obj, &rebalancing)) break;
+            answer = self->answer[version][rebalancing];
+            n = self->answer_len[version][rebalancing];
+            client = PyTuple_GET_ITEM(heard, 1);
+            self->counts[(version - self->min_version) * 2 + rebalancing]++;
+            answered++;
+        } else if (api == CONSUMER_HEARTBEAT_KEY && self->c_memo != NULL) {
+            if (version < self->c_min_version || version > self->c_max_version) break;
+            CacheSlot *slot = consumer_slot(self, version, frame + 8, (Py_ssize_t)size - 8);
+            if (slot == NULL) break;  /* not (yet) a steady heartbeat the lane knows */
+            if (!consumer_beat(self, slot, groups, armed_keys, client_host, now)) break;
+            answer = PyBytes_AS_STRING(slot->reply);
+            n = PyBytes_GET_SIZE(slot->reply);
+            client = PyTuple_GET_ITEM(slot->heard, 1);
+            self->c_counts[version]++;
+            consumers++;
+        } else {
+            break;
         }
-        Py_ssize_t n = self->answer_len[version][rebalancing];
-        memcpy(self->out + o, self->answer[version][rebalancing], n);
+        if (!out_room(self, o, n)) {
+            PyBuffer_Release(&view);
+            Py_DECREF(now_obj);
+            return NULL;
+        }
+        memcpy(self->out + o, answer, n);
         memcpy(self->out + o + 4, frame + 4, 4);  /* the request's correlation id */
         o += n;
-        PyObject *client = PyTuple_GET_ITEM(heard, 1);
         if (client != self->client) {
             Py_INCREF(client);
             Py_XSETREF(self->client, client);
         }
-        self->counts[(version - self->min_version) * 2 + rebalancing]++;
-        answered++;
         at += 4 + (Py_ssize_t)size;
     }
     PyBuffer_Release(&view);
     Py_DECREF(now_obj);
     PyObject *out = PyBytes_FromStringAndSize(self->out, o);
     if (out == NULL) return NULL;
-    return Py_BuildValue("(nNn)", at, out, answered);
+    return Py_BuildValue("(nNnn)", at, out, answered, consumers);
 }
 
 /* counts() -> the last walk's frames answered, per (version - min_version) * 2 +
@@ -365,16 +724,35 @@ static PyObject *Walker_counts(Walker *self, PyObject *Py_UNUSED(ignored)) {
     return counted;
 }
 
+/* consumer_counts() -> the last walk's ConsumerGroupHeartbeats answered, by version from
+ * the consumer lane's min_version. */
+static PyObject *Walker_consumer_counts(Walker *self, PyObject *Py_UNUSED(ignored)) {
+    if (self->c_memo == NULL) return PyTuple_New(0);
+    Py_ssize_t slots = self->c_max_version - self->c_min_version + 1;
+    PyObject *counted = PyTuple_New(slots);
+    if (counted == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < slots; i++) {
+        PyObject *c = PyLong_FromSsize_t(self->c_counts[self->c_min_version + i]);
+        if (c == NULL) { Py_DECREF(counted); return NULL; }
+        PyTuple_SET_ITEM(counted, i, c);
+    }
+    return counted;
+}
+
 static PyObject *Walker_client_id(Walker *self, void *Py_UNUSED(closure)) {
     return Py_NewRef(self->client != NULL ? self->client : Py_None);
 }
 
 static PyMethodDef Walker_methods[] = {
     {"walk", (PyCFunction)(void (*)(void))Walker_walk, METH_FASTCALL,
-     "walk(data, groups, armed, now_ms, max_frame_bytes, limit) -> "
-     "(consumed, answers, answered)"},
+     "walk(data, groups, armed, now_ms, max_frame_bytes, limit, client_host) -> "
+     "(consumed, answers, heartbeats answered, consumer heartbeats answered)"},
+    {"consumer", (PyCFunction)Walker_consumer, METH_VARARGS,
+     "Sets up the steady ConsumerGroupHeartbeat frames' answers (see the source)."},
     {"counts", (PyCFunction)Walker_counts, METH_NOARGS,
-     "The last walk's frames answered, per (version - min_version) * 2 + rebalancing."},
+     "The last walk's Heartbeats answered, per (version - min_version) * 2 + rebalancing."},
+    {"consumer_counts", (PyCFunction)Walker_consumer_counts, METH_NOARGS,
+     "The last walk's ConsumerGroupHeartbeats answered, per version - their min_version."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -390,7 +768,7 @@ static PyTypeObject WalkerType = {
     .tp_basicsize = sizeof(Walker),
     .tp_dealloc = (destructor)Walker_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Answers the Heartbeat frames at the start of a read (see batch.py).",
+    .tp_doc = "Answers the heartbeat frames at the start of a read (see batch.py).",
     .tp_methods = Walker_methods,
     .tp_getset = Walker_getset,
     .tp_init = (initproc)Walker_init,

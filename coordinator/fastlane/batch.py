@@ -1,5 +1,6 @@
-"""The compiled heartbeat lane's Python side: a read's leading Heartbeat frames answered
-in one call to C (``_heartbeats.c``), with no Python per frame.
+"""The compiled heartbeat lane's Python side: a read's leading Heartbeat and steady
+ConsumerGroupHeartbeat frames answered in one call to C (``_heartbeats.c``), with no Python
+per frame.
 
 The pure-Python heartbeat lane (``handlers/heartbeat_lane.py``) costs some 3 µs of Python
 per frame (framing, the turn's loop, the memo, ``membership.beat``, the answer's bytes):
@@ -14,16 +15,31 @@ read goes the Python way, after the answers, in order. Everything else (refusals
 new or earlier session timers, undecoded frames, other APIs) is the Python lane's and the
 dispatcher's, so the walker holds no logic of its own beyond the success case.
 
-It is used only where the Python lane would skip admission (no ACLs, one node: nothing to
+KIP-848's steady heartbeat (a reconciled member sending its ids and epoch only) costs the
+pure-Python consumer lane (``handlers/consumer_heartbeat_lane.py``) some 8 µs, ten times
+a compiled classic one, though it does no more: so the walker answers those frames too, in
+the same pass (a read of both kinds stays in C). It makes ``group/consumer/steady.py``'s
+``beat`` tests in C on the same objects (the group, its member, the ledger's records in
+flight, the regex refresh, the partition counts against the topic catalog, the group's own
+configs, the session timer) and answers only where ``beat`` answers with no timer to tell
+the driver of; its answer is the consumer lane's template (the general path's encoder's
+bytes, for the member, its epoch and the daemon's heartbeat interval) with the correlation
+id copied in. Whatever ``beat`` declines, or the walker cannot read as expected, stops it:
+the consumer lane and the general path answer it, and nothing needing a record is ever
+answered here (a group with records in flight is declined as ``beat`` declines it).
+
+It is used only where the Python lanes would skip admission (no ACLs, one node: nothing to
 refuse), and only when the module was built (``setup.py``: optional, so an install without
 a compiler still works) and ``COORDINATOR_PURE_PYTHON`` is unset; the tests run both and
-compare bytes and state (``tests/coordinator/test_heartbeat_batch.py``).
+compare bytes and state (``tests/coordinator/test_heartbeat_batch.py``,
+``tests/coordinator/test_consumer_heartbeat_batch.py``).
 """
 
 from __future__ import annotations
 
 import os
 import time
+from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from protocol.apis import BY_KEY
@@ -34,11 +50,16 @@ from protocol.frames import encode_response
 from ..group.classic.group import ClassicGroup
 from ..group.classic.member import Member
 from ..group.classic.states import COMPLETING_REBALANCE, PREPARING_REBALANCE, STABLE
+from ..group.consumer.group import ConsumerGroup
+from ..group.consumer.member import ConsumerMember, MemberState
 from ..group.coordinator import GroupCoordinator
-from ..group.deadlines import Armed
+from ..group.deadlines import Armed, consumer_session_key
+from ..group.ledger import Ledger
 from ..handlers.connection_context import ConnectionContext
+from ..handlers.consumer_heartbeat_lane import CONSUMER_GROUP_HEARTBEAT_KEY, ConsumerHeartbeatLane
 from ..handlers.heartbeat_lane import HEARTBEAT_KEY, HeartbeatLane
 from ..handlers.node import Node
+from ..shared.catalog import Topic
 
 if TYPE_CHECKING:
     from ..telemetry.metrics import Metrics
@@ -56,6 +77,7 @@ PURE_PYTHON_ENV = "COORDINATOR_PURE_PYTHON"
 FRAMES_PER_READ = 1024
 
 _API = BY_KEY[HEARTBEAT_KEY]
+_CONSUMER_API = BY_KEY[CONSUMER_GROUP_HEARTBEAT_KEY]
 
 
 def compiled() -> bool:
@@ -68,9 +90,11 @@ def forced_pure() -> bool:
 
 
 class HeartbeatBatch:
-    """Answers the Heartbeat frames at the start of a read (see the module's doc)."""
+    """Answers the heartbeat frames at the start of a read (see the module's doc)."""
 
-    def __init__(self, node: Node, lane: HeartbeatLane) -> None:
+    def __init__(
+        self, node: Node, lane: HeartbeatLane, consumer_lane: ConsumerHeartbeatLane | None = None
+    ) -> None:
         assert _heartbeats is not None
         self.node = node
         self.lane = lane
@@ -87,9 +111,34 @@ class HeartbeatBatch:
             _API.min_version,
             answers,
         )
+        self.consumer_lane = consumer_lane
+        if consumer_lane is not None:
+            self._consumer_setup(node, consumer_lane)
         self._walk = self._walker.walk
-        #: Frames answered here (the Python lane's own count is in its memo statistics).
+        #: Frames answered here (the Python lane's own count is in its memo statistics),
+        #: and of them ConsumerGroupHeartbeats.
         self.answered = 0
+        self.consumer_answered = 0
+
+    def _consumer_setup(self, node: Node, consumer_lane: ConsumerHeartbeatLane) -> None:
+        ledgers, group_configs = node.groups.consumer_heartbeat_tables()
+        consumer = node.groups.config.consumer  # frozen, never replaced
+        self._walker.consumer(
+            consumer_lane.memo,
+            (ConsumerGroup, ConsumerMember, Ledger, Topic, deque),
+            MemberState.STABLE,
+            (_CONSUMER_API.min_version, _CONSUMER_API.max_version),
+            # The catalog's own dict, which the state machine's ``topic_partitions`` and
+            # ``topic_count`` read (Node wires them to it; cleared, never replaced).
+            (ledgers, group_configs, node.catalog._by_name),
+            (
+                consumer.session_timeout_ms,
+                consumer.heartbeat_interval_ms,
+                consumer.regex_refresh_interval_ms,
+            ),
+            consumer_session_key,
+            consumer_lane.template,
+        )
 
     def answer_read(
         self,
@@ -105,26 +154,42 @@ class HeartbeatBatch:
         if security.acls_enabled or routing.clustered:
             return 0, b""  # admission has something to check: the Python lane does it
         started = time.perf_counter() if metrics is not None else 0.0
-        consumed, out, answered = self._walk(
-            data, self._groups, self._armed, now_ms, max_frame_bytes, FRAMES_PER_READ
+        consumed, out, answered, consumers = self._walk(
+            data,
+            self._groups,
+            self._armed,
+            now_ms,
+            max_frame_bytes,
+            FRAMES_PER_READ,
+            conn.client_host,
         )
-        if answered:
-            self.answered += answered
+        if answered or consumers:
+            self.answered += answered + consumers
             conn.client_id = self._walker.client_id
-            self.lane.hits_elsewhere(answered)
-            if metrics is not None:
-                _count(metrics, self._walker.counts(), started)
+            if answered:
+                self.lane.hits_elsewhere(answered)
+                if metrics is not None:
+                    _count(metrics, self._walker.counts(), started)
+            if consumers:
+                self.consumer_answered += consumers
+                assert self.consumer_lane is not None
+                self.consumer_lane.answered += consumers
+                if metrics is not None:
+                    _count_consumer(metrics, self._walker.consumer_counts(), started)
         return consumed, out
 
 
-def heartbeat_batch(node: Node, lane: HeartbeatLane | None) -> HeartbeatBatch | None:
+def heartbeat_batch(
+    node: Node, lane: HeartbeatLane | None, consumer_lane: ConsumerHeartbeatLane | None = None
+) -> HeartbeatBatch | None:
     """The compiled lane for ``node``, or None: not built, forced off, no Python lane to
-    share its memo with, or a state machine other than the one it was written for."""
+    share its memo with, or a state machine other than the one it was written for. Without
+    a consumer lane, ConsumerGroupHeartbeats are all left to the Python way."""
     if lane is None or _heartbeats is None or forced_pure():
         return None
     if type(node.groups) is not GroupCoordinator:
         return None
-    return HeartbeatBatch(node, lane)
+    return HeartbeatBatch(node, lane, consumer_lane)
 
 
 def _answer(version: int, error: int) -> bytes:
@@ -150,6 +215,22 @@ def _count(metrics: Metrics, counts: tuple[int, ...], started: float) -> None:
                 observe(elapsed)
             if error:
                 metrics.errors.labels(series.api, error.name).inc(n - 1)
+
+
+def _count_consumer(metrics: Metrics, counts: tuple[int, ...], started: float) -> None:
+    """ConsumerGroupHeartbeats answered, counted as the consumer lane's (no error), as
+    ``_count`` counts Heartbeats."""
+    elapsed = time.perf_counter() - started
+    for slot, n in enumerate(counts):
+        if not n:
+            continue
+        series: Any = metrics.request_received(_CONSUMER_API, _CONSUMER_API.min_version + slot)
+        metrics.request_answered_code(series, ErrorCode.NONE, started)
+        if n > 1:
+            series.requests.inc(n - 1)
+            observe = series.latency.observe
+            for _ in range(n - 1):
+                observe(elapsed)
 
 
 _ERRORS = (ErrorCode.NONE, ErrorCode.REBALANCE_IN_PROGRESS)

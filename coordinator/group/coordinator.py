@@ -50,6 +50,7 @@ from .deadlines import Armed, TimerKind
 from .effects import Effects
 from .handover import GroupHandover
 from .inspection import GroupView
+from .ledger import Ledger
 from .model import Group
 from .offsets_manager import OffsetsManager
 from .records import GroupMetadataRecord, Record
@@ -112,6 +113,12 @@ class GroupCoordinator(Generic[T]):
         (``coordinator/fastlane``), which answers a heartbeat ``beat`` answers without error
         or with REBALANCE_IN_PROGRESS and moves its session in place as ``beat`` does."""
         return self._shard.groups, self._shard.deadlines.armed
+
+    def consumer_heartbeat_tables(self) -> tuple[dict[str, Ledger], dict[str, dict[str, int]]]:
+        """The groups' ledgers and their own configs, for the compiled heartbeat lane
+        (``coordinator/fastlane``), which answers a ConsumerGroupHeartbeat ``steady.beat``
+        answers with no timer change, reading them as ``beat`` does."""
+        return self._shard.ledgers, self._shard.group_configs
 
     @property
     def offsets(self) -> OffsetsManager:

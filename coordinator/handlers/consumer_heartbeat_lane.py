@@ -45,6 +45,7 @@ CONSUMER_GROUP_HEARTBEAT_KEY = 68
 MEMO_ENTRIES = 16_384
 #: Frames longer than this are not steady heartbeats (ids and an epoch) and not read.
 STEADY_FRAME_BYTES = 512
+_NO_CORRELATION = bytes(4)
 
 _HEADER_FIELDS = ("client_id",)
 _ALL_FIELDS = (
@@ -157,6 +158,12 @@ class ConsumerHeartbeatLane:
         member_epoch, interval, key, deadline = steady
         data = self._versions[version].answer(frame[4:8], member_id, member_epoch, interval)
         return data, version, key, deadline
+
+    def template(self, version: int, member_id: str, epoch: int, interval: int) -> bytes:
+        """The answer to a steady heartbeat of ``version`` (correlation id 0), as ``answer``
+        makes it: for the compiled lane (``coordinator/fastlane``), which copies the
+        correlation id in."""
+        return self._versions[version].answer(_NO_CORRELATION, member_id, epoch, interval)
 
     def _heard(self, frame: bytes, tail: bytes) -> Heard | None:
         """A frame not in the memo, read (and remembered)."""

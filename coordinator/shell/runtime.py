@@ -82,12 +82,14 @@ class Runtime:
         self.heartbeat_lane = (
             HeartbeatLane(self.node) if self.dispatcher.supports(HEARTBEAT_KEY) else None
         )
-        # A read's leading heartbeats answered in C (None: not built, or forced pure).
-        self.heartbeat_batch = heartbeat_batch(self.node, self.heartbeat_lane)
         self.consumer_heartbeat_lane = (
             ConsumerHeartbeatLane(self.node)
             if self.dispatcher.supports(CONSUMER_GROUP_HEARTBEAT_KEY)
             else None
+        )
+        # A read's leading heartbeats answered in C (None: not built, or forced pure).
+        self.heartbeat_batch = heartbeat_batch(
+            self.node, self.heartbeat_lane, self.consumer_heartbeat_lane
         )
         self.metadata_lane = (
             MetadataLane(self.node) if self.dispatcher.supports(METADATA_KEY) else None
