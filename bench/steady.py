@@ -13,10 +13,12 @@ to run, and in five slices per target, the targets taking turns:
 
 * ``classic`` (the compiled heartbeat lane, ``coordinator/fastlane``, when built) and
   ``classic-pure`` (a second daemon with ``COORDINATOR_PURE_PYTHON=1``: the pure-Python
-  heartbeat lane alone), ``consumer`` and ``consumer-general`` (the same consumer heartbeat with its
-  unchanged rebalance timeout, which the consumer heartbeat lane leaves to the general
-  path: what a steady heartbeat cost before the lane) at depth 64 and 1: the daemon's CPU
-  time (``/proc``) over the requests, per request, and the rate;
+  heartbeat lane alone), ``consumer`` (the compiled lane too, when built),
+  ``consumer-pure`` (the pure daemon: the pure-Python consumer heartbeat lane) and
+  ``consumer-general`` (the same consumer heartbeat with its unchanged rebalance timeout,
+  which the lanes leave to the general path: what a steady heartbeat cost before them) at
+  depth 64 and 1: the daemon's CPU time (``/proc``) over the requests, per request, and
+  the rate;
 * ``ceiling-c`` (``bench/ceiling_c.py``, compiled here with ``cc``: no Python at all) and
   ``ceiling-py`` (``bench/ceiling.py``, uvloop answering canned bytes), answering Heartbeat
   v4 at depth 64 and 1: the rate.
@@ -239,17 +241,19 @@ async def _run(runs: int, total: int) -> list[dict[str, Any]]:
         classic = await classic_member(daemon.port)
         classic_pure = await classic_member(pure.port)
         consumer, consumer_general = await consumer_member(daemon.port)
+        consumer_pure, _ = await consumer_member(pure.port)
         targets = {
             "classic": (daemon.pid, daemon.port, classic),
             "classic-pure": (pure.pid, pure.port, classic_pure),
             "consumer": (daemon.pid, daemon.port, consumer),
+            "consumer-pure": (pure.pid, pure.port, consumer_pure),
             "consumer-general": (daemon.pid, daemon.port, consumer_general),
             "ceiling-c": (c_ceiling.pid, c_ceiling.port, classic),
             "ceiling-py": (py_ceiling.pid, py_ceiling.port, classic),
         }
         keepalive = [
             asyncio.ensure_future(_keep_alive(daemon.port, [classic, consumer])),
-            asyncio.ensure_future(_keep_alive(pure.port, [classic_pure])),
+            asyncio.ensure_future(_keep_alive(pure.port, [classic_pure, consumer_pure])),
         ]
         names = list(targets)
         out = []
@@ -311,6 +315,12 @@ def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
         out["ratios"][f"consumer/classic cpu per request @{depth}"] = ratio(
             f"consumer@{depth}", f"classic@{depth}", "cpu_us_per_request"
         )
+        out["ratios"][f"consumer-pure/classic cpu per request @{depth}"] = ratio(
+            f"consumer-pure@{depth}", f"classic@{depth}", "cpu_us_per_request"
+        )
+        out["ratios"][f"consumer/consumer-pure cpu per request @{depth}"] = ratio(
+            f"consumer@{depth}", f"consumer-pure@{depth}", "cpu_us_per_request"
+        )
         out["ratios"][f"consumer-general/classic cpu per request @{depth}"] = ratio(
             f"consumer-general@{depth}", f"classic@{depth}", "cpu_us_per_request"
         )
@@ -348,7 +358,11 @@ def _markdown(result: dict[str, Any]) -> str:
         "",
         "`classic`: Heartbeat v4 of a Stable member, the daemon as installed (its compiled"
         " heartbeat lane, `coordinator/fastlane`, when built); `classic-pure`: a second daemon"
-        " with `COORDINATOR_PURE_PYTHON=1` (the pure-Python lane); `ceiling-c`: a C epoll"
+        " with `COORDINATOR_PURE_PYTHON=1` (the pure-Python lane); `consumer`: a reconciled"
+        " member's steady ConsumerGroupHeartbeat v1 (ids and epoch only), the daemon as"
+        " installed (the compiled lane answers it too); `consumer-pure`: the same on the pure"
+        " daemon (the pure-Python consumer lane); `consumer-general`: the same heartbeat with"
+        " its unchanged rebalance timeout (the general path); `ceiling-c`: a C epoll"
         " server answering canned bytes; `ceiling-py`: a uvloop server answering canned bytes."
         " Server CPU from /proc (10 ms ticks: coarse below 1 µs).",
         "",

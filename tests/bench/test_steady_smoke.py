@@ -18,6 +18,7 @@ def test_steady_measures_both_protocols_and_both_ceilings() -> None:
         "classic",
         "classic-pure",
         "consumer",
+        "consumer-pure",
         "consumer-general",
         "ceiling-c",
         "ceiling-py",
