@@ -22,6 +22,11 @@ target to be told), a group with records in flight (the answer would wait for th
 lane never answers what a restart would not load), changed partitions, a regex refresh.
 ``tests/coordinator/test_consumer_heartbeat_lane.py`` holds the lane to the general
 path's bytes and timers over generated heartbeats of every version.
+
+Where the compiled heartbeat lane is built (``coordinator/fastlane``), a read's leading
+steady heartbeats are answered in C before they get here, from this lane's memo and with
+its templates (``template``): this lane decodes each frame the first time, and answers
+whatever the walker leaves (a read's rest, and everything when it is not built).
 """
 
 from __future__ import annotations

@@ -13,6 +13,11 @@ is answered only once the group's records are stored (the durability rule: an an
 waits while the group has records in flight), or would answer differently. A group with
 configs of its own is left to the general path too: ``group_configs`` alone says what they
 come to.
+
+The compiled heartbeat lane (``coordinator/fastlane/_heartbeats.c``, ``consumer_beat``)
+makes these same tests on the same objects, in C, before the frame ever reaches Python: a
+test added here must be added there too (or make the walker decline), or the two paths
+answer differently (``tests/coordinator/test_consumer_heartbeat_batch.py`` compares them).
 """
 
 from __future__ import annotations
