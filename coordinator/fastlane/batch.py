@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from protocol.apis import BY_KEY
 from protocol.apis.heartbeat import HeartbeatResponse
@@ -134,22 +134,12 @@ def _answer(version: int, error: int) -> bytes:
 
 def _count(metrics: Metrics, counts: tuple[int, ...], started: float) -> None:
     """The frames answered counted as the Python lane counts each (``request_received``,
-    ``request_answered_code``: a request, its latency, its error), in bulk where the
-    metric allows it; each timed as waiting for the whole walk."""
-    elapsed = time.perf_counter() - started
+    ``request_answered_code``: a request, its latency, its error), in one update per
+    (version, error) rather than one per frame; each timed as waiting for the whole walk."""
     for slot, n in enumerate(counts):
-        if not n:
-            continue
-        version, error = _API.min_version + slot // 2, _ERRORS[slot % 2]
-        series: Any = metrics.request_received(_API, version)
-        metrics.request_answered_code(series, error, started)
-        if n > 1:
-            series.requests.inc(n - 1)
-            observe = series.latency.observe
-            for _ in range(n - 1):
-                observe(elapsed)
-            if error:
-                metrics.errors.labels(series.api, error.name).inc(n - 1)
+        if n:
+            version, error = _API.min_version + slot // 2, _ERRORS[slot % 2]
+            metrics.requests_answered_code(_API, version, error, n, started)
 
 
 _ERRORS = (ErrorCode.NONE, ErrorCode.REBALANCE_IN_PROGRESS)

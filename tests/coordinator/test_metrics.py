@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 import urllib.request
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -17,6 +18,7 @@ from coordinator.settings.config import Settings
 from coordinator.shell.server import Server
 from coordinator.telemetry.metrics import Metrics
 from coordinator.telemetry.settings import ObservabilitySettings
+from protocol.apis import BY_KEY
 from protocol.apis.offset_commit import (
     OffsetCommitRequest,
     OffsetCommitResponse,
@@ -171,6 +173,36 @@ def test_errors_are_counted_per_partition_in_nested_results() -> None:
         "group_coordinator_errors_total", {"api": "OffsetCommit", "error": "UNKNOWN_MEMBER_ID"}
     )
     assert errors == 2
+
+
+def test_requests_answered_together_read_as_if_answered_one_by_one() -> None:
+    """A compiled lane's read of many heartbeats updates each series once; a scrape must
+    not tell it from the same requests counted and timed one at a time."""
+    api = BY_KEY[12]
+    exposition = []
+    for bulk in (True, False):
+        metrics = Metrics()
+        for count, error in ((40, ErrorCode.NONE), (3, ErrorCode.REBALANCE_IN_PROGRESS)):
+            if bulk:
+                metrics.requests_answered_code(api, 4, error, count, time.perf_counter())
+            else:
+                for _ in range(count):
+                    series = metrics.request_received(api, 4)
+                    metrics.request_answered_code(series, error, time.perf_counter())
+        exposition.append(
+            {
+                (s.name, tuple(sorted(s.labels.items()))): s.value
+                for family in metrics.registry.collect()
+                for s in family.samples
+                if not s.name.endswith(("_created", "_sum"))
+            }
+        )
+    bulk_samples, single_samples = exposition
+    assert bulk_samples == single_samples
+    count = bulk_samples[
+        ("group_coordinator_request_latency_seconds_count", (("api", "Heartbeat"),))
+    ]
+    assert count == 43
 
 
 async def test_every_kind_of_limit_hit_is_counted(tmp_path: Path) -> None:
