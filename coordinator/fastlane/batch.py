@@ -17,7 +17,7 @@ dispatcher's, so the walker holds no logic of its own beyond the success case.
 It is used only where the Python lane would skip admission (no ACLs, one node: nothing to
 refuse), and only when the module was built (``setup.py``: optional, so an install without
 a compiler still works) and ``COORDINATOR_PURE_PYTHON`` is unset; the tests run both and
-compare bytes and state (``tests/coordinator/test_heartbeat_batch.py``).
+compare bytes and state (``tests/coordinator/fastlane/test_heartbeat_batch.py``).
 """
 
 from __future__ import annotations
