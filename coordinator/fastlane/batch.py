@@ -113,7 +113,7 @@ class HeartbeatBatch:
             conn.client_id = self._walker.client_id
             self.lane.hits_elsewhere(answered)
             if metrics is not None:
-                _count(metrics, self._walker.counts(), started)
+                _count(metrics, self._walker.counts(), answered, started)
         return consumed, out
 
 
@@ -132,14 +132,26 @@ def _answer(version: int, error: int) -> bytes:
     return encode_response(_API, version, 0, HeartbeatResponse(error_code=error))
 
 
-def _count(metrics: Metrics, counts: tuple[int, ...], started: float) -> None:
+def _count(metrics: Metrics, counts: tuple[int, ...], answered: int, started: float) -> None:
     """The frames answered counted as the Python lane counts each (``request_received``,
-    ``request_answered_code``: a request, its latency, its error), in one update per
-    (version, error) rather than one per frame; each timed as waiting for the whole walk."""
+    ``request_answered_code``: a request, its latency, its error), in one tally per
+    (version, error) rather than one per frame; each timed as waiting for the whole walk.
+    A read's frames are mostly of one version and one answer: that slot is found in C."""
+    if answered in counts:
+        slot = counts.index(answered)
+        version, error = _SLOTS[slot]
+        metrics.requests_answered_code(_API, version, error, answered, started)
+        return
     for slot, n in enumerate(counts):
         if n:
-            version, error = _API.min_version + slot // 2, _ERRORS[slot % 2]
+            version, error = _SLOTS[slot]
             metrics.requests_answered_code(_API, version, error, n, started)
 
 
 _ERRORS = (ErrorCode.NONE, ErrorCode.REBALANCE_IN_PROGRESS)
+#: The walker's count slots: (version - min version) * 2 + (1 if rebalancing), as (version, error).
+_SLOTS = tuple(
+    (version, error)
+    for version in range(_API.min_version, _API.max_version + 1)
+    for error in _ERRORS
+)
