@@ -56,7 +56,16 @@ from protocol.apis.sync_group import SyncGroupRequest, SyncGroupResponse
 from protocol.frames import decode_response, encode_request, encode_response
 
 from .ceiling_c import CompiledCeiling
-from .servers import DAEMON_ARGS, ServerProcess, cpu_seconds, free_port, start_ceiling, start_daemon
+from .servers import (
+    DAEMON_ARGS,
+    PLACEMENTS,
+    ServerProcess,
+    cpu_seconds,
+    free_port,
+    place,
+    start_ceiling,
+    start_daemon,
+)
 
 RESULTS = Path(__file__).parent / "results"
 CLIENT_ID = "steady-bench"
@@ -230,12 +239,13 @@ def _heartbeat_answer() -> bytes:
     return encode_response(BY_KEY[12], 4, 0, Answer())
 
 
-async def _run(runs: int, total: int) -> list[dict[str, Any]]:
+async def _run(runs: int, total: int, placement: str) -> tuple[list[dict[str, Any]], str]:
     daemon = start_daemon(args=DAEMON_ARGS)
     pure = start_daemon(name="daemon-pure", args=DAEMON_ARGS, env={PURE_PYTHON_ENV: "1"})
     py_ceiling: ServerProcess = start_ceiling()
     c_ceiling = CompiledCeiling(free_port(), _heartbeat_answer())
     await asyncio.sleep(0.3)
+    placed = place(placement, (daemon.pid, pure.pid, py_ceiling.pid, c_ceiling.pid))
     keepalive: list[asyncio.Future[None]] = []
     try:
         classic = await classic_member(daemon.port)
@@ -280,7 +290,7 @@ async def _run(runs: int, total: int) -> list[dict[str, Any]]:
                     }
             out.append(sample)
             print(f"run {run + 1}/{runs}: " + _line(sample), flush=True)
-        return out
+        return out, placed
     finally:
         for task in keepalive:
             task.cancel()
@@ -354,6 +364,7 @@ def _markdown(result: dict[str, Any]) -> str:
         f" depth 1), targets interleaved; {result['machine']}; load average before:"
         f" {result['loadavg']}; load average after: {result.get('loadavg_after', '?')}."
         f" Compiled heartbeat lane: {result.get('compiled', '?')}."
+        f" Placement: {result.get('placement', 'free')}."
         " Medians over runs; ratios taken within each run.",
         "",
         "`classic`: Heartbeat v4 of a Stable member, the daemon as installed (its compiled"
@@ -383,11 +394,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--requests", type=int, default=100_000)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument(
+        "--placement",
+        choices=PLACEMENTS,
+        default="free",
+        help="where the generator and the servers run (bench/servers.py: place)",
+    )
     args = parser.parse_args(argv)
     runs, total = (1, 5_000) if args.quick else (args.runs, args.requests)
     loadavg = Path("/proc/loadavg").read_text().split()[:3]
-    samples = uvloop.run(_run(runs, total))
+    samples, placed = uvloop.run(_run(runs, total, args.placement))
     result = {
+        "placement": placed,
         "runs": runs,
         "requests": total,
         "machine": f"{platform.machine()}, {platform.python_implementation()}"

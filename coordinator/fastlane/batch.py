@@ -31,8 +31,8 @@ answered here (a group with records in flight is declined as ``beat`` declines i
 It is used only where the Python lanes would skip admission (no ACLs, one node: nothing to
 refuse), and only when the module was built (``setup.py``: optional, so an install without
 a compiler still works) and ``COORDINATOR_PURE_PYTHON`` is unset; the tests run both and
-compare bytes and state (``tests/coordinator/test_heartbeat_batch.py``,
-``tests/coordinator/test_consumer_heartbeat_batch.py``).
+compare bytes and state (``tests/coordinator/fastlane/test_heartbeat_batch.py``,
+``tests/coordinator/fastlane/test_consumer_heartbeat_batch.py``).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from __future__ import annotations
 import os
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from protocol.apis import BY_KEY
 from protocol.apis.heartbeat import HeartbeatResponse
@@ -169,7 +169,7 @@ class HeartbeatBatch:
             if answered:
                 self.lane.hits_elsewhere(answered)
                 if metrics is not None:
-                    _count(metrics, self._walker.counts(), started)
+                    _count(metrics, self._walker.counts(), answered, started)
             if consumers:
                 self.consumer_answered += consumers
                 assert self.consumer_lane is not None
@@ -197,40 +197,35 @@ def _answer(version: int, error: int) -> bytes:
     return encode_response(_API, version, 0, HeartbeatResponse(error_code=error))
 
 
-def _count(metrics: Metrics, counts: tuple[int, ...], started: float) -> None:
+def _count(metrics: Metrics, counts: tuple[int, ...], answered: int, started: float) -> None:
     """The frames answered counted as the Python lane counts each (``request_received``,
-    ``request_answered_code``: a request, its latency, its error), in bulk where the
-    metric allows it; each timed as waiting for the whole walk."""
-    elapsed = time.perf_counter() - started
+    ``request_answered_code``: a request, its latency, its error), in one tally per
+    (version, error) rather than one per frame; each timed as waiting for the whole walk.
+    A read's frames are mostly of one version and one answer: that slot is found in C."""
+    if answered in counts:
+        slot = counts.index(answered)
+        version, error = _SLOTS[slot]
+        metrics.requests_answered_code(_API, version, error, answered, started)
+        return
     for slot, n in enumerate(counts):
-        if not n:
-            continue
-        version, error = _API.min_version + slot // 2, _ERRORS[slot % 2]
-        series: Any = metrics.request_received(_API, version)
-        metrics.request_answered_code(series, error, started)
-        if n > 1:
-            series.requests.inc(n - 1)
-            observe = series.latency.observe
-            for _ in range(n - 1):
-                observe(elapsed)
-            if error:
-                metrics.errors.labels(series.api, error.name).inc(n - 1)
+        if n:
+            version, error = _SLOTS[slot]
+            metrics.requests_answered_code(_API, version, error, n, started)
 
 
 def _count_consumer(metrics: Metrics, counts: tuple[int, ...], started: float) -> None:
-    """ConsumerGroupHeartbeats answered, counted as the consumer lane's (no error), as
-    ``_count`` counts Heartbeats."""
-    elapsed = time.perf_counter() - started
+    """ConsumerGroupHeartbeats answered, counted as the consumer lane counts each (no
+    error), one tally per version, as ``_count`` counts Heartbeats."""
     for slot, n in enumerate(counts):
-        if not n:
-            continue
-        series: Any = metrics.request_received(_CONSUMER_API, _CONSUMER_API.min_version + slot)
-        metrics.request_answered_code(series, ErrorCode.NONE, started)
-        if n > 1:
-            series.requests.inc(n - 1)
-            observe = series.latency.observe
-            for _ in range(n - 1):
-                observe(elapsed)
+        if n:
+            version = _CONSUMER_API.min_version + slot
+            metrics.requests_answered_code(_CONSUMER_API, version, ErrorCode.NONE, n, started)
 
 
 _ERRORS = (ErrorCode.NONE, ErrorCode.REBALANCE_IN_PROGRESS)
+#: The walker's count slots: (version - min version) * 2 + (1 if rebalancing), as (version, error).
+_SLOTS = tuple(
+    (version, error)
+    for version in range(_API.min_version, _API.max_version + 1)
+    for error in _ERRORS
+)

@@ -20,7 +20,7 @@ path answers it with its own words), and whatever the state machine declines: an
 or fenced member, a stale epoch, a member not at its group's target (revoking, or a new
 target to be told), a group with records in flight (the answer would wait for them: the
 lane never answers what a restart would not load), changed partitions, a regex refresh.
-``tests/coordinator/test_consumer_heartbeat_lane.py`` holds the lane to the general
+``tests/coordinator/handlers/test_consumer_heartbeat_lane.py`` holds the lane to the general
 path's bytes and timers over generated heartbeats of every version.
 
 Where the compiled heartbeat lane is built (``coordinator/fastlane``), a read's leading

@@ -2,9 +2,10 @@
 
 Three sources, each as cheap as it can be for what it measures:
 - group events (``on_event``, an event sink): rebalances, their durations, expiries;
-- requests (``request_done``, called by the broker per request): counts, latency, errors,
-  with the label children cached per (API, version) so a Heartbeat costs a dict lookup, two
-  counter increments and a histogram observation;
+- requests (``request_received`` and ``request_answered*``, per request or per compiled
+  lane read): counts, latency, errors; counts and latencies are tallied per (API, version)
+  on the event loop (a dict lookup and a few integer additions) and handed to the Prometheus
+  children, whose updates take locks, when a scrape collects them (``_Tallies``);
 - gauges read at scrape time (groups by state, members, connections): the HTTP thread asks
   the event loop for a snapshot, so nothing on the request path keeps them up to date.
 
@@ -14,6 +15,7 @@ Each HELP text names the Kafka metric it mirrors, where Kafka has one.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import concurrent.futures
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -54,19 +56,40 @@ class Snapshot:
 
 
 class _RequestSeries:
-    """The label children of one (API, version): looked up once, reused per request."""
+    """The label children of one (API, version), looked up once, and the requests not yet
+    handed to them: a request is tallied here (integer additions on the event loop) and
+    the children, whose every update takes a lock and walks the buckets, are told at the
+    next scrape (``Metrics.flush``). Per heartbeat that was more than the heartbeat."""
 
-    __slots__ = ("api", "latency", "requests")
+    __slots__ = ("api", "latency", "received", "requests", "waited", "waits")
 
     def __init__(self, metrics: Metrics, api: str, version: int) -> None:
         self.api = api
         self.requests = metrics.requests.labels(api, str(version))
         self.latency = metrics.request_latency.labels(api)
+        self.received = 0
+        #: Latencies not yet observed: their sum, and how many fell in each bucket.
+        self.waited = 0.0
+        self.waits = [0] * (len(LATENCY_BUCKETS) + 1)
+
+    def flush(self) -> None:
+        if self.received:
+            self.requests.inc(self.received)
+            self.received = 0
+        waits = self.waits
+        if any(waits):
+            _observe_tallied(self.latency, self.waited, waits)
+            self.waited = 0.0
+            self.waits = [0] * len(waits)
 
 
 class Metrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         r = self.registry = registry if registry is not None else CollectorRegistry()
+        # First in the registry, so that a scrape flushes the tallied requests before it
+        # reads their counters.
+        self._loop: asyncio.AbstractEventLoop | None = None
+        r.register(_Tallies(self))
         self.rebalances = Counter(
             f"{NS}_rebalances",
             "Rebalances started, by trigger (Kafka: group-coordinator-metrics "
@@ -247,14 +270,27 @@ class Metrics:
         it (the dispatcher, or a heartbeat lane); ``request_answered`` or
         ``request_answered_code`` times it once its reply is ready."""
         series = self._series_of(api.key, api.name, version)
-        series.requests.inc()
+        series.received += 1
         return series
 
     def request_answered_code(self, series: _RequestSeries, error: int, started: float) -> None:
         """``request_answered`` for a reply that is a bare error code (a heartbeat lane's)."""
-        series.latency.observe(time.perf_counter() - started)
+        _tally_wait(series, time.perf_counter() - started, 1)
         if error:
             self.errors.labels(series.api, _error_name(error)).inc()
+
+    def requests_answered_code(
+        self, api: Api, version: int, error: int, count: int, started: float
+    ) -> None:
+        """``count`` requests of ``api`` at ``version`` answered together with ``error``
+        (a compiled lane's read): counted and timed as ``count`` calls of
+        ``request_received`` and ``request_answered_code`` would count them, each waiting
+        for the whole batch."""
+        series = self._series_of(api.key, api.name, version)
+        series.received += count
+        _tally_wait(series, time.perf_counter() - started, count)
+        if error:
+            self.errors.labels(series.api, _error_name(error)).inc(count)
 
     def _series_of(self, api_key: int, api_name: str, version: int) -> _RequestSeries:
         series = self._series.get((api_key, version))
@@ -262,8 +298,14 @@ class Metrics:
             series = self._series[(api_key, version)] = _RequestSeries(self, api_name, version)
         return series
 
+    def flush(self) -> None:
+        """Hand the tallied requests to their Prometheus children (on the event loop: the
+        tallies are its own)."""
+        for series in self._series.values():
+            series.flush()
+
     def request_answered(self, series: _RequestSeries, body: Struct, started: float) -> None:
-        series.latency.observe(time.perf_counter() - started)
+        _tally_wait(series, time.perf_counter() - started, 1)
         nested = _LIST_FIELDS.get(type(body))
         if nested is None:
             nested = _LIST_FIELDS[type(body)] = _list_fields(body)
@@ -275,12 +317,74 @@ class Metrics:
     # -- scrape-time gauges and the HTTP endpoint --------------------------------------------
 
     def watch(self, loop: asyncio.AbstractEventLoop, snapshot: Callable[[], Snapshot]) -> None:
+        self._loop = loop
         self.registry.register(_LiveGauges(loop, snapshot))
 
     def serve(self, host: str, port: int) -> WSGIServer:
         """Serve /metrics from a daemon thread; ``shutdown()`` and ``server_close()`` stop it."""
         server, _thread = start_http_server(port, host, registry=self.registry)
         return server
+
+
+def _tally_wait(series: _RequestSeries, waited: float, count: int) -> None:
+    """``count`` latencies of ``waited`` seconds, tallied in the bucket ``observe`` would
+    put them in (the first bound not below it; the last slot is +Inf)."""
+    series.waited += waited * count
+    series.waits[bisect.bisect_left(LATENCY_BUCKETS, waited)] += count
+
+
+def _observe_tallied(histogram: Histogram, waited: float, waits: list[int]) -> None:
+    """Tallied latencies observed: their sum, and each bucket's count, as that many calls of
+    ``observe`` would leave them (prometheus-client has no bulk observe; its histogram
+    keeps one counter per bucket and one for the sum). One laid out otherwise is given
+    each latency as its bucket's bound, the sum then kept as tallied."""
+    buckets = getattr(histogram, "_buckets", None)
+    total = getattr(histogram, "_sum", None)
+    if buckets is not None and total is not None and len(buckets) == len(waits):
+        total.inc(waited)
+        for bucket, n in zip(buckets, waits, strict=True):
+            if n:
+                bucket.inc(n)
+        return
+    bounds = (*LATENCY_BUCKETS, LATENCY_BUCKETS[-1] * 2)  # the last: above every bound
+    for bound, n in zip(bounds, waits, strict=True):
+        for _ in range(n):
+            histogram.observe(bound)
+
+
+class _Tallies(Collector):
+    """Flushes the tallied requests when the registry is collected (it adds no metric of
+    its own): on the event loop, where the tallies are written, whichever thread scrapes."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        self.metrics = metrics
+
+    def describe(self) -> Iterable[Metric]:
+        return []
+
+    def collect(self) -> Iterable[Metric]:
+        loop = self.metrics._loop
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if loop is None or running is loop or not loop.is_running():
+            self.metrics.flush()
+            return []
+        done: concurrent.futures.Future[None] = concurrent.futures.Future()
+
+        def flush() -> None:
+            try:
+                self.metrics.flush()
+            finally:
+                done.set_result(None)
+
+        try:
+            loop.call_soon_threadsafe(flush)
+            done.result(SNAPSHOT_TIMEOUT_S)
+        except (RuntimeError, concurrent.futures.TimeoutError):
+            pass  # the loop is closed or too busy: this scrape shows the counts as they were
+        return []
 
 
 def take_snapshot(stats: GroupStats, connections: int) -> Snapshot:

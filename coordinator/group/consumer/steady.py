@@ -17,7 +17,8 @@ come to.
 The compiled heartbeat lane (``coordinator/fastlane/_heartbeats.c``, ``consumer_beat``)
 makes these same tests on the same objects, in C, before the frame ever reaches Python: a
 test added here must be added there too (or make the walker decline), or the two paths
-answer differently (``tests/coordinator/test_consumer_heartbeat_batch.py`` compares them).
+answer differently (``tests/coordinator/fastlane/test_consumer_heartbeat_batch.py``
+compares them).
 """
 
 from __future__ import annotations

@@ -20,8 +20,7 @@ from protocol.apis.offset_fetch import (
     OffsetFetchResponse,
 )
 from protocol.errors import ErrorCode
-
-from ..pipeline import Answer, Pipeline
+from tests.coordinator.shell.pipeline import Answer, Pipeline
 
 PARTITIONS = 4
 GROUP = "orders-app"

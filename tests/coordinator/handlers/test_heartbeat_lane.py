@@ -38,10 +38,9 @@ from protocol.apis.join_group import JoinGroupRequest, JoinGroupRequestProtocol
 from protocol.apis.sync_group import SyncGroupRequest
 from protocol.errors import ErrorCode
 from protocol.frames import Request, decode_response, encode_request
+from tests.coordinator.shell.pipeline import Answer, Pipeline
+from tests.coordinator.shell.test_pipeline import secured
 from tests.hypothesis_profiles import examples
-
-from .pipeline import Answer, Pipeline
-from .test_pipeline import secured
 
 GROUP = "g"
 

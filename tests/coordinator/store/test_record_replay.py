@@ -18,9 +18,8 @@ from coordinator.group.records import ConsumerGroupRecord, Record
 from coordinator.store import SqliteStore, Store, Write, tables
 from coordinator.store.postgres import PostgresStore
 from coordinator.store.snapshots import Document
+from tests.coordinator.store.every_record import RECORDS, loaded, shard_view
 from tests.postgres_server import PostgresServer, server_binary
-
-from .every_record import RECORDS, loaded, shard_view
 
 DATA = Path(__file__).parent / "data"
 

@@ -28,9 +28,8 @@ from coordinator.store import SecurityRows
 from protocol.apis import BY_KEY
 from protocol.apis.metadata import MetadataRequest, MetadataRequestTopic, MetadataResponse
 from protocol.frames import Request, decode_response, encode_request
+from tests.coordinator.shell.pipeline import Pipeline
 from tests.hypothesis_profiles import examples
-
-from .pipeline import Pipeline
 
 NAMES = ("orders", "payments", "audit", "missing", "")
 ALICE, BOB = "User:alice", "User:bob"

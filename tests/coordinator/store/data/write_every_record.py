@@ -1,6 +1,6 @@
 """How ``store-main-0f96646.*`` were made (run from a checkout of main 0f96646):
 
-    python -m tests.coordinator.data.write_every_record DIR POSTGRES_URL
+    python -m tests.coordinator.store.data.write_every_record DIR POSTGRES_URL
 
 writes ``every_record.RECORDS`` through that commit's SQLite store into DIR and through its
 PostgreSQL store into the (empty) database, one batch per record; the database was then
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from coordinator.store import SqliteStore, Store, Write
 from coordinator.store.postgres import PostgresStore
-from tests.coordinator.every_record import RECORDS
+from tests.coordinator.store.every_record import RECORDS
 
 
 async def write_all(store: Store) -> None:

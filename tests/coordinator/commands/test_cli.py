@@ -156,7 +156,7 @@ def test_a_bad_config_file_is_refused_in_one_line(
 
 
 def test_the_sample_config_file_is_accepted(captured: list[Settings]) -> None:
-    sample = Path(__file__).resolve().parents[2] / "group-coordinator.toml"
+    sample = Path(__file__).resolve().parents[3] / "group-coordinator.toml"
     result = CliRunner().invoke(cli.main, ["serve", "--config", str(sample)], env={})
     assert result.exit_code == 0, result.output
     [s] = captured

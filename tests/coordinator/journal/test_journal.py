@@ -200,7 +200,7 @@ async def test_a_kip848_groups_target_assignments_and_reconciliations_are_journa
 ) -> None:
     """Two real KIP-848 members join a daemon that writes a journal: its lines hold the
     group's target assignments and each member's reconciliation, as docs/journal.md says."""
-    from .analytics.journal import kip848_journal
+    from tests.coordinator.analytics.journal import kip848_journal
 
     a, b = await kip848_journal(tmp_path)
     got = [e for e in lines(tmp_path) if e.get("group") == "kip848"]

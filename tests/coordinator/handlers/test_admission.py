@@ -52,8 +52,7 @@ from protocol.apis.offset_fetch import (
 from protocol.apis.sync_group import SyncGroupRequest
 from protocol.errors import ErrorCode
 from protocol.schema import Struct, field_specs, in_range
-
-from .pipeline import Answer, Pipeline
+from tests.coordinator.shell.pipeline import Answer, Pipeline
 
 GROUP = "g"
 

@@ -20,8 +20,7 @@ from protocol.apis.offset_commit import (
     OffsetCommitRequestTopic,
 )
 from protocol.errors import ErrorCode
-
-from .pipeline import Answer, Pipeline
+from tests.coordinator.shell.pipeline import Answer, Pipeline
 
 
 def ask(p: Pipeline, body: object, version: int) -> object:

@@ -21,8 +21,7 @@ from protocol.apis.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatResponse,
 )
 from protocol.errors import ErrorCode
-
-from .group.consumer.harness import ConsumerHarness
+from tests.coordinator.group.consumer.harness import ConsumerHarness
 
 #: A pattern that takes RE2 seconds to compile (counted repetitions), holding the
 #: interpreter lock all along: inline, it would stop the event loop.

@@ -15,8 +15,10 @@ from coordinator.group.config import GroupConfig
 from coordinator.group.consumer.config import ConsumerGroupConfig
 from coordinator.settings.config import Settings
 from coordinator.shell.server import Server
+from coordinator.telemetry import metrics as metrics_module
 from coordinator.telemetry.metrics import Metrics
 from coordinator.telemetry.settings import ObservabilitySettings
+from protocol.apis import BY_KEY
 from protocol.apis.offset_commit import (
     OffsetCommitRequest,
     OffsetCommitResponse,
@@ -171,6 +173,46 @@ def test_errors_are_counted_per_partition_in_nested_results() -> None:
         "group_coordinator_errors_total", {"api": "OffsetCommit", "error": "UNKNOWN_MEMBER_ID"}
     )
     assert errors == 2
+
+
+@pytest.mark.parametrize("waited", [0.00005, 0.001, 0.003, 0.5, 1000.0])
+def test_requests_answered_together_read_as_if_answered_one_by_one(
+    waited: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A compiled lane's read of many heartbeats updates each series once; a scrape must
+    not tell it from the same requests counted and timed one at a time (each latency in
+    the same bucket, the same sums and counts), whichever bucket the wait falls in."""
+    monkeypatch.setattr(metrics_module.time, "perf_counter", lambda: 10_000.0)
+    started = 10_000.0 - waited
+    api = BY_KEY[12]
+    exposition = []
+    for bulk in (True, False):
+        metrics = Metrics()
+        for count, error in ((40, ErrorCode.NONE), (3, ErrorCode.REBALANCE_IN_PROGRESS)):
+            if bulk:
+                metrics.requests_answered_code(api, 4, error, count, started)
+            else:
+                for _ in range(count):
+                    series = metrics.request_received(api, 4)
+                    metrics.request_answered_code(series, error, started)
+        exposition.append(
+            {
+                (s.name, tuple(sorted(s.labels.items()))): round(s.value, 6)
+                for family in metrics.registry.collect()
+                for s in family.samples
+                if not s.name.endswith("_created")
+            }
+        )
+    bulk_samples, single_samples = exposition
+    assert bulk_samples == single_samples
+    latency = "group_coordinator_request_latency_seconds"
+    assert bulk_samples[(f"{latency}_count", (("api", "Heartbeat"),))] == 43
+    assert bulk_samples[(f"{latency}_sum", (("api", "Heartbeat"),))] == round(43 * waited, 6)
+    errors = (
+        "group_coordinator_errors_total",
+        (("api", "Heartbeat"), ("error", "REBALANCE_IN_PROGRESS")),
+    )
+    assert bulk_samples[errors] == 3
 
 
 async def test_every_kind_of_limit_hit_is_counted(tmp_path: Path) -> None:

@@ -54,9 +54,8 @@ from protocol.apis.incremental_alter_configs import (
     IncrementalAlterConfigsResource,
 )
 from protocol.frames import Request, decode_response, encode_request
+from tests.coordinator.shell.pipeline import Answer, Pipeline
 from tests.hypothesis_profiles import examples
-
-from .pipeline import Answer, Pipeline
 
 GROUP = "g"
 MEMBERS = ("m1", "m2", "m3")

@@ -12,7 +12,7 @@ from coordinator.group.records import (
     OffsetCommitRecord,
 )
 from coordinator.store import Write
-from tests.coordinator.test_store import StoreFactory, new_store, reopened
+from tests.coordinator.store.test_store import StoreFactory, new_store, reopened
 
 __all__ = ["new_store"]  # the fixture, for pytest
 

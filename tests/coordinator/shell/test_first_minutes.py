@@ -18,10 +18,9 @@ from coordinator.shell.runtime import Runtime
 from coordinator.shell.server import Server
 from coordinator.store import SqliteStore
 from protocol.apis.metadata import MetadataRequest, MetadataRequestTopic
+from tests.coordinator.shell.pipeline import Answer, Pipeline
 
-from .pipeline import Answer, Pipeline
-
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def ask_metadata(p: Pipeline, *names: str) -> None:

@@ -25,10 +25,9 @@ from protocol.apis.incremental_alter_configs import (
     IncrementalAlterConfigsResource,
 )
 from protocol.errors import ErrorCode
-
-from .group.consumer.harness import ConsumerHarness
-from .pipeline import Pipeline
-from .test_pipeline import SASL, answered, login
+from tests.coordinator.group.consumer.harness import ConsumerHarness
+from tests.coordinator.shell.pipeline import Pipeline
+from tests.coordinator.shell.test_pipeline import SASL, answered, login
 
 ALICE = ("alice", "alice-secret")
 

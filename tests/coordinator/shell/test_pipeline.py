@@ -29,8 +29,7 @@ from protocol.apis.sasl_authenticate import SaslAuthenticateRequest, SaslAuthent
 from protocol.apis.sasl_handshake import SaslHandshakeRequest
 from protocol.errors import ErrorCode
 from protocol.frames import Request, decode_response
-
-from .pipeline import Answer, Pipeline
+from tests.coordinator.shell.pipeline import Answer, Pipeline
 
 SASL = Listener(SecurityProtocol.SASL_PLAINTEXT, "127.0.0.1", 9094)
 ALICE = ("alice", "alice-secret")

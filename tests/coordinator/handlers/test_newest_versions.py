@@ -26,8 +26,7 @@ from protocol.apis.offset_fetch import (
     OffsetFetchResponse,
 )
 from protocol.errors import ErrorCode
-
-from .pipeline import Answer, Pipeline
+from tests.coordinator.shell.pipeline import Answer, Pipeline
 
 
 def ask(p: Pipeline, body: object, version: int) -> object:
