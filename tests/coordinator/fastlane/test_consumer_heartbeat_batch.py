@@ -707,3 +707,21 @@ async def test_members_revoking_or_waiting_for_partitions_are_left_to_the_python
     assert revoking
     for who in revoking:  # still revoking
         assert await steady_again(world, templates[who], who) == 0
+
+
+@needs_compiled
+@pytest.mark.parametrize("client_id", ["é-client", "客户端", "c-🙂"])
+async def test_a_client_id_of_any_characters_is_compared_as_python_compares_it(
+    client_id: str,
+) -> None:
+    """The member's client id (in its record) changes once, the general way; from then on
+    its steady heartbeats with that id are the compiled lane's, and ones with an id of the
+    same length and characters but its last the Python way's."""
+    world = await reconciled_world()
+    await warm(world)
+    renamed = encode_request(consumer("m1", world.epochs["m1"]), 1, 0, client_id)
+    assert await steady_again(world, renamed) == 0  # its record is written
+    assert await steady_again(world, renamed) == 1
+    assert all(conn.ctx.client_id == client_id for conn, _ in world.conns["m1"])
+    latin = encode_request(consumer("m1", world.epochs["m1"]), 1, 0, client_id[:-1] + "x")
+    assert await steady_again(world, latin) == 0
