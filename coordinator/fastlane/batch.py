@@ -130,7 +130,7 @@ class HeartbeatBatch:
             (_CONSUMER_API.min_version, _CONSUMER_API.max_version),
             # The catalog's own dict, which the state machine's ``topic_partitions`` and
             # ``topic_count`` read (Node wires them to it; cleared, never replaced).
-            (ledgers, group_configs, node.catalog._by_name),
+            (ledgers, group_configs, node.catalog.live_by_name()),
             (
                 consumer.session_timeout_ms,
                 consumer.heartbeat_interval_ms,

@@ -63,6 +63,13 @@ class Catalog:
         self._unkeyed = frozenset(unkeyed)
         self.changes += 1
 
+    def live_by_name(self) -> dict[str, Topic]:
+        """The catalog's own name -> topic dict (cleared and refilled, never replaced), for
+        readers that must see every change without a call per lookup (the compiled
+        heartbeat lane, which reads the partition counts a steady heartbeat compares).
+        Not to be written."""
+        return self._by_name
+
     def id_for(self, name: str) -> uuid.UUID:
         """The id topic ``name`` has, or would have once created."""
         topic = self._by_name.get(name)
