@@ -43,6 +43,7 @@ from protocol.headers import RequestHeader
 
 from .admission import CONSUMER_GROUP_HEARTBEAT, refusal
 from .connection_context import ConnectionContext
+from .heartbeat_lane import LaneAnswer
 from .node import Node
 
 CONSUMER_GROUP_HEARTBEAT_KEY = 68
@@ -69,10 +70,6 @@ _ALL_FIELDS = (
 #: What a steady heartbeat frame says (its correlation id aside): version, client id,
 #: group id, member id, epoch, instance id. None: not a steady heartbeat.
 Heard = tuple[int, str, str, str, int, str | None]
-
-#: The lane's answer: the size-prefixed response frame, the request version, and the
-#: session timer to (re)arm (its key, or None) with its deadline.
-LaneAnswer = tuple[bytes, int, str | None, int]
 
 
 class _Version:
@@ -162,7 +159,7 @@ class ConsumerHeartbeatLane:
         self.answered += 1
         member_epoch, interval, key, deadline = steady
         data = self._versions[version].answer(frame[4:8], member_id, member_epoch, interval)
-        return data, version, key, deadline
+        return data, version, 0, key, deadline  # answered without error
 
     def template(self, version: int, member_id: str, epoch: int, interval: int) -> bytes:
         """The answer to a steady heartbeat of ``version`` (correlation id 0), as ``answer``

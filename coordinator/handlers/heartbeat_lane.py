@@ -57,8 +57,9 @@ _HEADER_FIELDS = ("client_id",)
 Heard = tuple[int, str, str, int, str, str | None]
 
 
-#: The lane's answer: the size-prefixed response frame, the request version, the error
-#: code, and a session timer to (re)arm (its key, or None) with its deadline.
+#: A heartbeat lane's answer (this one's and the consumer lane's): the size-prefixed
+#: response frame, the request version, the error code, and a session timer to (re)arm
+#: (its key, or None) with its deadline.
 LaneAnswer = tuple[bytes, int, int, str | None, int]
 
 

@@ -218,17 +218,7 @@ class Runtime:
     def answer_heartbeat(self, frame: bytes, conn: ConnectionContext, now_ms: int) -> bytes | None:
         """The response frame to a Heartbeat request frame, through the heartbeat lane
         (``handlers/heartbeat_lane.py``); None: ``handle`` must take it."""
-        lane = self.heartbeat_lane
-        if lane is None:
-            return None
-        metrics = self.metrics
-        started = time.perf_counter() if metrics is not None else 0.0
-        answer = lane.answer(frame, conn, now_ms)
-        if answer is None:
-            return None
-        data, version, error, key, deadline = answer
-        self._lane_answered(_HEARTBEAT_API, version, error, key, deadline, started)
-        return data
+        return self._through_lane(self.heartbeat_lane, _HEARTBEAT_API, frame, conn, now_ms)
 
     def answer_consumer_heartbeat(
         self, frame: bytes, conn: ConnectionContext, now_ms: int
@@ -237,16 +227,7 @@ class Runtime:
         consumer heartbeat lane (``handlers/consumer_heartbeat_lane.py``); None: ``handle``
         must take it."""
         lane = self.consumer_heartbeat_lane
-        if lane is None:
-            return None
-        metrics = self.metrics
-        started = time.perf_counter() if metrics is not None else 0.0
-        answer = lane.answer(frame, conn, now_ms)
-        if answer is None:
-            return None
-        data, version, key, deadline = answer
-        self._lane_answered(_CONSUMER_HEARTBEAT_API, version, 0, key, deadline, started)
-        return data
+        return self._through_lane(lane, _CONSUMER_HEARTBEAT_API, frame, conn, now_ms)
 
     def answer_metadata(self, frame: bytes, conn: ConnectionContext, now_ms: int) -> bytes | None:
         """The response frame to a Metadata request frame, through the Metadata lane
@@ -266,17 +247,31 @@ class Runtime:
             metrics.request_answered(series, remembered, started)
         return data
 
-    def _lane_answered(
-        self, api: Api, version: int, error: int, key: str | None, deadline: int, started: float
-    ) -> None:
-        """What both heartbeat lanes do once they answered: the session timer moved (told
-        only of a new or earlier deadline) and the request counted as the dispatcher does."""
+    def _through_lane(
+        self,
+        lane: HeartbeatLane | ConsumerHeartbeatLane | None,
+        api: Api,
+        frame: bytes,
+        conn: ConnectionContext,
+        now_ms: int,
+    ) -> bytes | None:
+        """A heartbeat lane's answer, and what both lanes leave to the runtime: the session
+        timer moved (told only of a new or earlier deadline) and the request counted as the
+        dispatcher counts it."""
+        if lane is None:
+            return None
+        metrics = self.metrics
+        started = time.perf_counter() if metrics is not None else 0.0
+        answer = lane.answer(frame, conn, now_ms)
+        if answer is None:
+            return None
+        data, version, error, key, deadline = answer
         if key is not None:
             self.timers.schedule(key, deadline)
-        metrics = self.metrics
         if metrics is not None:
             series = metrics.request_received(api, version)
             metrics.request_answered_code(series, error, started)
+        return data
 
     def raw_sasl_token(
         self, conn: ConnectionContext, token: bytes

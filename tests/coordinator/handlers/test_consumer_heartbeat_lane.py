@@ -149,7 +149,8 @@ class Twins:
             got = _general(self.laned, laned_conn, data)
         else:
             self.answered += 1
-            reply, _version, key, deadline = fast
+            reply, _version, error, key, deadline = fast
+            assert error == 0
             if key is not None:
                 self.laned.timers.schedule(key, deadline)
             got = (reply, None)
