@@ -51,8 +51,9 @@ from .effects import Effects
 from .handover import GroupHandover
 from .inspection import GroupView
 from .model import Group
+from .offsets import LaneTopics
 from .offsets_manager import OffsetsManager
-from .records import GroupMetadataRecord, Record
+from .records import GroupMetadataRecord, OffsetCommitRecord, Record
 from .requests import (
     HeartbeatInput,
     JoinGroupInput,
@@ -207,6 +208,32 @@ class GroupCoordinator(Generic[T]):
         ctx = self._context(now_ms)
         offsets.commit_offsets(ctx, token, req)
         return self._done(ctx)
+
+    def commit_now(
+        self,
+        group_id: str,
+        generation_id: int,
+        member_id: str,
+        group_instance_id: str | None,
+        retention_time_ms: int,
+        api_version: int,
+        topics: LaneTopics,
+        now_ms: int,
+    ) -> tuple[list[OffsetCommitRecord], str | None, int] | None:
+        """``commit_offsets`` of a stable member, every partition taken, without the
+        Effects around it, for the commit lane: (the records, the session timer to (re)arm
+        or None, its deadline); None for anything else (``offsets.commit_now``)."""
+        return offsets.commit_now(
+            self._shard,
+            group_id,
+            generation_id,
+            member_id,
+            group_instance_id,
+            retention_time_ms,
+            api_version,
+            topics,
+            now_ms,
+        )
 
     def fetch_offsets(
         self,
