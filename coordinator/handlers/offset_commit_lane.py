@@ -30,6 +30,9 @@ records, stored offsets and sessions over generated commits of every version.
 
 from __future__ import annotations
 
+import struct
+from copy import copy
+
 from protocol import codec
 from protocol.apis import BY_KEY
 from protocol.apis.offset_commit import (
@@ -37,11 +40,10 @@ from protocol.apis.offset_commit import (
     OffsetCommitRequestTopic,
     OffsetCommitResponse,
 )
-from protocol.errors import DecodeError, ErrorCode
-from protocol.frames import encode_response
+from protocol.errors import DecodeError, EncodeError, ErrorCode
+from protocol.frames import encode_request, encode_response
 from protocol.headers import RequestHeader
 
-from ..group.offsets import LaneTopics
 from ..group.records import OffsetCommitRecord
 from ..security.authz import may_topic
 from . import versions as V
@@ -56,6 +58,22 @@ STORE_FAILED = ErrorCode.NOT_COORDINATOR
 #: Encoded answers remembered (per version, topics and partitions); a full cache is
 #: simply cleared.
 ANSWERS_HELD = 4_096
+#: Frame templates remembered (one per member and topics: about a frame's size each);
+#: a full memo is simply cleared.
+TEMPLATES_HELD = 16_384
+#: Distinct places of a frame's first offset looked up (one per length of the ids
+#: before it: client, group, member); frames of more shapes are decoded every time.
+FIRSTS_HELD = 8
+#: A commit names at most this many partitions to be remembered (each is marked).
+MARKED_PARTITIONS = 1_024
+
+_INT64 = struct.Struct(">q")
+#: Offsets no commit sends (their bytes are searched for in an encoding: unlikely
+#: elsewhere in it, and a misplaced one is caught by the check that follows).
+_MARKERS_IN_ORDER = [0x6B61_666B_6100_0000 + i for i in range(MARKED_PARTITIONS)]
+_MARKERS = frozenset(_MARKERS_IN_ORDER)
+_MARKER_BYTES = [_INT64.pack(m) for m in _MARKERS_IN_ORDER]
+_ABSENT: object = object()
 
 _API = BY_KEY[OFFSET_COMMIT_KEY]
 _HEADER_FIELDS = ("client_id",)
@@ -106,12 +124,68 @@ class LaneCommit:
 class _Version:
     """One version's view decoders."""
 
-    __slots__ = ("body", "header")
+    __slots__ = ("body", "header", "version")
 
     def __init__(self, version: int) -> None:
         flexible = version >= 8
+        self.version = version
         self.header = codec.compiled_view(RequestHeader, 2 if flexible else 1, _HEADER_FIELDS)
         self.body = codec.compiled_view(OffsetCommitRequest, version, _BODY_FIELDS)
+
+
+#: A commit's topics as the lane keeps them: (name, [(partition, leader epoch,
+#: metadata)]) in request order; the offsets come from each frame.
+Shape = list[tuple[str, list[tuple[int, int, str | None]]]]
+
+
+class _Read:
+    """What a commit frame says but for its correlation id and offsets, with its answers
+    and the catalog it was checked against (its change count)."""
+
+    __slots__ = (
+        "answers",
+        "catalog",
+        "client_id",
+        "generation",
+        "group_id",
+        "instance",
+        "member_id",
+        "retention",
+        "shape",
+        "version",
+    )
+
+    def __init__(
+        self,
+        version: int,
+        client_id: str,
+        fields: tuple[str, int, str, str | None, int],
+        shape: Shape,
+        answers: _Answers,
+        catalog: int,
+    ) -> None:
+        self.version = version
+        self.client_id = client_id
+        self.group_id, self.generation, self.member_id, self.instance, self.retention = fields
+        self.shape = shape
+        self.answers = answers
+        self.catalog = catalog
+
+
+class _Template:
+    """A frame's bytes around its offsets: a frame of the same length whose bytes are the
+    same but for the correlation id and the offsets says what ``read`` says, with its own
+    offsets (each a fixed 8 bytes, at ``positions``)."""
+
+    __slots__ = ("head", "positions", "read", "segments")
+
+    def __init__(self, frame: bytes, positions: list[int], read: _Read) -> None:
+        self.head = frame[:4]
+        self.positions = positions
+        # The bytes after each offset, up to the next one (the last: to the end).
+        ends = [*positions[1:], len(frame)]
+        self.segments = [frame[at + 8 : end] for at, end in zip(positions, ends, strict=True)]
+        self.read = read
 
 
 class OffsetCommitLane:
@@ -124,9 +198,15 @@ class OffsetCommitLane:
         #: Answer key -> (ok answer, failed answer) around the correlation id, and the
         #: failed answer's body.
         self.answers: dict[AnswerKey, _Answers] = {}
-        #: Commits taken here, and commits left to the general path.
+        #: Templates by the frame's bytes from the correlation id to the first offset
+        #: (None: that frame's encoding is not the codec's own: decoded every time).
+        self.templates: dict[bytes, _Template | None] = {}
+        #: Where the first offset is in the frames remembered (few: one per shape of ids).
+        self._firsts: list[int] = []
+        #: Commits taken here, and commits left to the general path; frames decoded.
         self.taken = 0
         self.declined = 0
+        self.decoded = 0
 
     def commit(self, frame: bytes, conn: ConnectionContext, now_ms: int) -> LaneCommit | None:
         """The commit of an OffsetCommit frame of an authenticated connection, its records
@@ -139,13 +219,86 @@ class OffsetCommitLane:
         return taken
 
     def _commit(self, frame: bytes, conn: ConnectionContext, now_ms: int) -> LaneCommit | None:
-        size = len(frame)
-        if size < 8:
+        node = self.node
+        if node.routing.clustered or len(frame) < 8:
             return None
-        version = frame[2] << 8 | frame[3]
-        plan = self._versions.get(version)
+        found = self._remembered(frame)
+        if not isinstance(found, tuple):
+            found = self._decode(frame, remember=found is None)
+            if found is None:
+                return None
+        read, offsets = found
+        security = node.security
+        if security.acls_enabled and not self._allowed(read, conn, now_ms):
+            return None
+        named = []
+        at = 0
+        for name, parts in read.shape:
+            row = []
+            for index, epoch, metadata in parts:
+                row.append((index, offsets[at], epoch, metadata))
+                at += 1
+            named.append((name, row))
+        taken = node.groups.commit_now(
+            read.group_id,
+            read.generation,
+            read.member_id,
+            read.instance,
+            read.retention,
+            read.version,
+            named,
+            now_ms,
+        )
+        if taken is None:
+            return None
+        conn.client_id = read.client_id
+        records, key, deadline = taken
+        ok_head, ok_tail, failed_head, failed_tail, failed_body = read.answers
+        correlation = frame[4:8]
+        return LaneCommit(
+            records,
+            ok_head + correlation + ok_tail,
+            failed_head + correlation + failed_tail,
+            failed_body,
+            read.version,
+            key,
+            deadline,
+        )
+
+    def _remembered(self, frame: bytes) -> tuple[_Read, list[int]] | bool | None:
+        """The frame read from a template (its offsets read at their places), if one
+        matches it and the catalog is as it was checked against; False: a frame known
+        to have none (not the codec's encoding); None: no template."""
+        templates = self.templates
+        for first in self._firsts:
+            template = templates.get(frame[8:first], _ABSENT)
+            if template is _ABSENT:
+                continue
+            if template is None:
+                return False
+            assert isinstance(template, _Template)
+            if frame[:4] != template.head or template.read.catalog != self.node.catalog.changes:
+                return None
+            positions, segments = template.positions, template.segments
+            end = len(frame)
+            for i, at in enumerate(positions):
+                segment = segments[i]
+                if frame[at + 8 : at + 8 + len(segment)] != segment:
+                    return None
+            if positions[-1] + 8 + len(segments[-1]) != end:
+                return None
+            return template.read, [_INT64.unpack_from(frame, at)[0] for at in positions]
+        return None
+
+    def _decode(self, frame: bytes, remember: bool) -> tuple[_Read, list[int]] | None:
+        """The frame decoded by the view decoders, checked against the catalog (every
+        topic and partition known), a template made of it (``remember``); None: not the
+        lane's."""
+        size = len(frame)
+        plan = self._versions.get(frame[2] << 8 | frame[3])
         if plan is None:
             return None
+        self.decoded += 1
         try:
             (client_id,), offset = plan.header(frame, 0, size)
             (group_id, generation, member_id, instance, retention, topics), end = plan.body(
@@ -155,54 +308,105 @@ class OffsetCommitLane:
             return None
         if end != size or generation < 0 or not topics:
             return None
-        node = self.node
-        if node.routing.clustered:
-            return None
-        security = node.security
-        if security.acls_enabled and (
-            refusal(node, conn.principal, conn.client_host, OFFSET_COMMIT, group_id, None, now_ms)
-            is not None
-        ):
-            return None
-        named = self._named(topics, version, conn)
-        if named is None:
+        version = plan.version
+        shape = self._shape(topics, version)
+        if shape is None:
             return None
         if version not in V.OFFSET_COMMIT_RETENTION:
             retention = -1
-        taken = node.groups.commit_now(
-            group_id, generation, member_id, instance, retention, version, named, now_ms
-        )
-        if taken is None:
-            return None
-        conn.client_id = client_id or ""
-        records, key, deadline = taken
-        ok_head, ok_tail, failed_head, failed_tail, failed_body = self._answers(version, topics)
-        correlation = frame[4:8]
-        return LaneCommit(
-            records,
-            ok_head + correlation + ok_tail,
-            failed_head + correlation + failed_tail,
-            failed_body,
+        read = _Read(
             version,
-            key,
-            deadline,
+            client_id or "",
+            (group_id, generation, member_id, instance, retention),
+            shape,
+            self._answers(version, topics),
+            self.node.catalog.changes,
+        )
+        offsets = [p.committed_offset for t in topics for p in t.partitions]
+        if remember:
+            self._remember(frame, client_id, read, topics, offsets)
+        return read, offsets
+
+    def _remember(
+        self,
+        frame: bytes,
+        client_id: str | None,
+        read: _Read,
+        topics: list[OffsetCommitRequestTopic],
+        offsets: list[int],
+    ) -> None:
+        """Make a template of the frame: where the codec's encoder puts each offset (found
+        by encoding the request with markers for them), kept when the frame is the codec's
+        own encoding of what it says (its bytes, the offsets put back in the marked
+        encoding, are the frame's: then a frame equal to it but for the offsets decodes
+        the same, with those offsets)."""
+        if _MARKERS.intersection(offsets) or len(offsets) > len(_MARKER_BYTES):
+            return
+        body = OffsetCommitRequest(
+            group_id=read.group_id,
+            generation_id_or_member_epoch=read.generation,
+            member_id=read.member_id,
+            group_instance_id=read.instance,
+            retention_time_ms=read.retention if read.version in V.OFFSET_COMMIT_RETENTION else -1,
+            topics=[
+                OffsetCommitRequestTopic(
+                    name=t.name, topic_id=t.topic_id, partitions=[copy(p) for p in t.partitions]
+                )
+                for t in topics
+            ],
+        )
+        marks = iter(_MARKERS_IN_ORDER)
+        for t in body.topics:
+            for p in t.partitions:
+                p.committed_offset = next(marks)
+        try:
+            marked = encode_request(body, read.version, 0, client_id)[4:]
+        except (EncodeError, *codec.ENCODE_FAULTS):
+            return
+        positions = []
+        at = 8
+        for i in range(len(offsets)):
+            at = marked.find(_MARKER_BYTES[i], at)
+            if at < 0:
+                return
+            positions.append(at)
+            at += 8
+        if not positions:
+            return
+        rebuilt = bytearray(marked)
+        rebuilt[4:8] = frame[4:8]
+        for at, value in zip(positions, offsets, strict=True):
+            _INT64.pack_into(rebuilt, at, value)
+        first = positions[0]
+        template = _Template(marked, positions, read) if rebuilt == frame else None
+        if first not in self._firsts:
+            if len(self._firsts) >= FIRSTS_HELD:
+                return
+            self._firsts.append(first)
+        if len(self.templates) >= TEMPLATES_HELD:
+            self.templates.clear()
+        self.templates[frame[8:first]] = template
+
+    def _allowed(self, read: _Read, conn: ConnectionContext, now_ms: int) -> bool:
+        """Admission as the general path's, and every topic authorized (with ACLs)."""
+        node = self.node
+        principal, host = conn.principal, conn.client_host
+        if refusal(node, principal, host, OFFSET_COMMIT, read.group_id, None, now_ms) is not None:
+            return False
+        security = node.security
+        return all(
+            may_topic(security, conn, OFFSET_COMMIT_TOPICS, name) for name, _parts in read.shape
         )
 
-    def _named(
-        self, topics: list[OffsetCommitRequestTopic], version: int, conn: ConnectionContext
-    ) -> LaneTopics | None:
-        """The topics by name with their partitions, when every one is known (and, with
-        ACLs, allowed); None otherwise."""
+    def _shape(self, topics: list[OffsetCommitRequestTopic], version: int) -> Shape | None:
+        """The topics by name with their partitions, when every one is known; None
+        otherwise."""
         catalog = self.node.catalog
-        security = self.node.security
         by_id = version >= V.OFFSET_COMMIT_BY_TOPIC_ID
-        named: LaneTopics = []
+        shape: Shape = []
         for t in topics:
             found = catalog.by_id(t.topic_id) if by_id else catalog.get(t.name)
             if found is None:
-                return None
-            name = found.name
-            if security.acls_enabled and not may_topic(security, conn, OFFSET_COMMIT_TOPICS, name):
                 return None
             count = found.partitions
             parts = []
@@ -210,13 +414,11 @@ class OffsetCommitLane:
                 index = p.partition_index
                 if not 0 <= index < count:
                     return None
-                parts.append(
-                    (index, p.committed_offset, p.committed_leader_epoch, p.committed_metadata)
-                )
+                parts.append((index, p.committed_leader_epoch, p.committed_metadata))
             if not parts:
                 return None
-            named.append((name, parts))
-        return named
+            shape.append((found.name, parts))
+        return shape
 
     def _answers(self, version: int, topics: list[OffsetCommitRequestTopic]) -> _Answers:
         key: AnswerKey = (
