@@ -226,9 +226,10 @@ def _record_statements(
             if isinstance(op, Upsert) and len(rows) > 1:
                 rows = _last_of_each_key(rows, len(op.table.key))
             if rows:
-                yield _statement(op, dialect), [
-                    _stored_row(op, row, dialect, partition_of) for row in rows
-                ]
+                yield (
+                    _statement(op, dialect),
+                    [_stored_row(op, row, dialect, partition_of) for row in rows],
+                )
         return
     made = ((op, row) for r in records for op, row_of in ops if (row := row_of(r)) is not None)
     for op, run in groupby(made, lambda pair: pair[0]):
