@@ -25,7 +25,7 @@ Persisted timestamps (offset commit times, last heartbeats, when a group became 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Generic, TypeVar
 
 from protocol.errors import ErrorCode
@@ -51,7 +51,7 @@ from .effects import Effects
 from .handover import GroupHandover
 from .inspection import GroupView
 from .model import Group
-from .offsets import LaneTopics
+from .offsets import LaneShape
 from .offsets_manager import OffsetsManager
 from .records import GroupMetadataRecord, OffsetCommitRecord, Record
 from .requests import (
@@ -217,12 +217,14 @@ class GroupCoordinator(Generic[T]):
         group_instance_id: str | None,
         retention_time_ms: int,
         api_version: int,
-        topics: LaneTopics,
+        topics: LaneShape,
+        committed: Sequence[int],
         now_ms: int,
     ) -> tuple[list[OffsetCommitRecord], str | None, int] | None:
         """``commit_offsets`` of a stable member, every partition taken, without the
-        Effects around it, for the commit lane: (the records, the session timer to (re)arm
-        or None, its deadline); None for anything else (``offsets.commit_now``)."""
+        Effects around it, for the commit lane (``committed``: the partitions' offsets, in
+        ``topics``' order): (the records, the session timer to (re)arm or None, its
+        deadline); None for anything else (``offsets.commit_now``)."""
         return offsets.commit_now(
             self._shard,
             group_id,
@@ -232,6 +234,7 @@ class GroupCoordinator(Generic[T]):
             retention_time_ms,
             api_version,
             topics,
+            committed,
             now_ms,
         )
 

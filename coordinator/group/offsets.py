@@ -10,7 +10,7 @@ reports it stored (durability.py); only stored offsets are fetched, expired or r
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from protocol.errors import ErrorCode
 
@@ -93,9 +93,9 @@ def _expiry(now: int, retention_time_ms: int) -> int | None:
     return None if retention_time_ms == DEFAULT_RETENTION else now + retention_time_ms
 
 
-#: A commit as the commit lane reads it: topic -> (partition, offset, leader epoch,
-#: metadata) of each partition, in request order.
-LaneTopics = list[tuple[str, list[tuple[int, int, int, str | None]]]]
+#: A commit as the commit lane reads it: each topic with its partitions' (index, leader
+#: epoch, metadata), in request order; their offsets come apart, in the same order.
+LaneShape = list[tuple[str, list[tuple[int, int, str | None]]]]
 
 
 def commit_now(
@@ -106,7 +106,8 @@ def commit_now(
     group_instance_id: str | None,
     retention_time_ms: int,
     api_version: int,
-    topics: LaneTopics,
+    topics: LaneShape,
+    offsets: Sequence[int],
     now: int,
 ) -> tuple[list[OffsetCommitRecord], str | None, int] | None:
     """``commit_offsets`` of a member of a Stable classic group at its generation, or of a
@@ -135,7 +136,7 @@ def commit_now(
     limit = shard.config.offset_metadata_max_bytes
     for _topic, partitions in topics:
         for p in partitions:
-            if p[3] and _java_length_exceeds(p[3], limit):
+            if p[2] and _java_length_exceeds(p[2], limit):
                 return None
     if isinstance(g, ClassicGroup):
         # A commit keeps the member alive, as ``restart_session`` on the general path; the
@@ -148,11 +149,13 @@ def commit_now(
     expire = _expiry(now, retention_time_ms)
     accept = shard.offsets.accept
     records = []
+    at = 0
     for topic, partitions in topics:
-        for partition, offset, leader_epoch, metadata in partitions:
+        for partition, leader_epoch, metadata in partitions:
             record = OffsetCommitRecord(
-                group_id, topic, partition, offset, leader_epoch, metadata or "", now, expire
+                group_id, topic, partition, offsets[at], leader_epoch, metadata or "", now, expire
             )
+            at += 1
             accept(record)
             records.append(record)
     return records, key, deadline

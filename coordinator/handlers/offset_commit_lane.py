@@ -44,6 +44,7 @@ from protocol.errors import DecodeError, EncodeError, ErrorCode
 from protocol.frames import encode_request, encode_response
 from protocol.headers import RequestHeader
 
+from ..group.offsets import LaneShape
 from ..group.records import OffsetCommitRecord
 from ..security.authz import may_topic
 from . import versions as V
@@ -100,25 +101,37 @@ class LaneCommit:
     they are stored (``ok``) or failed to be (``failed``, whose body metrics count), and
     the session timer to (re)arm (``key`` None: none) with its deadline."""
 
-    __slots__ = ("deadline", "failed", "failed_body", "key", "ok", "records", "version")
+    __slots__ = ("answers", "correlation", "deadline", "key", "records", "version")
 
     def __init__(
         self,
         records: list[OffsetCommitRecord],
-        ok: bytes,
-        failed: bytes,
-        failed_body: OffsetCommitResponse,
+        correlation: bytes,
+        answers: _Answers,
         version: int,
         key: str | None,
         deadline: int,
     ) -> None:
         self.records = records
-        self.ok = ok
-        self.failed = failed
-        self.failed_body = failed_body
+        self.correlation = correlation
+        self.answers = answers
         self.version = version
         self.key = key
         self.deadline = deadline
+
+    @property
+    def ok(self) -> bytes:
+        answers = self.answers
+        return answers[0] + self.correlation + answers[1]
+
+    @property
+    def failed(self) -> bytes:
+        answers = self.answers
+        return answers[2] + self.correlation + answers[3]
+
+    @property
+    def failed_body(self) -> OffsetCommitResponse:
+        return self.answers[4]
 
 
 class _Version:
@@ -135,7 +148,7 @@ class _Version:
 
 #: A commit's topics as the lane keeps them: (name, [(partition, leader epoch,
 #: metadata)]) in request order; the offsets come from each frame.
-Shape = list[tuple[str, list[tuple[int, int, str | None]]]]
+Shape = LaneShape
 
 
 class _Read:
@@ -231,14 +244,6 @@ class OffsetCommitLane:
         security = node.security
         if security.acls_enabled and not self._allowed(read, conn, now_ms):
             return None
-        named = []
-        at = 0
-        for name, parts in read.shape:
-            row = []
-            for index, epoch, metadata in parts:
-                row.append((index, offsets[at], epoch, metadata))
-                at += 1
-            named.append((name, row))
         taken = node.groups.commit_now(
             read.group_id,
             read.generation,
@@ -246,24 +251,15 @@ class OffsetCommitLane:
             read.instance,
             read.retention,
             read.version,
-            named,
+            read.shape,
+            offsets,
             now_ms,
         )
         if taken is None:
             return None
         conn.client_id = read.client_id
         records, key, deadline = taken
-        ok_head, ok_tail, failed_head, failed_tail, failed_body = read.answers
-        correlation = frame[4:8]
-        return LaneCommit(
-            records,
-            ok_head + correlation + ok_tail,
-            failed_head + correlation + failed_tail,
-            failed_body,
-            read.version,
-            key,
-            deadline,
-        )
+        return LaneCommit(records, frame[4:8], read.answers, read.version, key, deadline)
 
     def _remembered(self, frame: bytes) -> tuple[_Read, list[int]] | bool | None:
         """The frame read from a template (its offsets read at their places), if one

@@ -462,7 +462,7 @@ class KafkaConnection(asyncio.Protocol):
                 entry = commits.popleft()
                 if len(entry) == 2:  # the commit lane's: stored or not, its answer is ready
                     taken, stored = entry
-                    self._write(taken.ok if stored.result() else taken.failed)
+                    self._out.append(taken.ok if stored.result() else taken.failed)
                     self.last_activity = self.runtime.loop.time()
                     continue
                 api, version, correlation_id, fut = entry
