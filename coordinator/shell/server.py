@@ -73,7 +73,8 @@ METADATA_FRAME = METADATA_KEY.to_bytes(2, "big")
 LANE_FRAMES = (HEARTBEAT_FRAME, CONSUMER_HEARTBEAT_FRAME, METADATA_FRAME)
 # An OffsetCommit's: one that waits for its write does not hold the commits behind it.
 OFFSET_COMMIT_FRAME = OFFSET_COMMIT_KEY.to_bytes(2, "big")
-# A commit taken by the commit lane costs about half the cheapest other request.
+# A commit taken by the commit lane counts half a request slot: a turn takes 32 of them
+# (a fifth of a general-path commit's work each; their records are written together).
 COMMIT_LANE_SLOTS = HEARTBEATS_PER_SLOT // 2
 # How long a refused connection stays open after its error response (or until the client
 # closes it first).
