@@ -147,17 +147,24 @@ def commit_now(
         if shard.deadlines.move_heartbeat(member.heartbeat_key, group_id, member_id, deadline):
             key = member.heartbeat_key
     expire = _expiry(now, retention_time_ms)
-    accept = shard.offsets.accept
     records = []
     at = 0
     for topic, partitions in topics:
         for partition, leader_epoch, metadata in partitions:
-            record = OffsetCommitRecord(
-                group_id, topic, partition, offsets[at], leader_epoch, metadata or "", now, expire
+            records.append(
+                OffsetCommitRecord(
+                    group_id,
+                    topic,
+                    partition,
+                    offsets[at],
+                    leader_epoch,
+                    metadata or "",
+                    now,
+                    expire,
+                )
             )
             at += 1
-            accept(record)
-            records.append(record)
+    shard.offsets.accept_all(group_id, records)
     return records, key, deadline
 
 

@@ -55,6 +55,19 @@ class OffsetsManager:
         else:
             in_flight.append(record)
 
+    def accept_all(self, group_id: str, records: list[OffsetCommitRecord]) -> None:
+        """``accept`` of each of one group's commits (the commit lane's: a request's)."""
+        group = self.pending.get(group_id)
+        if group is None:
+            group = self.pending[group_id] = {}
+        for record in records:
+            key = (record.topic, record.partition)
+            in_flight = group.get(key)
+            if in_flight is None:
+                group[key] = [record]
+            else:
+                in_flight.append(record)
+
     def stored(self, record: OffsetCommitRecord, ok: bool) -> None:
         """The driver wrote ``record`` (or failed to): a stored commit becomes visible."""
         group = self.pending.get(record.group_id)

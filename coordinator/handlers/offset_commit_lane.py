@@ -31,6 +31,7 @@ records, stored offsets and sessions over generated commits of every version.
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
 from copy import copy
 
 from protocol import codec
@@ -190,14 +191,18 @@ class _Template:
     same but for the correlation id and the offsets says what ``read`` says, with its own
     offsets (each a fixed 8 bytes, at ``positions``)."""
 
-    __slots__ = ("head", "positions", "read", "segments")
+    __slots__ = ("first", "head", "layout", "read", "segments", "size")
 
     def __init__(self, frame: bytes, positions: list[int], read: _Read) -> None:
         self.head = frame[:4]
-        self.positions = positions
+        self.size = len(frame)
+        self.first = positions[0]
         # The bytes after each offset, up to the next one (the last: to the end).
         ends = [*positions[1:], len(frame)]
-        self.segments = [frame[at + 8 : end] for at, end in zip(positions, ends, strict=True)]
+        self.segments = tuple(frame[at + 8 : end] for at, end in zip(positions, ends, strict=True))
+        # From the first offset to the end: each offset and the bytes after it, read in one
+        # call (offsets at even places, the bytes between at odd ones).
+        self.layout = struct.Struct(">" + "".join(f"q{len(b)}s" for b in self.segments))
         self.read = read
 
 
@@ -261,7 +266,7 @@ class OffsetCommitLane:
         records, key, deadline = taken
         return LaneCommit(records, frame[4:8], read.answers, read.version, key, deadline)
 
-    def _remembered(self, frame: bytes) -> tuple[_Read, list[int]] | bool | None:
+    def _remembered(self, frame: bytes) -> tuple[_Read, Sequence[int]] | bool | None:
         """The frame read from a template (its offsets read at their places), if one
         matches it and the catalog is as it was checked against; False: a frame known
         to have none (not the codec's encoding); None: no template."""
@@ -273,20 +278,19 @@ class OffsetCommitLane:
             if template is None:
                 return False
             assert isinstance(template, _Template)
-            if frame[:4] != template.head or template.read.catalog != self.node.catalog.changes:
+            if (
+                len(frame) != template.size
+                or frame[:4] != template.head
+                or template.read.catalog != self.node.catalog.changes
+            ):
                 return None
-            positions, segments = template.positions, template.segments
-            end = len(frame)
-            for i, at in enumerate(positions):
-                segment = segments[i]
-                if frame[at + 8 : at + 8 + len(segment)] != segment:
-                    return None
-            if positions[-1] + 8 + len(segments[-1]) != end:
+            values = template.layout.unpack_from(frame, first)
+            if values[1::2] != template.segments:
                 return None
-            return template.read, [_INT64.unpack_from(frame, at)[0] for at in positions]
+            return template.read, values[::2]
         return None
 
-    def _decode(self, frame: bytes, remember: bool) -> tuple[_Read, list[int]] | None:
+    def _decode(self, frame: bytes, remember: bool) -> tuple[_Read, Sequence[int]] | None:
         """The frame decoded by the view decoders, checked against the catalog (every
         topic and partition known), a template made of it (``remember``); None: not the
         lane's."""
