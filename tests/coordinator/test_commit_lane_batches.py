@@ -2,7 +2,8 @@
 one write (one transaction): answered, each on its connection in request order, only once
 it is stored; a failed shared write fails every commit in it (NOT_COORDINATOR, as the
 general path answers a failed write) and leaves none of their offsets visible. Records
-made before a turn's lane commits are written before them, and those made after, after."""
+made before a turn's lane commits are written before them, and those made after, after;
+metrics count them as the general path does."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from coordinator.group.records import OffsetCommitRecord
 from coordinator.settings.config import Settings
 from coordinator.shell.runtime import Runtime
 from coordinator.shell.server import KafkaConnection
+from coordinator.telemetry.metrics import Metrics
 from protocol.apis import BY_KEY
 from protocol.apis.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest
 from protocol.apis.offset_commit import (
@@ -176,3 +178,28 @@ async def test_lane_commits_are_written_after_the_records_before_them_and_before
     store.store_one()
     await _settle()
     assert [c for c, _ in _answers(sink.writes)] == [1, 2, 3]
+
+
+async def test_lane_commits_are_counted_as_the_general_path_counts_them() -> None:
+    runtime, store, epoch = await setup()
+    metrics = runtime.metrics = Metrics()
+    runtime.event_sinks.append(metrics.on_event)
+    (one, _), (two, _) = connect(runtime), connect(runtime)
+    one.data_received(encode_request(member_commit(epoch, 0, 10), 9, 1, "c"))
+    two.data_received(encode_request(member_commit(epoch, 1, 20), 9, 2, "c"))
+    await _settle()
+    store.store_one()
+    await _settle()
+    one.data_received(encode_request(member_commit(epoch, 0, 11), 9, 3, "c"))
+    await _settle()
+    _, fut = store.pending.pop(0)
+    fut.set_exception(OSError("disk full"))
+    await _settle()
+
+    def sample(name: str, **labels: str) -> float | None:
+        return metrics.registry.get_sample_value(f"group_coordinator_{name}", labels)
+
+    assert sample("requests_total", api="OffsetCommit", version="9") == 3
+    assert sample("request_latency_seconds_count", api="OffsetCommit") == 3
+    assert sample("errors_total", api="OffsetCommit", error="NOT_COORDINATOR") == 1
+    assert sample("offset_commits_total") == 2  # stored ones only
