@@ -16,7 +16,8 @@ run:
 * ``heartbeat``: the classic member's Heartbeat v4 (the baseline; the heartbeat lane);
 * ``commit-classic``: OffsetCommit v8 of the classic member (generation and member id),
   four partitions, every request's offsets a step past the last (an auto-commit: Java's
-  consumer commits every assigned partition's position every 5 s);
+  consumer commits every assigned partition's position every 5 s); taken by the commit
+  lane (``handlers/offset_commit_lane.py``);
 * ``commit-consumer``: OffsetCommit v9 of the KIP-848 member (member id and epoch), the
   same four partitions;
 * ``commit-classic-sqlite``, ``commit-consumer-sqlite``: the same against SQLite, at depth

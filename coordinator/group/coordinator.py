@@ -25,7 +25,7 @@ Persisted timestamps (offset commit times, last heartbeats, when a group became 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Generic, TypeVar
 
 from protocol.errors import ErrorCode
@@ -52,8 +52,9 @@ from .handover import GroupHandover
 from .inspection import GroupView
 from .ledger import Ledger
 from .model import Group
+from .offsets import LaneShape
 from .offsets_manager import OffsetsManager
-from .records import GroupMetadataRecord, Record
+from .records import GroupMetadataRecord, OffsetCommitRecord, Record
 from .requests import (
     HeartbeatInput,
     JoinGroupInput,
@@ -214,6 +215,35 @@ class GroupCoordinator(Generic[T]):
         ctx = self._context(now_ms)
         offsets.commit_offsets(ctx, token, req)
         return self._done(ctx)
+
+    def commit_now(
+        self,
+        group_id: str,
+        generation_id: int,
+        member_id: str,
+        group_instance_id: str | None,
+        retention_time_ms: int,
+        api_version: int,
+        topics: LaneShape,
+        committed: Sequence[int],
+        now_ms: int,
+    ) -> tuple[list[OffsetCommitRecord], str | None, int] | None:
+        """``commit_offsets`` of a stable member, every partition taken, without the
+        Effects around it, for the commit lane (``committed``: the partitions' offsets, in
+        ``topics``' order): (the records, the session timer to (re)arm or None, its
+        deadline); None for anything else (``offsets.commit_now``)."""
+        return offsets.commit_now(
+            self._shard,
+            group_id,
+            generation_id,
+            member_id,
+            group_instance_id,
+            retention_time_ms,
+            api_version,
+            topics,
+            committed,
+            now_ms,
+        )
 
     def fetch_offsets(
         self,

@@ -10,7 +10,7 @@ reports it stored (durability.py); only stored offsets are fetched, expired or r
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from protocol.errors import ErrorCode
 
@@ -18,7 +18,7 @@ from . import events
 from .classic.group import ClassicGroup
 from .classic.states import DEAD, PREPARING_REBALANCE, STABLE
 from .consumer import durability as consumer_durability
-from .consumer.group import ConsumerGroup
+from .consumer.group import MEMBER_COMMIT_VERSION, ConsumerGroup
 from .context import Context, Shard
 from .deadlines import heartbeat_key
 from .model import Group
@@ -63,7 +63,7 @@ def _store_commits(
 ) -> None:
     """Accept a validated commit: pending until stored (durability.py). ``check`` refuses
     single partitions (a consumer group member's commit at an older epoch, KIP-1251)."""
-    expire = None if req.retention_time_ms == DEFAULT_RETENTION else ctx.now + req.retention_time_ms
+    expire = _expiry(ctx.now, req.retention_time_ms)
     limit = ctx.config.offset_metadata_max_bytes
     manager = ctx.shard.offsets
     results: list[TopicErrors] = []
@@ -87,6 +87,85 @@ def _store_commits(
         results.append(TopicErrors(t.topic, answers))
     # ``OffsetsCommitted`` is told once the records are stored (durability.written).
     ctx.reply(token, OffsetCommitResult(results))
+
+
+def _expiry(now: int, retention_time_ms: int) -> int | None:
+    return None if retention_time_ms == DEFAULT_RETENTION else now + retention_time_ms
+
+
+#: A commit as the commit lane reads it: each topic with its partitions' (index, leader
+#: epoch, metadata), in request order; their offsets come apart, in the same order.
+LaneShape = list[tuple[str, list[tuple[int, int, str | None]]]]
+
+
+def commit_now(
+    shard: Shard,
+    group_id: str,
+    generation_id: int,
+    member_id: str,
+    group_instance_id: str | None,
+    retention_time_ms: int,
+    api_version: int,
+    topics: LaneShape,
+    offsets: Sequence[int],
+    now: int,
+) -> tuple[list[OffsetCommitRecord], str | None, int] | None:
+    """``commit_offsets`` of a member of a Stable classic group at its generation, or of a
+    consumer group's member at its epoch, every partition taken, without the Effects
+    around it (the commit lane, ``handlers/offset_commit_lane.py``): (the records,
+    accepted and pending as ``_store_commits`` makes them, the session timer to (re)arm
+    or None, its deadline). None, with nothing changed, for anything else: the general
+    path answers it (a stale or newer generation or epoch, an unknown member, a simple
+    commit, a group rebalancing, metadata too long, a KIP-1251 partition check)."""
+    g = shard.groups.get(group_id)
+    key: str | None = None
+    deadline = 0
+    if isinstance(g, ClassicGroup):
+        if (
+            g.state is not STABLE
+            or generation_id != g.generation_id
+            or g.validate_member(member_id, group_instance_id)
+        ):
+            return None
+    elif isinstance(g, ConsumerGroup):
+        m = g.members.get(member_id)
+        if m is None or api_version < MEMBER_COMMIT_VERSION or generation_id != m.member_epoch:
+            return None
+    else:
+        return None
+    limit = shard.config.offset_metadata_max_bytes
+    for _topic, partitions in topics:
+        for p in partitions:
+            if p[2] and _java_length_exceeds(p[2], limit):
+                return None
+    if isinstance(g, ClassicGroup):
+        # A commit keeps the member alive, as ``restart_session`` on the general path; the
+        # driver hears of it as of a heartbeat (``membership.beat``).
+        member = g.members[member_id]
+        member.last_heartbeat_ms = now
+        deadline = now + member.session_timeout_ms
+        if shard.deadlines.move_heartbeat(member.heartbeat_key, group_id, member_id, deadline):
+            key = member.heartbeat_key
+    expire = _expiry(now, retention_time_ms)
+    records = []
+    at = 0
+    for topic, partitions in topics:
+        for partition, leader_epoch, metadata in partitions:
+            records.append(
+                OffsetCommitRecord(
+                    group_id,
+                    topic,
+                    partition,
+                    offsets[at],
+                    leader_epoch,
+                    metadata or "",
+                    now,
+                    expire,
+                )
+            )
+            at += 1
+    shard.offsets.accept_all(group_id, records)
+    return records, key, deadline
 
 
 def _java_length_exceeds(text: str, limit: int) -> bool:

@@ -43,8 +43,30 @@ class OffsetsManager:
 
     def accept(self, record: OffsetCommitRecord) -> None:
         """A commit accepted: pending until ``stored``."""
+        # Looked up before made: ``setdefault`` made a dict and a list per commit, to drop
+        # them (every consumer commits every few seconds).
+        group = self.pending.get(record.group_id)
+        if group is None:
+            group = self.pending[record.group_id] = {}
         key = (record.topic, record.partition)
-        self.pending.setdefault(record.group_id, {}).setdefault(key, []).append(record)
+        in_flight = group.get(key)
+        if in_flight is None:
+            group[key] = [record]
+        else:
+            in_flight.append(record)
+
+    def accept_all(self, group_id: str, records: list[OffsetCommitRecord]) -> None:
+        """``accept`` of each of one group's commits (the commit lane's: a request's)."""
+        group = self.pending.get(group_id)
+        if group is None:
+            group = self.pending[group_id] = {}
+        for record in records:
+            key = (record.topic, record.partition)
+            in_flight = group.get(key)
+            if in_flight is None:
+                group[key] = [record]
+            else:
+                in_flight.append(record)
 
     def stored(self, record: OffsetCommitRecord, ok: bool) -> None:
         """The driver wrote ``record`` (or failed to): a stored commit becomes visible."""
@@ -70,9 +92,13 @@ class OffsetsManager:
             self.put(record)
 
     def put(self, record: OffsetCommitRecord) -> None:
-        self.committed.setdefault(record.group_id, {}).setdefault(record.topic, {})[
-            record.partition
-        ] = record
+        group = self.committed.get(record.group_id)
+        if group is None:
+            group = self.committed[record.group_id] = {}
+        topic = group.get(record.topic)
+        if topic is None:
+            topic = group[record.topic] = {}
+        topic[record.partition] = record
 
     def delete(self, group_id: str, topic: str, partition: int) -> bool:
         """Forget one partition's offset, stored or in flight; whether there was one."""

@@ -28,13 +28,15 @@ from ..fastlane.batch import heartbeat_batch
 from ..group.coordinator import GroupCoordinator
 from ..group.effects import Effects
 from ..group.events import GroupConfigCapped, LimitReached, OffsetsCommitted
-from ..group.records import OffsetCommitRecord
+from ..group.records import OffsetCommitRecord, Record
 from ..handlers.connection_context import ConnectionContext
 from ..handlers.consumer_heartbeat_lane import CONSUMER_GROUP_HEARTBEAT_KEY, ConsumerHeartbeatLane
 from ..handlers.dispatcher import Dispatcher
 from ..handlers.heartbeat_lane import HEARTBEAT_KEY, HeartbeatLane
 from ..handlers.metadata_lane import METADATA_KEY, MetadataLane
 from ..handlers.node import Coordinator, Node
+from ..handlers.offset_commit_lane import LaneCommit, OffsetCommitLane
+from ..handlers.offsets import OFFSET_COMMIT_KEY
 from ..handlers.outcome import Awaiting, Delayed, Offloaded, Outcome, Pending
 from ..handlers.routes import daemon_dispatcher
 from ..security import handlers as sasl
@@ -64,6 +66,7 @@ STORE_FAILED = ErrorCode.NOT_COORDINATOR
 _HEARTBEAT_API = BY_KEY[HEARTBEAT_KEY]
 _CONSUMER_HEARTBEAT_API = BY_KEY[CONSUMER_GROUP_HEARTBEAT_KEY]
 _METADATA_API = BY_KEY[METADATA_KEY]
+_OFFSET_COMMIT_API = BY_KEY[OFFSET_COMMIT_KEY]
 
 
 class Runtime:
@@ -94,6 +97,11 @@ class Runtime:
         self.metadata_lane = (
             MetadataLane(self.node) if self.dispatcher.supports(METADATA_KEY) else None
         )
+        self.commit_lane = (
+            OffsetCommitLane(self.node) if self.dispatcher.supports(OFFSET_COMMIT_KEY) else None
+        )
+        #: The commit lane's commits of this loop turn, written together (``answer_commit``).
+        self._lane_batch: _LaneBatch | None = None
         self.store: Store = store if store is not None else MemoryStore()
         self.timers = KeyedTimers(loop, self._on_timer, self.clock.offset_ms)
         self.driver: EffectsDriver[Pending, asyncio.Future[None]] = EffectsDriver(
@@ -247,6 +255,56 @@ class Runtime:
             metrics.request_answered(series, remembered, started)
         return data
 
+    def answer_commit(
+        self, frame: bytes, conn: ConnectionContext, now_ms: int
+    ) -> tuple[LaneCommit, asyncio.Future[bool]] | None:
+        """An OffsetCommit frame taken by the commit lane (``handlers/offset_commit_lane.py``):
+        the commit (its answers) and a future of whether its records were stored, once the
+        state machine knows it (then, and only then, may it be answered); None: ``handle``
+        must take it. The records of every commit taken in one loop turn go to the store in
+        one write (one transaction), after whatever was written before them and before
+        anything written after them (``_write`` writes them first)."""
+        lane = self.commit_lane
+        if lane is None:
+            return None
+        metrics = self.metrics
+        started = time.perf_counter() if metrics is not None else 0.0
+        taken = lane.commit(frame, conn, now_ms)
+        if taken is None:
+            return None
+        if taken.key is not None:
+            self.timers.schedule(taken.key, taken.deadline)
+        batch = self._lane_batch
+        if batch is None:
+            batch = self._lane_batch = _LaneBatch(self.loop.create_future())
+            self.loop.call_soon(self._write_lane)
+        batch.records += taken.records
+        if metrics is not None:
+            series = metrics.request_received(_OFFSET_COMMIT_API, taken.version)
+            batch.counted.append((series, started, taken.failed_body))
+        return taken, batch.stored
+
+    def _write_lane(self) -> None:
+        """Write the commit lane's batch (if any): through the driver, as any records."""
+        lane_batch, self._lane_batch = self._lane_batch, None
+        if lane_batch is None:
+            return
+        durable = self._write(Batch(lane_batch.records, []))
+        # Called after ``_after_write``'s (callbacks run in the order they were added): the
+        # state machine knows the records stored (or not) before any answer goes.
+        durable.add_done_callback(lambda fut: self._lane_written(fut, lane_batch))
+
+    def _lane_written(self, fut: asyncio.Future[None], batch: _LaneBatch) -> None:
+        ok = not fut.cancelled() and fut.exception() is None
+        metrics = self.metrics
+        if metrics is not None:
+            for series, started, failed in batch.counted:
+                if ok:
+                    metrics.request_answered_code(series, 0, started)
+                else:
+                    metrics.request_answered(series, failed, started)
+        batch.stored.set_result(ok)
+
     def _through_lane(
         self,
         lane: HeartbeatLane | ConsumerHeartbeatLane | None,
@@ -366,6 +424,8 @@ class Runtime:
         return self.driver.apply(effects, topics)
 
     def _write(self, batch: Batch[Pending]) -> asyncio.Future[None]:
+        if self._lane_batch is not None:
+            self._write_lane()  # the commit lane's records were made first: written first
         write = Write(batch.records if self.store.persistent else [], batch.topics)
         durable = self.store.write(write)
         durable.add_done_callback(lambda fut: self._after_write(fut, batch))
@@ -424,6 +484,7 @@ class Runtime:
     def shutdown(self) -> None:
         """Answer everything that is parked (Kafka answers NOT_COORDINATOR on unload)."""
         self.node.closing = True
+        self._write_lane()
         for handle in self._periodic.values():
             handle.cancel()
         self._periodic.clear()
@@ -458,6 +519,18 @@ class Runtime:
             if self.metrics is not None:
                 self.metrics.store_write_failures.inc()
         self.driver.written(batch, exc)
+
+
+class _LaneBatch:
+    """The commit lane's commits of one loop turn: their records, the future of whether
+    they were stored, and (with metrics) each commit's series, start and failed answer."""
+
+    __slots__ = ("counted", "records", "stored")
+
+    def __init__(self, stored: asyncio.Future[bool]) -> None:
+        self.records: list[Record] = []
+        self.stored = stored
+        self.counted: list[tuple[Any, float, Struct]] = []
 
 
 class _Answered:

@@ -222,13 +222,14 @@ def _record_statements(
     ops = WRITES[type(records[0])]
     if len({op.table for op, _ in ops}) == len(ops):
         for op, row_of in ops:
-            rows = [
-                _stored_row(op, row, dialect, partition_of)
-                for r in records
-                if (row := row_of(r)) is not None
-            ]
+            rows = [row for r in records if (row := row_of(r)) is not None]
+            if isinstance(op, Upsert) and len(rows) > 1:
+                rows = _last_of_each_key(rows, len(op.table.key))
             if rows:
-                yield _statement(op, dialect), rows
+                yield (
+                    _statement(op, dialect),
+                    [_stored_row(op, row, dialect, partition_of) for row in rows],
+                )
         return
     made = ((op, row) for r in records for op, row_of in ops if (row := row_of(r)) is not None)
     for op, run in groupby(made, lambda pair: pair[0]):
@@ -236,6 +237,17 @@ def _record_statements(
             _statement(op, dialect),
             [_stored_row(op, row, dialect, partition_of) for _op, row in run],
         )
+
+
+def _last_of_each_key(rows: list[Row], key_columns: int) -> list[Row]:
+    """The rows an upsert of ``rows`` leaves, one per key: the last of each (in one
+    transaction the earlier ones are overwritten at once). A member's pipelined
+    auto-commits, written together, are a row per partition, not per commit."""
+    if key_columns == 1:
+        last = {row[0]: row for row in rows}
+    else:
+        last = {row[:key_columns]: row for row in rows}
+    return rows if len(last) == len(rows) else list(last.values())
 
 
 def _acl_row(a: AclBinding) -> Row:

@@ -9,9 +9,12 @@ test checks the delay instead of sleeping it out.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
+from coordinator.group.coordinator import GroupCoordinator
 from coordinator.group.effects import Effects
 from coordinator.handlers.connection_context import ConnectionContext
 from coordinator.handlers.node import Node
@@ -45,9 +48,16 @@ class Answer:
 class Pipeline:
     settings: Settings = field(default_factory=Settings)
     clock: ManualClock = field(default_factory=ManualClock)
+    #: Makes member ids (None: random ones, as the daemon's): twins given the same
+    #: deterministic one name their members alike.
+    new_member_id: Callable[[str], str] | None = None
 
     def __post_init__(self) -> None:
-        self.node = Node(self.settings, self.clock)
+        if self.new_member_id is None:
+            self.node = Node(self.settings, self.clock)
+        else:
+            coordinator = partial(GroupCoordinator, new_member_id=self.new_member_id)
+            self.node = Node(self.settings, self.clock, coordinator)
         self.dispatcher = daemon_dispatcher(self.node)
         self.timers = TimerTable()
         self.events: list[object] = []

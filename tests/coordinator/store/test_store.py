@@ -22,8 +22,10 @@ from coordinator.group.records import (
 )
 from coordinator.shared.errors import StartupError
 from coordinator.store import LoadedState, SqliteStore, Store, Write
+from coordinator.store.dialect import SQLITE
 from coordinator.store.postgres import PostgresStore
 from coordinator.store.sqlite import MIGRATIONS
+from coordinator.store.tables import statements
 from tests.postgres_server import PostgresServer
 
 StoreFactory = Callable[[], Store]
@@ -213,3 +215,31 @@ async def test_a_second_daemon_cannot_open_a_data_directory_in_use(tmp_path: Pat
     second = SqliteStore(tmp_path)  # released with the first
     await second.open()
     await second.close()
+
+
+async def test_commits_of_one_partition_written_together_store_the_last(
+    new_store: StoreFactory,
+) -> None:
+    """A member's pipelined auto-commits written in one batch are one row per partition
+    (the last commit of each), and a deletion between commits keeps its place."""
+    batch = Write(
+        records=[
+            offset("g", "t", 0, 1),
+            offset("g", "t", 1, 5),
+            offset("g", "t", 0, 2),
+            offset("g", "u", 0, 7),
+            offset("g", "t", 0, 3),
+            OffsetDeleteRecord("g", "u", 0),
+            offset("g", "t", 1, 6),
+        ]
+    )
+    (_upsert, rows), *_ = statements(batch, SQLITE)
+    assert [row[:4] for row in rows] == [("g", "t", 0, 3), ("g", "t", 1, 5), ("g", "u", 0, 7)]
+    store = new_store()
+    await store.open()
+    await store.write(batch)
+    await store.close()
+    stored = {
+        (o.topic, o.partition): (o.offset, o.metadata) for o in offsets(await reopened(new_store))
+    }
+    assert stored == {("t", 0): (3, "m3"), ("t", 1): (6, "m6")}
