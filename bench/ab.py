@@ -15,6 +15,7 @@ import argparse
 import multiprocessing
 import statistics
 import subprocess
+import sys
 import tarfile
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
@@ -26,16 +27,31 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def export(rev: str, into: Path) -> Path:
-    """``coordinator/`` and ``protocol/`` as of ``rev``, unpacked under ``into``."""
+    """``coordinator/`` and ``protocol/`` as of ``rev``, unpacked under ``into``, with its
+    compiled heartbeat lane built in place where ``rev`` has one (else an older daemon would
+    be measured on its pure-Python lane against this checkout's compiled one)."""
     into.mkdir(parents=True)
     archive = into / "src.tar"
     subprocess.run(
         ["git", "-C", str(ROOT), "archive", "-o", str(archive), rev, "coordinator", "protocol"],
         check=True,
     )
+    src = into / "src"
     with tarfile.open(archive) as tar:
-        tar.extractall(into / "src", filter="data")
-    return into / "src"
+        tar.extractall(src, filter="data")
+    if (src / "coordinator" / "fastlane" / "_heartbeats.c").exists():
+        setup = subprocess.run(
+            ["git", "-C", str(ROOT), "show", f"{rev}:setup.py"], capture_output=True, check=True
+        ).stdout
+        (src / "setup.py").write_bytes(setup)
+        built = subprocess.run(
+            [sys.executable, "setup.py", "-q", "build_ext", "--inplace"],
+            cwd=src,
+            capture_output=True,
+        )
+        if built.returncode != 0 or not list(src.glob("coordinator/fastlane/_heartbeats*.so")):
+            raise SystemExit(f"{rev}: its compiled heartbeat lane did not build")
+    return src
 
 
 def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
