@@ -13,7 +13,6 @@ compiled lane leaves every consumer heartbeat to the Python way."""
 from __future__ import annotations
 
 import asyncio
-import functools
 import itertools
 import random
 import struct
@@ -27,16 +26,12 @@ from coordinator.fastlane import batch
 from coordinator.group.config import GroupConfig
 from coordinator.group.consumer.group import ConsumerGroup
 from coordinator.group.consumer.member import MemberState
-from coordinator.group.coordinator import GroupCoordinator
 from coordinator.group.deadlines import consumer_session_key
 from coordinator.security.config import SecuritySettings
 from coordinator.settings.config import Settings
 from coordinator.shared.catalog import topic_id_for
 from coordinator.shared.clock import LoopClock
-from coordinator.shell.runtime import Runtime
-from coordinator.shell.server import KafkaConnection
 from coordinator.store import Write
-from coordinator.telemetry.metrics import Metrics
 from protocol.apis import BY_KEY
 from protocol.apis.api_versions import ApiVersionsRequest
 from protocol.apis.consumer_group_describe import ConsumerGroupDescribeRequest
@@ -56,7 +51,8 @@ from protocol.apis.sync_group import SyncGroupRequest
 from protocol.frames import decode_response, encode_request
 from protocol.schema import Struct
 
-from .test_heartbeat_batch import Sink
+from .test_heartbeat_batch import Twin as ClassicTwin
+from .test_heartbeat_batch import needs_compiled
 
 GROUP = "g"
 CLASSIC = "cg"
@@ -68,34 +64,13 @@ STATIC = {"m3": "i3"}
 #: themselves, the test fires them (``fire_due``) at the clock's readings, on both alike.
 AHEAD_MS = 3_600_000
 
-needs_compiled = pytest.mark.skipif(
-    not batch.compiled(), reason="the compiled heartbeat lane is not built (no C compiler)"
-)
 
-
-class FixedClock(LoopClock):
-    def __init__(self, loop: asyncio.AbstractEventLoop, now: int) -> None:
-        super().__init__(loop)
-        self.now = now
-
-    def now_ms(self) -> int:
-        return self.now
-
-
-class Twin:
-    """A daemon's runtime (a fixed clock, timers fired by the test) and its connections."""
+class Twin(ClassicTwin):
+    """A daemon's runtime (a fixed clock, timers fired by the test) and its connections,
+    with a topic to subscribe to and writes the test may hold."""
 
     def __init__(self, settings: Settings, compiled: bool, now: int) -> None:
-        loop = asyncio.get_running_loop()
-        ids = itertools.count()
-        coordinator = functools.partial(
-            GroupCoordinator, new_member_id=lambda prefix: f"{prefix}-{next(ids)}"
-        )
-        self.clock = FixedClock(loop, now)
-        self.runtime = Runtime(settings, loop, None, self.clock, coordinator)
-        if not compiled:
-            self.runtime.heartbeat_batch = None
-        self.runtime.metrics = Metrics()
+        super().__init__(settings, compiled, now)
         self.runtime.catalog.create(TOPIC, 6)
         self.records: list[Any] = []
         self.held: list[tuple[Write, asyncio.Future[None]]] = []
@@ -119,12 +94,6 @@ class Twin:
             self._stored(write)
             fut.set_result(None)
 
-    def connect(self) -> tuple[KafkaConnection, Sink]:
-        conn = KafkaConnection(self.runtime, set())
-        sink = Sink()
-        conn.transport = sink  # type: ignore[assignment]
-        return conn, sink
-
     def fire_due(self) -> None:
         """The runtime's timers due at the clock's reading, in (deadline, key) order."""
         timers = self.runtime.timers
@@ -136,14 +105,14 @@ class Twin:
             timers.cancel(key)
             self.runtime._on_timer(key)
 
-    def group(self) -> ConsumerGroup | None:
+    def consumer_group(self) -> ConsumerGroup | None:
         g = self.runtime.groups.groups.get(GROUP)
         return g if isinstance(g, ConsumerGroup) else None
 
     def state(self) -> Any:
         """What the compiled lane could have changed, and what it must not have."""
         groups = self.runtime.groups
-        g = self.group()
+        g = self.consumer_group()
         members = {} if g is None else g.members
         return (
             {
@@ -266,7 +235,7 @@ class World:
 
     def gone(self) -> tuple[str, ...]:
         """The members not in the group (left, fenced, or never joined), forgotten."""
-        g = self.twins[0].group()
+        g = self.twins[0].consumer_group()
         out = tuple(m for m in (*MEMBERS, "m4") if g is None or m not in g.members)
         for who in out:
             self.epochs.pop(who, None)
@@ -274,7 +243,7 @@ class World:
         return out
 
     def reconciled(self) -> list[str]:
-        g = self.twins[0].group()
+        g = self.twins[0].consumer_group()
         if g is None:
             return []
         return [
@@ -562,9 +531,9 @@ async def test_changed_partition_counts_are_left_to_the_python_way() -> None:
     template = await warm(world)
     for t in world.twins:
         t.runtime.catalog.grow(TOPIC, 7)
-    epoch = world.twins[0].group().assignment_epoch  # type: ignore[union-attr]
+    epoch = world.twins[0].consumer_group().assignment_epoch  # type: ignore[union-attr]
     assert await steady_again(world, template) == 0
-    assert world.twins[0].group().group_epoch > epoch  # type: ignore[union-attr]
+    assert world.twins[0].consumer_group().group_epoch > epoch  # type: ignore[union-attr]
 
 
 @needs_compiled
@@ -598,7 +567,7 @@ async def test_regexes_due_a_refresh_are_left_to_the_python_way() -> None:
     world = await reconciled_world()
     template = await warm(world)
     for t in world.twins:  # as if a regex had been resolved now, with the topics there are
-        g = t.group()
+        g = t.consumer_group()
         assert g is not None
         g.resolved = {"ord.*": frozenset({TOPIC})}
         g.resolved_with_topics = len(t.runtime.catalog)
@@ -609,7 +578,7 @@ async def test_regexes_due_a_refresh_are_left_to_the_python_way() -> None:
     assert await steady_again(world, template) == 0
     for t in world.twins:
         t.runtime.catalog.create("refunds", 1)
-        g = t.group()
+        g = t.consumer_group()
         assert g is not None
         g.resolved_with_topics = len(t.runtime.catalog)
     assert await steady_again(world, template) == 1
@@ -689,7 +658,7 @@ async def test_members_revoking_or_waiting_for_partitions_are_left_to_the_python
     world = await reconciled_world()
     template = await warm(world)
     await world.join("m4")
-    g = world.twins[0].group()
+    g = world.twins[0].consumer_group()
     assert g is not None
     newcomer = g.members["m4"]
     assert newcomer.member_epoch == g.assignment_epoch

@@ -407,10 +407,10 @@ async def test_a_compiled_lane_that_fails_closes_only_its_connection() -> None:
         raise RuntimeError("a bug in the walker")
 
     walk = compiled_batch._walk
-    compiled_batch._walk = broken  # type: ignore[method-assign]
+    compiled_batch._walk = broken
     failing.data_received(frame(hb, 4, 2))
     assert failing_sink.closed and not failing_sink.data
-    compiled_batch._walk = walk  # type: ignore[method-assign]
+    compiled_batch._walk = walk
     healthy.data_received(frame(hb, 4, 3))
     await settle((healthy_sink, 2))
     assert not healthy_sink.closed
