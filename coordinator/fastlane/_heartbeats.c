@@ -303,32 +303,51 @@ static inline uint64_t hash_key(int version, const unsigned char *p, Py_ssize_t 
     return h ^ (h >> 29);
 }
 
+/* Whether ``slot`` holds the frame of this kind (version, or version + CONSUMER_KIND) and
+ * these bytes after the correlation id. */
+static inline int slot_holds(const CacheSlot *slot, uint64_t h, int kind,
+                             const unsigned char *tail, Py_ssize_t n) {
+    return slot->heard != NULL && slot->hash == h && slot->version == kind && slot->len == n
+           && memcmp(slot->key, tail, n) == 0;
+}
+
+/* The frame's decoded fields from the lane's memo (borrowed; NULL if absent), looked up
+ * by a bytes object of the frame's bytes after the correlation id. */
+static PyObject *memo_get(PyObject *memo, const unsigned char *tail, Py_ssize_t n) {
+    PyObject *key = PyBytes_FromStringAndSize((const char *)tail, n);
+    if (key == NULL) { PyErr_Clear(); return NULL; }
+    PyObject *heard = PyDict_GetItemWithError(memo, key);
+    Py_DECREF(key);
+    if (heard == NULL) PyErr_Clear();
+    return heard;
+}
+
+/* ``slot`` now holds ``heard`` (a new reference taken) for this frame, nothing made from
+ * its former frame kept. */
+static void slot_fill(CacheSlot *slot, PyObject *heard, uint64_t h, int kind,
+                      const unsigned char *tail, Py_ssize_t n) {
+    Py_INCREF(heard);
+    Py_XSETREF(slot->heard, heard);
+    Py_CLEAR(slot->session);
+    Py_CLEAR(slot->reply);
+    slot->hash = h;
+    slot->version = kind;
+    slot->len = n;
+    memcpy(slot->key, tail, n);
+}
+
 /* The decoded fields of a frame (borrowed), from the walker's cache or the lane's memo;
  * NULL if neither has them. */
 static PyObject *heard_of(Walker *self, int version, const unsigned char *tail, Py_ssize_t n) {
     uint64_t h = hash_key(version, tail, n);
     CacheSlot *slot = &self->cache[h & (CACHE_SLOTS - 1)];
-    if (slot->heard != NULL && slot->hash == h && slot->version == version && slot->len == n
-        && memcmp(slot->key, tail, n) == 0)
-        return slot->heard;
-    PyObject *key = PyBytes_FromStringAndSize((const char *)tail, n);
-    if (key == NULL) { PyErr_Clear(); return NULL; }
-    PyObject *heard = PyDict_GetItemWithError(self->memo, key);
-    Py_DECREF(key);
-    if (heard == NULL) { PyErr_Clear(); return NULL; }
+    if (slot_holds(slot, h, version, tail, n)) return slot->heard;
+    PyObject *heard = memo_get(self->memo, tail, n);
+    if (heard == NULL) return NULL;
     if (!PyTuple_CheckExact(heard) || PyTuple_GET_SIZE(heard) != 6) return NULL;
     PyObject *v = PyTuple_GET_ITEM(heard, 0);
     if (!PyLong_CheckExact(v) || PyLong_AsLong(v) != version) { PyErr_Clear(); return NULL; }
-    if (n <= CACHE_KEY_BYTES) {
-        Py_INCREF(heard);
-        Py_XSETREF(slot->heard, heard);
-        Py_CLEAR(slot->session);
-        Py_CLEAR(slot->reply);
-        slot->hash = h;
-        slot->version = version;
-        slot->len = n;
-        memcpy(slot->key, tail, n);
-    }
+    if (n <= CACHE_KEY_BYTES) slot_fill(slot, heard, h, version, tail, n);
     return heard;
 }
 
@@ -408,14 +427,10 @@ static CacheSlot *consumer_slot(Walker *self, int version, const unsigned char *
     int kind = version + CONSUMER_KIND;
     uint64_t h = hash_key(kind, tail, n);
     CacheSlot *slot = &self->cache[h & (CACHE_SLOTS - 1)];
-    if (!(slot->heard != NULL && slot->hash == h && slot->version == kind && slot->len == n
-          && memcmp(slot->key, tail, n) == 0)) {
+    if (!slot_holds(slot, h, kind, tail, n)) {
         if (n > CACHE_KEY_BYTES) return NULL;
-        PyObject *key = PyBytes_FromStringAndSize((const char *)tail, n);
-        if (key == NULL) { PyErr_Clear(); return NULL; }
-        PyObject *heard = PyDict_GetItemWithError(self->c_memo, key);
-        Py_DECREF(key);
-        if (heard == NULL) { PyErr_Clear(); return NULL; }
+        PyObject *heard = memo_get(self->c_memo, tail, n);
+        if (heard == NULL) return NULL;
         /* (version, client id, group id, member id, epoch, instance id); None: not steady */
         if (!PyTuple_CheckExact(heard) || PyTuple_GET_SIZE(heard) != 6) return NULL;
         PyObject *v = PyTuple_GET_ITEM(heard, 0);
@@ -436,13 +451,9 @@ static CacheSlot *consumer_slot(Walker *self, int version, const unsigned char *
             Py_DECREF(heard);
             return NULL;
         }
-        Py_XSETREF(slot->heard, heard);
+        slot_fill(slot, heard, h, kind, tail, n);
+        Py_DECREF(heard);  /* slot_fill took its own */
         Py_XSETREF(slot->session, session);
-        Py_CLEAR(slot->reply);
-        slot->hash = h;
-        slot->version = kind;
-        slot->len = n;
-        memcpy(slot->key, tail, n);
     }
     if (slot->reply == NULL || slot->interval != self->c_interval_ms) {
         PyObject *heard = slot->heard;
