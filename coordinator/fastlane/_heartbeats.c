@@ -232,6 +232,28 @@ static inline void slot_set(PyObject *obj, Py_ssize_t offset, PyObject *value) {
     Py_XDECREF(old);
 }
 
+/* Deadlines.move_heartbeat, where the driver need not be told: the session timer ``key``
+ * moves in place to ``deadline`` (the same one, from another heartbeat within the
+ * millisecond, is left as it is). 0: nothing moved, the Python path answers (a new timer,
+ * or an earlier deadline, which the driver must be told of). */
+static int move_session(Walker *self, PyObject *armed_keys, PyObject *key, long deadline) {
+    PyObject *armed = PyDict_GetItemWithError(armed_keys, key);
+    if (armed == NULL || (PyObject *)Py_TYPE(armed) != self->armed_type) {
+        PyErr_Clear();
+        return 0;
+    }
+    int ok = 1;
+    long before = slot_long(SLOT(armed, self->a_deadline_ms), &ok);
+    if (!ok || deadline < before) return 0;
+    if (deadline != before) {
+        PyObject *deadline_obj = PyLong_FromLong(deadline);
+        if (deadline_obj == NULL) { PyErr_Clear(); return 0; }
+        slot_set(armed, self->a_deadline_ms, deadline_obj);
+        Py_DECREF(deadline_obj);
+    }
+    return 1;
+}
+
 /* Whether the member named by ``heard`` may be answered now, as membership.beat would
  * answer it (no error, or REBALANCE_IN_PROGRESS) with no timer to tell the driver of.
  * 1: yes, and the session was moved in place (``*rebalancing`` set); 0: no, nothing
@@ -269,19 +291,7 @@ static int beat(Walker *self, PyObject *heard, PyObject *groups, PyObject *armed
     if (!ok || group_generation != heard_generation) return 0;
     PyObject *key = SLOT(m, self->m_heartbeat_key);
     if (key == NULL || !PyUnicode_CheckExact(key)) return 0;
-    PyObject *armed = PyDict_GetItemWithError(armed_keys, key);
-    if (armed == NULL || (PyObject *)Py_TYPE(armed) != self->armed_type) return 0;  /* new */
-    long deadline = now + session_ms;
-    long before = slot_long(SLOT(armed, self->a_deadline_ms), &ok);
-    if (!ok || deadline < before) return 0;  /* an earlier deadline: the driver is told */
-    /* Answered: the session moves in place (Deadlines.move_heartbeat, a later deadline;
-     * the same one, from another heartbeat within the millisecond, is left as it is). */
-    if (deadline != before) {
-        PyObject *deadline_obj = PyLong_FromLong(deadline);
-        if (deadline_obj == NULL) { PyErr_Clear(); return 0; }
-        slot_set(armed, self->a_deadline_ms, deadline_obj);
-        Py_DECREF(deadline_obj);
-    }
+    if (!move_session(self, armed_keys, key, now + session_ms)) return 0;
     slot_set(m, self->m_last_heartbeat_ms, now_obj);
     *rebalancing = state == self->preparing;
     return 1;
@@ -612,22 +622,7 @@ static int consumer_beat(Walker *self, CacheSlot *slot, PyObject *groups, PyObje
     if (configs != NULL) {
         if (!PyDict_CheckExact(configs) || PyDict_GET_SIZE(configs) != 0) return 0;
     } else if (PyErr_Occurred()) { PyErr_Clear(); return 0; }
-    /* Deadlines.move_heartbeat: answered here only if the driver need not be told */
-    PyObject *armed = PyDict_GetItemWithError(armed_keys, slot->session);
-    if (armed == NULL || (PyObject *)Py_TYPE(armed) != self->armed_type) {
-        PyErr_Clear();
-        return 0;  /* a new timer */
-    }
-    long deadline = now + self->c_session_ms;
-    long before = slot_long(SLOT(armed, self->a_deadline_ms), &ok);
-    if (!ok || deadline < before) return 0;  /* an earlier deadline: the driver is told */
-    if (deadline != before) {
-        PyObject *deadline_obj = PyLong_FromLong(deadline);
-        if (deadline_obj == NULL) { PyErr_Clear(); return 0; }
-        slot_set(armed, self->a_deadline_ms, deadline_obj);
-        Py_DECREF(deadline_obj);
-    }
-    return 1;
+    return move_session(self, armed_keys, slot->session, now + self->c_session_ms);
 }
 
 /* Room in the answers' buffer for ``more`` bytes; 0 (error set) without memory. */
