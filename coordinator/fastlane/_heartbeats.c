@@ -21,7 +21,10 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
+#include <errno.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #define HEARTBEAT_KEY 12
 #define CONSUMER_HEARTBEAT_KEY 68
@@ -638,36 +641,19 @@ static int out_room(Walker *self, Py_ssize_t used, Py_ssize_t more) {
     return 1;
 }
 
-/* walk(data, groups, armed, now_ms, max_frame_bytes, limit, client_host)
- *   -> (bytes of data answered, the answers, Heartbeats answered,
- *       ConsumerGroupHeartbeats answered)
- * The client id of the last frame answered is then ``client_id``, and the frames answered
- * by version and error ``counts()`` (Heartbeat) and ``consumer_counts()``. */
-static PyObject *Walker_walk(Walker *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 7 || !PyDict_CheckExact(args[1]) || !PyDict_CheckExact(args[2])) {
-        PyErr_SetString(PyExc_TypeError,
-                        "walk(data, groups, armed, now, max_frame, limit, client_host)");
-        return NULL;
-    }
-    if (self->cache == NULL || self->memo == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "Walker not initialised");
-        return NULL;
-    }
-    PyObject *groups = args[1], *armed_keys = args[2], *client_host = args[6];
-    long now = PyLong_AsLong(args[3]);
-    if (now == -1 && PyErr_Occurred()) return NULL;
-    long long max_frame = PyLong_AsLongLong(args[4]);
-    if (max_frame == -1 && PyErr_Occurred()) return NULL;
-    Py_ssize_t limit = PyLong_AsSsize_t(args[5]);
-    if (limit == -1 && PyErr_Occurred()) return NULL;
-    Py_buffer view;
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
-    const unsigned char *data = view.buf;
-    Py_ssize_t len = view.len, at = 0, answered = 0, consumers = 0, o = 0;
+/* Answers the frames at the start of data[0:len] into self->out (``*written`` bytes);
+ * returns the bytes of data answered, or -1 (error set). The counts, the client id and
+ * ``*answered``/``*consumers`` are then the walk's. */
+static Py_ssize_t walk_frames(Walker *self, const unsigned char *data, Py_ssize_t len,
+                              PyObject *groups, PyObject *armed_keys, long now,
+                              long long max_frame, Py_ssize_t limit, PyObject *client_host,
+                              Py_ssize_t *written, Py_ssize_t *answered_out,
+                              Py_ssize_t *consumers_out) {
+    Py_ssize_t at = 0, answered = 0, consumers = 0, o = 0;
     memset(self->counts, 0, sizeof self->counts);
     memset(self->c_counts, 0, sizeof self->c_counts);
     PyObject *now_obj = PyLong_FromLong(now);
-    if (now_obj == NULL) { PyBuffer_Release(&view); return NULL; }
+    if (now_obj == NULL) return -1;
     while (answered + consumers < limit && len - at >= 4) {
         uint32_t size = be32(data + at);
         if (size > 0x7fffffffu || (long long)size > max_frame) break;  /* refused there */
@@ -704,9 +690,8 @@ static PyObject *Walker_walk(Walker *self, PyObject *const *args, Py_ssize_t nar
             break;
         }
         if (!out_room(self, o, n)) {
-            PyBuffer_Release(&view);
             Py_DECREF(now_obj);
-            return NULL;
+            return -1;
         }
         memcpy(self->out + o, answer, n);
         memcpy(self->out + o + 4, frame + 4, 4);  /* the request's correlation id */
@@ -717,8 +702,41 @@ static PyObject *Walker_walk(Walker *self, PyObject *const *args, Py_ssize_t nar
         }
         at += 4 + (Py_ssize_t)size;
     }
-    PyBuffer_Release(&view);
     Py_DECREF(now_obj);
+    *written = o;
+    *answered_out = answered;
+    *consumers_out = consumers;
+    return at;
+}
+
+/* walk(data, groups, armed, now_ms, max_frame_bytes, limit, client_host)
+ *   -> (bytes of data answered, the answers, Heartbeats answered,
+ *       ConsumerGroupHeartbeats answered)
+ * The client id of the last frame answered is then ``client_id``, and the frames answered
+ * by version and error ``counts()`` (Heartbeat) and ``consumer_counts()``. */
+static PyObject *Walker_walk(Walker *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 7 || !PyDict_CheckExact(args[1]) || !PyDict_CheckExact(args[2])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "walk(data, groups, armed, now, max_frame, limit, client_host)");
+        return NULL;
+    }
+    if (self->cache == NULL || self->memo == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Walker not initialised");
+        return NULL;
+    }
+    long now = PyLong_AsLong(args[3]);
+    if (now == -1 && PyErr_Occurred()) return NULL;
+    long long max_frame = PyLong_AsLongLong(args[4]);
+    if (max_frame == -1 && PyErr_Occurred()) return NULL;
+    Py_ssize_t limit = PyLong_AsSsize_t(args[5]);
+    if (limit == -1 && PyErr_Occurred()) return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
+    Py_ssize_t o, answered, consumers;
+    Py_ssize_t at = walk_frames(self, view.buf, view.len, args[1], args[2], now, max_frame,
+                                limit, args[6], &o, &answered, &consumers);
+    PyBuffer_Release(&view);
+    if (at < 0) return NULL;
     PyObject *out = PyBytes_FromStringAndSize(self->out, o);
     if (out == NULL) return NULL;
     return Py_BuildValue("(nNnn)", at, out, answered, consumers);
@@ -789,17 +807,230 @@ static PyTypeObject WalkerType = {
     .tp_new = PyType_GenericNew,
 };
 
+/* ---- Reads taken off the event loop's stream (shell/hot_reads.py) ----------------------
+ *
+ * A connection whose reads the walker answers whole may be made "hot": its transport stops
+ * reading and the loop calls Reader.readable() when its socket (a dup of the transport's)
+ * is readable. readable() reads once, answers the frames at the start of what it read as
+ * walk() does, and writes the answers itself: no bytes object, no Python frame per read
+ * besides the clock and ``tally`` (the bookkeeping the Python side does after a walk).
+ * Anything else hands back to Python through ``leave(rest, unsent, error)``: the bytes
+ * read and not answered (to be taken as the transport would have given them), the answers
+ * not yet written (the transport writes them first), and the exception if the walk failed.
+ * The end of the stream or a socket error hands back nothing: the transport, reading again,
+ * sees them itself. */
+#define READ_BYTES 65536
+/* One read buffer for every reader: the loop calls readable() one at a time, and what is
+ * handed back is copied out first. */
+static unsigned char read_buf[READ_BYTES];
+
+typedef struct {
+    PyObject_HEAD
+    Walker *walker;
+    int fd;  /* the reader's own dup of the socket; -1 once closed */
+    PyObject *groups, *armed, *clock, *client_host, *tally, *leave;
+    long long max_frame;
+    Py_ssize_t limit;
+} Reader;
+
+static int Reader_traverse(Reader *self, visitproc visit, void *arg) {
+    Py_VISIT(self->walker);
+    Py_VISIT(self->groups);
+    Py_VISIT(self->armed);
+    Py_VISIT(self->clock);
+    Py_VISIT(self->client_host);
+    Py_VISIT(self->tally);
+    Py_VISIT(self->leave);
+    return 0;
+}
+
+static int Reader_clear(Reader *self) {
+    Py_CLEAR(self->walker);
+    Py_CLEAR(self->groups);
+    Py_CLEAR(self->armed);
+    Py_CLEAR(self->clock);
+    Py_CLEAR(self->client_host);
+    Py_CLEAR(self->tally);
+    Py_CLEAR(self->leave);
+    return 0;
+}
+
+static void Reader_dealloc(Reader *self) {
+    PyObject_GC_UnTrack(self);
+    if (self->fd >= 0) close(self->fd);
+    Reader_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *Reader_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    (void)args;
+    (void)kwds;
+    Reader *self = (Reader *)type->tp_alloc(type, 0);
+    if (self != NULL) self->fd = -1;
+    return (PyObject *)self;
+}
+
+/* Reader(walker, fd, groups, armed, clock, max_frame_bytes, limit, client_host, tally,
+ *        leave): the reader owns ``fd`` (closes it in close() or when freed). */
+static int Reader_init(Reader *self, PyObject *args, PyObject *kwds) {
+    PyObject *walker, *groups, *armed, *clock, *client_host, *tally, *leave;
+    int fd;
+    long long max_frame;
+    Py_ssize_t limit;
+    (void)kwds;
+    if (!PyArg_ParseTuple(args, "O!iO!O!OLnOOO", &WalkerType, &walker, &fd, &PyDict_Type,
+                          &groups, &PyDict_Type, &armed, &clock, &max_frame, &limit,
+                          &client_host, &tally, &leave))
+        return -1;
+    if (((Walker *)walker)->cache == NULL || ((Walker *)walker)->memo == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Walker not initialised");
+        return -1;
+    }
+    if (self->fd >= 0) close(self->fd);
+    self->fd = fd;
+    Py_XSETREF(self->walker, (Walker *)Py_NewRef(walker));
+    Py_XSETREF(self->groups, Py_NewRef(groups));
+    Py_XSETREF(self->armed, Py_NewRef(armed));
+    Py_XSETREF(self->clock, Py_NewRef(clock));
+    Py_XSETREF(self->client_host, Py_NewRef(client_host));
+    Py_XSETREF(self->tally, Py_NewRef(tally));
+    Py_XSETREF(self->leave, Py_NewRef(leave));
+    self->max_frame = max_frame;
+    self->limit = limit;
+    return 0;
+}
+
+/* leave(rest, unsent, error): hands the connection back to the transport. */
+static PyObject *hand_back(Reader *self, const unsigned char *rest, Py_ssize_t rest_len,
+                           const char *unsent, Py_ssize_t unsent_len, PyObject *error) {
+    PyObject *r = PyBytes_FromStringAndSize((const char *)rest, rest_len);
+    PyObject *u = r != NULL ? PyBytes_FromStringAndSize(unsent, unsent_len) : NULL;
+    PyObject *result = NULL;
+    if (u != NULL) {
+        PyObject *leave = Py_NewRef(self->leave);  /* leave() may free the reader */
+        result = PyObject_CallFunctionObjArgs(leave, r, u, error ? error : Py_None, NULL);
+        Py_DECREF(leave);
+    }
+    Py_XDECREF(r);
+    Py_XDECREF(u);
+    return result;
+}
+
+/* The walk failed (error set): everything read goes back with the error. */
+static PyObject *failed(Reader *self, Py_ssize_t read_len) {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (value == NULL) value = Py_NewRef(Py_None);
+    else if (tb != NULL) PyException_SetTraceback(value, tb);
+    PyObject *result = hand_back(self, read_buf, read_len, NULL, 0, value);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    return result;
+}
+
+static double monotonic_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);  /* time.perf_counter's clock on Linux */
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static PyObject *Reader_readable(Reader *self, PyObject *Py_UNUSED(ignored)) {
+    if (self->fd < 0 || self->walker == NULL) Py_RETURN_NONE;
+    ssize_t got;
+    do got = read(self->fd, read_buf, READ_BYTES);
+    while (got < 0 && errno == EINTR);
+    if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) Py_RETURN_NONE;
+    if (got <= 0) return hand_back(self, NULL, 0, NULL, 0, NULL);
+    double started = monotonic_s();
+    PyObject *now_obj = PyObject_CallNoArgs(self->clock);
+    if (now_obj == NULL) return failed(self, got);
+    long now = PyLong_AsLong(now_obj);
+    Py_DECREF(now_obj);
+    if (now == -1 && PyErr_Occurred()) return failed(self, got);
+    Walker *walker = self->walker;
+    Py_ssize_t o, answered, consumers;
+    Py_ssize_t at = walk_frames(walker, read_buf, got, self->groups, self->armed, now,
+                                self->max_frame, self->limit, self->client_host, &o, &answered,
+                                &consumers);
+    if (at < 0) return failed(self, got);
+    Py_ssize_t sent = 0;
+    while (sent < o) {
+        ssize_t n = write(self->fd, walker->out + sent, o - sent);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            break;  /* full (or failed): the transport writes the rest (or sees the error) */
+        }
+        sent += n;
+    }
+    if (answered + consumers) {
+        PyObject *told = PyObject_CallFunction(self->tally, "nnd", answered, consumers, started);
+        if (told == NULL) PyErr_WriteUnraisable(self->tally);
+        Py_XDECREF(told);
+    }
+    if (at < got || sent < o)
+        return hand_back(self, read_buf + at, got - at, walker->out + sent, o - sent, NULL);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Reader_close(Reader *self, PyObject *Py_UNUSED(ignored)) {
+    if (self->fd >= 0) {
+        close(self->fd);
+        self->fd = -1;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *Reader_fd(Reader *self, void *Py_UNUSED(closure)) {
+    return PyLong_FromLong(self->fd);
+}
+
+static PyMethodDef Reader_methods[] = {
+    {"readable", (PyCFunction)Reader_readable, METH_NOARGS,
+     "Reads once and answers what the walker may (the loop's reader callback)."},
+    {"close", (PyCFunction)Reader_close, METH_NOARGS,
+     "Closes the reader's socket (after the loop stopped watching it)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef Reader_getset[] = {
+    {"fd", (getter)Reader_fd, NULL, "The reader's socket (-1 once closed).", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject ReaderType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "coordinator.fastlane._heartbeats.Reader",
+    .tp_basicsize = sizeof(Reader),
+    .tp_dealloc = (destructor)Reader_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "A hot connection's reads, answered in C (see shell/hot_reads.py).",
+    .tp_traverse = (traverseproc)Reader_traverse,
+    .tp_clear = (inquiry)Reader_clear,
+    .tp_methods = Reader_methods,
+    .tp_getset = Reader_getset,
+    .tp_init = (initproc)Reader_init,
+    .tp_new = Reader_new,
+};
+
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_heartbeats", "The compiled heartbeat lane.", -1, NULL,
 };
 
 PyMODINIT_FUNC PyInit__heartbeats(void) {
-    if (PyType_Ready(&WalkerType) < 0) return NULL;
+    if (PyType_Ready(&WalkerType) < 0 || PyType_Ready(&ReaderType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
     Py_INCREF(&WalkerType);
     if (PyModule_AddObject(m, "Walker", (PyObject *)&WalkerType) < 0) {
         Py_DECREF(&WalkerType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&ReaderType);
+    if (PyModule_AddObject(m, "Reader", (PyObject *)&ReaderType) < 0) {
+        Py_DECREF(&ReaderType);
         Py_DECREF(m);
         return NULL;
     }

@@ -40,7 +40,8 @@ from __future__ import annotations
 import os
 import time
 from collections import deque
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from protocol.apis import BY_KEY
 from protocol.apis.heartbeat import HeartbeatResponse
@@ -75,6 +76,9 @@ PURE_PYTHON_ENV = "COORDINATOR_PURE_PYTHON"
 #: Python one, so this is about as long as the Python path's turn of 64 heartbeats, after
 #: which other connections are served (the rest of the read goes the Python way).
 FRAMES_PER_READ = 1024
+#: A hot connection's reader answers a whole read (64 KiB) however many frames it holds:
+#: it is one read of one connection either way, and the loop serves the others after it.
+READER_FRAMES = 65536 // 12
 
 _API = BY_KEY[HEARTBEAT_KEY]
 _CONSUMER_API = BY_KEY[CONSUMER_GROUP_HEARTBEAT_KEY]
@@ -140,6 +144,11 @@ class HeartbeatBatch:
             consumer_lane.template,
         )
 
+    def may_answer(self) -> bool:
+        """Whether the walker may answer at all: not when admission has something to
+        check (ACLs, a cluster's placement), which the Python lanes do."""
+        return not (self.node.security.acls_enabled or self.node.routing.clustered)
+
     def answer_read(
         self,
         data: bytes,
@@ -150,9 +159,8 @@ class HeartbeatBatch:
     ) -> tuple[int, bytes]:
         """(bytes of ``data`` answered, their answers): the complete Heartbeat frames at its
         start that the walker may answer; the rest is the caller's to frame as usual."""
-        security, routing = self.node.security, self.node.routing
-        if security.acls_enabled or routing.clustered:
-            return 0, b""  # admission has something to check: the Python lane does it
+        if not self.may_answer():
+            return 0, b""
         started = time.perf_counter() if metrics is not None else 0.0
         consumed, out, answered, consumers = self._walk(
             data,
@@ -164,19 +172,57 @@ class HeartbeatBatch:
             conn.client_host,
         )
         if answered or consumers:
-            self.answered += answered + consumers
-            conn.client_id = self._walker.client_id
-            if answered:
-                self.lane.hits_elsewhere(answered)
-                if metrics is not None:
-                    _count(metrics, self._walker.counts(), answered, started)
-            if consumers:
-                self.consumer_answered += consumers
-                assert self.consumer_lane is not None
-                self.consumer_lane.answered += consumers
-                if metrics is not None:
-                    _count_consumer(metrics, self._walker.consumer_counts(), started)
+            self.told(conn, answered, consumers, started, metrics)
         return consumed, out
+
+    def told(
+        self,
+        conn: ConnectionContext,
+        answered: int,
+        consumers: int,
+        started: float,
+        metrics: Metrics | None,
+    ) -> None:
+        """The bookkeeping after a walk that answered ``answered`` Heartbeats and
+        ``consumers`` ConsumerGroupHeartbeats (started at ``started``, perf_counter):
+        the lanes' counts, the connection's client id, the metrics."""
+        self.answered += answered + consumers
+        conn.client_id = self._walker.client_id
+        if answered:
+            self.lane.hits_elsewhere(answered)
+            if metrics is not None:
+                _count(metrics, self._walker.counts(), answered, started)
+        if consumers:
+            self.consumer_answered += consumers
+            assert self.consumer_lane is not None
+            self.consumer_lane.answered += consumers
+            if metrics is not None:
+                _count_consumer(metrics, self._walker.consumer_counts(), started)
+
+    def reader(
+        self,
+        fd: int,
+        conn: ConnectionContext,
+        clock: Callable[[], int],
+        max_frame_bytes: int,
+        tally: Callable[[int, int, float], None],
+        leave: Callable[[bytes, bytes, BaseException | None], None],
+    ) -> Any:
+        """A ``_heartbeats.Reader`` answering what ``answer_read`` answers, read by itself
+        from ``fd`` (which it then owns) and written back there (``shell/hot_reads.py``)."""
+        assert _heartbeats is not None
+        return _heartbeats.Reader(
+            self._walker,
+            fd,
+            self._groups,
+            self._armed,
+            clock,
+            max_frame_bytes,
+            READER_FRAMES,
+            conn.client_host,
+            tally,
+            leave,
+        )
 
 
 def heartbeat_batch(

@@ -46,6 +46,7 @@ from ..telemetry.observability import Observability
 from ..upstream.lag import LagGauges, LagReader
 from ..upstream.proxy import Route, Upstream
 from .connection import ConnectionProtocol, RawSaslToken, SendNow, response_frame
+from .hot_reads import HOT_AFTER_READS, HotReads, heat
 from .runtime import Runtime
 
 if TYPE_CHECKING:
@@ -136,6 +137,10 @@ class KafkaConnection(asyncio.Protocol):
         #: The last commit lane future ``_commits_done`` was added to (one per batch).
         self._lane_stored: asyncio.Future[bool] | None = None
         self._callback_context = contextvars.copy_context()
+        #: Reads in a row the compiled lane answered whole, and the reader while the
+        #: connection is hot (``hot_reads.py``).
+        self._whole_reads = 0
+        self.hot: HotReads | None = None
 
     # -- asyncio.Protocol ------------------------------------------------------------------
 
@@ -177,6 +182,7 @@ class KafkaConnection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
+        self.cool()
         self.queue.clear()
         if self.upstream is not None and self.route is not None:
             self.upstream.release(self.route)
@@ -199,7 +205,7 @@ class KafkaConnection(asyncio.Protocol):
             self._drain()
 
     def _update_reading(self) -> None:
-        if self.transport is None or self.closed:
+        if self.transport is None or self.closed or self.hot is not None:
             return
         want_pause = len(self.queue) > MAX_QUEUED_REQUESTS or self.write_blocked_since is not None
         if want_pause and not self.paused:
@@ -231,7 +237,12 @@ class KafkaConnection(asyncio.Protocol):
         ):
             data = self._answer_heartbeats(data)
             if not data:
+                self._whole_reads += 1
+                if self._whole_reads >= HOT_AFTER_READS:
+                    self._whole_reads = 0
+                    self.hot = heat(self)
                 return
+        self._whole_reads = 0
         try:
             frames = self.splitter.feed(data)
         except FrameTooLarge as exc:
@@ -550,8 +561,18 @@ class KafkaConnection(asyncio.Protocol):
         log.info("closing connection", peer=self.ctx.client_host, reason=reason)
         self.close()
 
+    def cool(self) -> None:
+        """Hand a hot connection's reads back to its transport (``hot_reads.py``)."""
+        hot, self.hot = self.hot, None
+        if hot is None:
+            return
+        hot.stop()
+        if not self.closed and self.transport is not None and not self.transport.is_closing():
+            self.transport.resume_reading()
+
     def close(self) -> None:
         self.closed = True
+        self.cool()
         self.queue.clear()
         self._flush()  # responses to earlier requests still go out; close() sends them
         if self.transport is not None:
@@ -560,6 +581,7 @@ class KafkaConnection(asyncio.Protocol):
     def abort(self) -> None:
         """Drop the connection now, discarding unsent responses."""
         self.closed = True
+        self.cool()
         self.queue.clear()
         self._out.clear()
         if self.transport is not None:
@@ -807,6 +829,7 @@ class Server:
             self.runtime.shutdown()
         await asyncio.sleep(0)  # let deferred replies run their callbacks and write
         for conn in list(self.connections):
+            conn.cool()
             if conn.transport is not None:
                 conn.transport.close()  # close() flushes what is buffered
         await self._connections_closed(SHUTDOWN_FLUSH_S)

@@ -1,0 +1,104 @@
+"""Hot connections: reads answered straight off the socket by the compiled heartbeat lane.
+
+A connection whose every read the compiled lane answers whole (a client pipelining
+heartbeats) spends most of the daemon's time for it in the event loop's stream machinery:
+a bytes object and a Python callback per read, then a transport write. So after
+``HOT_AFTER_READS`` such reads in a row the connection goes hot: its transport stops
+reading, and the loop calls a ``Reader`` (``fastlane/_heartbeats.c``) on a dup of its
+socket, which reads, answers and writes in C as ``HeartbeatBatch.answer_read`` does,
+telling Python only the bookkeeping after each read (``tally``: the same counts, client id
+and metrics as ``HeartbeatBatch.told``).
+
+The first read it cannot answer whole hands the connection back (``leave``): the answers
+the socket did not take go to the transport first, the bytes not answered go the usual
+way (``data_received``), and the transport reads again. The end of the stream and socket
+errors are handed back with nothing, for the transport to find on its next read. A
+connection goes hot only when nothing of it is waiting anywhere (nothing queued, parked,
+committing or buffered for writing), on a plain TCP listener, where the walker may answer
+at all (no ACLs, one node); closing it cools it first.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+if TYPE_CHECKING:
+    from .server import KafkaConnection
+
+log = structlog.get_logger("server")
+
+#: Reads in a row answered whole by the compiled lane before a connection goes hot: a
+#: client that mixes in other requests stays with the transport, as handing over costs
+#: a few system calls each way.
+HOT_AFTER_READS = 8
+
+
+class HotReads:
+    """One hot connection's reader, registered with the loop until ``cool``."""
+
+    def __init__(self, conn: KafkaConnection, fd: int) -> None:
+        runtime = conn.runtime
+        batch = runtime.heartbeat_batch
+        assert batch is not None
+        self.conn = conn
+        self.reader: Any = batch.reader(
+            fd,
+            conn.ctx,
+            runtime.now_ms,
+            conn.splitter.max_frame_bytes,
+            self._tally,
+            self._leave,
+        )
+        self._batch = batch
+        self._loop = runtime.loop
+
+    def _tally(self, answered: int, consumers: int, started: float) -> None:
+        conn = self.conn
+        conn.last_activity = self._loop.time()
+        self._batch.told(conn.ctx, answered, consumers, started, conn.runtime.metrics)
+
+    def _leave(self, rest: bytes, unsent: bytes, error: BaseException | None) -> None:
+        conn = self.conn
+        conn.cool()
+        if error is not None:
+            log.error("request failed", api="Heartbeat", exc_info=error)
+            conn.close()
+            return
+        if unsent and conn.transport is not None:
+            conn.transport.write(unsent)  # before anything answered after them
+        if rest:
+            conn.data_received(rest)
+
+    def stop(self) -> None:
+        """Stop watching the socket, then close the reader's dup of it (in this order:
+        epoll keeps reporting a closed dup while the transport's descriptor is open)."""
+        fd = self.reader.fd
+        if fd >= 0:
+            self._loop.remove_reader(fd)
+            self.reader.close()
+
+
+def heat(conn: KafkaConnection) -> HotReads | None:
+    """Make ``conn`` hot, if it may be (see the module's doc)."""
+    runtime, transport = conn.runtime, conn.transport
+    batch = runtime.heartbeat_batch
+    if batch is None or transport is None or conn.closed or transport.is_closing():
+        return None
+    if not batch.may_answer() or conn.upstream is not None or not conn.ctx.authenticated:
+        return None
+    if conn.listener is not None and conn.listener.protocol.uses_tls:
+        return None
+    if transport.get_extra_info("sslcontext") is not None:
+        return None
+    if transport.get_write_buffer_size() or conn.queue or conn.busy or conn.paused:
+        return None
+    sock = transport.get_extra_info("socket")
+    if sock is None:
+        return None
+    hot = HotReads(conn, os.dup(sock.fileno()))
+    transport.pause_reading()
+    runtime.loop.add_reader(hot.reader.fd, hot.reader.readable)
+    return hot
