@@ -20,13 +20,19 @@ at all (no ACLs, one node); closing it cools it first.
 
 from __future__ import annotations
 
+import asyncio
 import os
-from typing import TYPE_CHECKING, Any
+from collections import deque
+from typing import Any, Protocol
 
 import structlog
 
-if TYPE_CHECKING:
-    from .server import KafkaConnection
+from protocol.frames import FrameSplitter
+
+from ..handlers.connection_context import ConnectionContext
+from ..security.config import Listener
+from ..upstream.proxy import Upstream
+from .runtime import Runtime
 
 log = structlog.get_logger("server")
 
@@ -34,6 +40,26 @@ log = structlog.get_logger("server")
 #: client that mixes in other requests stays with the transport, as handing over costs
 #: a few system calls each way.
 HOT_AFTER_READS = 8
+
+
+class KafkaConnection(Protocol):
+    """What of the server's connection (``server.KafkaConnection``) hot reads use."""
+
+    runtime: Runtime
+    transport: asyncio.Transport | None
+    ctx: ConnectionContext
+    splitter: FrameSplitter
+    listener: Listener | None
+    upstream: Upstream | None
+    queue: deque[bytes]
+    busy: bool
+    paused: bool
+    closed: bool
+    last_activity: float
+
+    def data_received(self, data: bytes) -> None: ...
+    def cool(self) -> None: ...
+    def close(self) -> None: ...
 
 
 class HotReads:
