@@ -829,8 +829,18 @@ typedef struct {
     Walker *walker;
     int fd;  /* the reader's own dup of the socket; -1 once closed */
     PyObject *groups, *armed, *clock, *client_host, *tally, *leave;
+    /* With ``loop_clock``, clock() is the event loop's time() and the state machine's
+     * milliseconds are LoopClock's: int(time() * 1000 + offset_ms). Else clock() gives
+     * them. */
+    int loop_clock;
+    double offset_ms;
     long long max_frame;
     Py_ssize_t limit;
+    /* Without ``tally`` (None), what settle() hands over: the frames answered since, the
+     * client id of the last, and the loop time of the last read that answered any. */
+    Py_ssize_t owed_answered, owed_consumers;
+    PyObject *client;  /* the walker's is the last walk's, of whichever connection */
+    double last_read;
 } Reader;
 
 static int Reader_traverse(Reader *self, visitproc visit, void *arg) {
@@ -841,6 +851,7 @@ static int Reader_traverse(Reader *self, visitproc visit, void *arg) {
     Py_VISIT(self->client_host);
     Py_VISIT(self->tally);
     Py_VISIT(self->leave);
+    Py_VISIT(self->client);
     return 0;
 }
 
@@ -852,6 +863,7 @@ static int Reader_clear(Reader *self) {
     Py_CLEAR(self->client_host);
     Py_CLEAR(self->tally);
     Py_CLEAR(self->leave);
+    Py_CLEAR(self->client);
     return 0;
 }
 
@@ -870,18 +882,25 @@ static PyObject *Reader_new(PyTypeObject *type, PyObject *args, PyObject *kwds) 
     return (PyObject *)self;
 }
 
-/* Reader(walker, fd, groups, armed, clock, max_frame_bytes, limit, client_host, tally,
- *        leave): the reader owns ``fd`` (closes it in close() or when freed). */
+/* Reader(walker, fd, groups, armed, clock, offset_ms, max_frame_bytes, limit, client_host,
+ *        tally, leave): the reader owns ``fd`` (closes it in close() or when freed).
+ * ``offset_ms`` None: clock() gives the milliseconds; a float: clock() is the loop's
+ * time(), as LoopClock reads it. ``tally`` None: the bookkeeping waits for settle(). */
 static int Reader_init(Reader *self, PyObject *args, PyObject *kwds) {
-    PyObject *walker, *groups, *armed, *clock, *client_host, *tally, *leave;
+    PyObject *walker, *groups, *armed, *clock, *offset, *client_host, *tally, *leave;
     int fd;
     long long max_frame;
     Py_ssize_t limit;
     (void)kwds;
-    if (!PyArg_ParseTuple(args, "O!iO!O!OLnOOO", &WalkerType, &walker, &fd, &PyDict_Type,
-                          &groups, &PyDict_Type, &armed, &clock, &max_frame, &limit,
+    if (!PyArg_ParseTuple(args, "O!iO!O!OOLnOOO", &WalkerType, &walker, &fd, &PyDict_Type,
+                          &groups, &PyDict_Type, &armed, &clock, &offset, &max_frame, &limit,
                           &client_host, &tally, &leave))
         return -1;
+    self->loop_clock = offset != Py_None;
+    if (self->loop_clock) {
+        self->offset_ms = PyFloat_AsDouble(offset);
+        if (self->offset_ms == -1.0 && PyErr_Occurred()) return -1;
+    }
     if (((Walker *)walker)->cache == NULL || ((Walker *)walker)->memo == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "Walker not initialised");
         return -1;
@@ -946,9 +965,19 @@ static PyObject *Reader_readable(Reader *self, PyObject *Py_UNUSED(ignored)) {
     double started = monotonic_s();
     PyObject *now_obj = PyObject_CallNoArgs(self->clock);
     if (now_obj == NULL) return failed(self, got);
-    long now = PyLong_AsLong(now_obj);
+    long now;
+    double loop_time = 0.0;
+    if (self->loop_clock) {
+        loop_time = PyFloat_AsDouble(now_obj);
+        /* LoopClock.now_ms's arithmetic, step by step (volatile: no fused multiply-add) */
+        volatile double ms = loop_time * 1000.0;
+        ms = ms + self->offset_ms;
+        now = (long)ms;
+    } else {
+        now = PyLong_AsLong(now_obj);
+    }
     Py_DECREF(now_obj);
-    if (now == -1 && PyErr_Occurred()) return failed(self, got);
+    if (PyErr_Occurred()) return failed(self, got);
     Walker *walker = self->walker;
     Py_ssize_t o, answered, consumers;
     Py_ssize_t at = walk_frames(walker, read_buf, got, self->groups, self->armed, now,
@@ -964,14 +993,30 @@ static PyObject *Reader_readable(Reader *self, PyObject *Py_UNUSED(ignored)) {
         }
         sent += n;
     }
-    if (answered + consumers) {
+    if (answered + consumers && self->tally != Py_None) {
         PyObject *told = PyObject_CallFunction(self->tally, "nnd", answered, consumers, started);
         if (told == NULL) PyErr_WriteUnraisable(self->tally);
         Py_XDECREF(told);
+    } else if (answered + consumers) {
+        self->owed_answered += answered;
+        self->owed_consumers += consumers;
+        self->last_read = loop_time;
+        if (walker->client != self->client) Py_XSETREF(self->client, Py_XNewRef(walker->client));
     }
     if (at < got || sent < o)
         return hand_back(self, read_buf + at, got - at, walker->out + sent, o - sent, NULL);
     Py_RETURN_NONE;
+}
+
+/* settle() -> (Heartbeats, ConsumerGroupHeartbeats answered since the last settle(), the
+ * client id of the last frame answered, the loop time of the last read that answered
+ * any): the bookkeeping owed without a ``tally``. */
+static PyObject *Reader_settle(Reader *self, PyObject *Py_UNUSED(ignored)) {
+    PyObject *client = self->client != NULL ? self->client : Py_None;
+    PyObject *owed = Py_BuildValue("(nnOd)", self->owed_answered, self->owed_consumers,
+                                   client, self->last_read);
+    if (owed != NULL) self->owed_answered = self->owed_consumers = 0;
+    return owed;
 }
 
 static PyObject *Reader_close(Reader *self, PyObject *Py_UNUSED(ignored)) {
@@ -989,6 +1034,8 @@ static PyObject *Reader_fd(Reader *self, void *Py_UNUSED(closure)) {
 static PyMethodDef Reader_methods[] = {
     {"readable", (PyCFunction)Reader_readable, METH_NOARGS,
      "Reads once and answers what the walker may (the loop's reader callback)."},
+    {"settle", (PyCFunction)Reader_settle, METH_NOARGS,
+     "(answered, consumers answered, client id, loop time) owed since the last settle()."},
     {"close", (PyCFunction)Reader_close, METH_NOARGS,
      "Closes the reader's socket (after the loop stopped watching it)."},
     {NULL, NULL, 0, NULL},

@@ -186,30 +186,43 @@ class HeartbeatBatch:
         """The bookkeeping after a walk that answered ``answered`` Heartbeats and
         ``consumers`` ConsumerGroupHeartbeats (started at ``started``, perf_counter):
         the lanes' counts, the connection's client id, the metrics."""
+        self.settled(conn, answered, consumers, self._walker.client_id)
+        if metrics is not None:
+            if answered:
+                _count(metrics, self._walker.counts(), answered, started)
+            if consumers:
+                _count_consumer(metrics, self._walker.consumer_counts(), started)
+
+    def settled(
+        self, conn: ConnectionContext, answered: int, consumers: int, client: str | None
+    ) -> None:
+        """The counts and client id of frames answered (``told`` without the metrics:
+        a hot connection's reader owes them when the daemon has none)."""
         self.answered += answered + consumers
-        conn.client_id = self._walker.client_id
+        if client is not None:
+            conn.client_id = client
         if answered:
             self.lane.hits_elsewhere(answered)
-            if metrics is not None:
-                _count(metrics, self._walker.counts(), answered, started)
         if consumers:
             self.consumer_answered += consumers
             assert self.consumer_lane is not None
             self.consumer_lane.answered += consumers
-            if metrics is not None:
-                _count_consumer(metrics, self._walker.consumer_counts(), started)
 
     def reader(
         self,
         fd: int,
         conn: ConnectionContext,
-        clock: Callable[[], int],
+        clock: Callable[[], float],
+        offset_ms: float | None,
         max_frame_bytes: int,
-        tally: Callable[[int, int, float], None],
+        tally: Callable[[int, int, float], None] | None,
         leave: Callable[[bytes, bytes, BaseException | None], None],
     ) -> Any:
         """A ``_heartbeats.Reader`` answering what ``answer_read`` answers, read by itself
-        from ``fd`` (which it then owns) and written back there (``shell/hot_reads.py``)."""
+        from ``fd`` (which it then owns) and written back there (``shell/hot_reads.py``).
+        ``clock``: the loop's time(), read as LoopClock reads it with ``offset_ms``, or
+        (``offset_ms`` None) the milliseconds themselves. ``tally`` None: the bookkeeping
+        waits for the reader's settle()."""
         assert _heartbeats is not None
         return _heartbeats.Reader(
             self._walker,
@@ -217,6 +230,7 @@ class HeartbeatBatch:
             self._groups,
             self._armed,
             clock,
+            offset_ms,
             max_frame_bytes,
             READER_FRAMES,
             conn.client_host,

@@ -5,9 +5,12 @@ heartbeats) spends most of the daemon's time for it in the event loop's stream m
 a bytes object and a Python callback per read, then a transport write. So after
 ``HOT_AFTER_READS`` such reads in a row the connection goes hot: its transport stops
 reading, and the loop calls a ``Reader`` (``fastlane/_heartbeats.c``) on a dup of its
-socket, which reads, answers and writes in C as ``HeartbeatBatch.answer_read`` does,
-telling Python only the bookkeeping after each read (``tally``: the same counts, client id
-and metrics as ``HeartbeatBatch.told``).
+socket, which reads, answers and writes in C as ``HeartbeatBatch.answer_read`` does. It
+reads the loop's clock as ``LoopClock`` does; the bookkeeping after a read (the counts,
+client id and metrics of ``HeartbeatBatch.told``, the idle clock) is done per read when
+the daemon keeps metrics (``tally``, timed per read as there), and otherwise owed until
+``settle``: before the idle sweep looks, and when the connection cools. A Python call per
+read was a third of a hot read's time in user space.
 
 The first read it cannot answer whole hands the connection back (``leave``): the answers
 the socket did not take go to the transport first, the bytes not answered go the usual
@@ -31,6 +34,7 @@ from protocol.frames import FrameSplitter
 
 from ..handlers.connection_context import ConnectionContext
 from ..security.config import Listener
+from ..shared.clock import LoopClock
 from ..upstream.proxy import Upstream
 from .runtime import Runtime
 
@@ -70,16 +74,20 @@ class HotReads:
         batch = runtime.heartbeat_batch
         assert batch is not None
         self.conn = conn
+        self._batch = batch
+        self._loop = runtime.loop
+        clock = runtime.clock
+        loop_clock = type(clock) is LoopClock  # else its own now_ms, whatever it reads
+        owed = loop_clock and runtime.metrics is None
         self.reader: Any = batch.reader(
             fd,
             conn.ctx,
-            runtime.now_ms,
+            self._loop.time if loop_clock else clock.now_ms,
+            clock.offset_ms if loop_clock else None,
             conn.splitter.max_frame_bytes,
-            self._tally,
+            None if owed else self._tally,
             self._leave,
         )
-        self._batch = batch
-        self._loop = runtime.loop
 
     def _tally(self, answered: int, consumers: int, started: float) -> None:
         conn = self.conn
@@ -98,9 +106,18 @@ class HotReads:
         if rest:
             conn.data_received(rest)
 
+    def settle(self) -> None:
+        """Book what the reader answered since the last settle (without ``tally``)."""
+        answered, consumers, client, last_read = self.reader.settle()
+        if answered or consumers:
+            self._batch.settled(self.conn.ctx, answered, consumers, client)
+            self.conn.last_activity = max(self.conn.last_activity, last_read)
+
     def stop(self) -> None:
-        """Stop watching the socket, then close the reader's dup of it (in this order:
-        epoll keeps reporting a closed dup while the transport's descriptor is open)."""
+        """Settle, stop watching the socket, then close the reader's dup of it (in this
+        order: epoll keeps reporting a closed dup while the transport's descriptor is
+        open)."""
+        self.settle()
         fd = self.reader.fd
         if fd >= 0:
             self._loop.remove_reader(fd)

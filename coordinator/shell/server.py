@@ -778,6 +778,9 @@ class Server:
         interval = min(1.0, max(0.01, shortest / 10000))
 
         def sweep() -> None:
+            for conn in self.connections:
+                if conn.hot is not None:
+                    conn.hot.settle()  # its idle clock, as of its last read
             self.guard.sweep(self.connections, loop.time())
             self._sweeper = loop.call_later(interval, sweep)
 

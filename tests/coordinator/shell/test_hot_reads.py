@@ -29,6 +29,7 @@ from coordinator.settings.config import Settings
 from coordinator.settings.limits import ConnectionLimits
 from coordinator.shell import server as server_module
 from coordinator.shell.server import Server
+from coordinator.telemetry.settings import ObservabilitySettings
 from protocol.apis.api_versions import ApiVersionsRequest
 from protocol.apis.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequest,
@@ -56,7 +57,9 @@ async def server(tmp_path: Path) -> AsyncIterator[Server]:
     await srv.stop()
 
 
-async def _start(tmp_path: Path, limits: ConnectionLimits | None = None) -> Server:
+async def _start(
+    tmp_path: Path, limits: ConnectionLimits | None = None, metrics: bool = False
+) -> Server:
     srv = Server(
         Settings(
             listen=("127.0.0.1", 0),
@@ -65,6 +68,9 @@ async def _start(tmp_path: Path, limits: ConnectionLimits | None = None) -> Serv
             topics=(("orders", 4),),
             group=GroupConfig(initial_rebalance_delay_ms=0),
             limits=limits or ConnectionLimits(),
+            observability=ObservabilitySettings(
+                metrics_listen=("127.0.0.1", 0) if metrics else None
+            ),
         )
     )
     await srv.start()
@@ -244,37 +250,80 @@ async def _play(
             answers.append((await _read_frame(reader)).replace(m.prefix.encode(), b"****"))
         hot_rounds += any(conn.hot is not None for conn in srv.connections)
     writer.close()
+    await writer.wait_closed()
+    for _ in range(100):  # until the server has seen the end (and settled)
+        if not srv.connections:
+            break
+        await asyncio.sleep(0.01)
     return answers, hot_rounds
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
+def _counts(srv: Server) -> tuple[float, ...]:
+    """What the lanes counted whichever answered (the compiled walker, the Python lanes:
+    which one depends on where reads split): steady ConsumerGroupHeartbeats answered, and
+    with metrics the requests of each heartbeat API and version."""
+    assert srv.runtime is not None and srv.runtime.heartbeat_batch is not None
+    batch, metrics = srv.runtime.heartbeat_batch, srv.runtime.metrics
+    assert batch.consumer_lane is not None
+    counted: tuple[float, ...] = (batch.consumer_lane.answered,)
+    if metrics is not None:
+        metrics.flush()
+        (family,) = metrics.requests.collect()  # not the registry: its live gauges ask the loop
+        by_labels = {
+            (x.labels["api"], x.labels["version"]): x.value
+            for x in family.samples
+            if x.name.endswith("_total")
+        }
+        for api, versions in (("Heartbeat", range(5)), ("ConsumerGroupHeartbeat", range(2))):
+            counted += tuple(by_labels.get((api, str(v)), 0.0) for v in versions)
+    return counted
+
+
+def _since(after: tuple[float, ...], before: tuple[float, ...]) -> tuple[float, ...]:
+    return tuple(a - b for a, b in zip(after, before, strict=True))
+
+
+@pytest.mark.parametrize(("seed", "metrics"), [(1, False), (2, False), (3, True), (4, True)])
 async def test_hot_reads_answer_the_bytes_the_transport_path_answers(
-    server: Server, monkeypatch: pytest.MonkeyPatch, seed: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, metrics: bool
 ) -> None:
+    server = await _start(tmp_path, metrics=metrics)
+    try:
+        await _compare(server, monkeypatch, seed)
+    finally:
+        await server.stop()
+
+
+async def _compare(server: Server, monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
     # Prefixes as long as each other: error messages name the group.
     cold, hot = await _members(server.port, "cold"), await _members(server.port, "warm")
     script = _script(random.Random(seed))
-    batch = server.runtime.heartbeat_batch if server.runtime else None
-    assert batch is not None
 
     monkeypatch.setattr(server_module, "HOT_AFTER_READS", NEVER)
-    before = batch.answered, batch.consumer_answered
+    before = _counts(server)
     cold_answers, cold_hot = await _play(server, cold, script, seed)
-    cold_counts = batch.answered - before[0], batch.consumer_answered - before[1]
+    cold_counts = _since(_counts(server), before)
 
     monkeypatch.setattr(server_module, "HOT_AFTER_READS", 3)
-    before = batch.answered, batch.consumer_answered
+    before = _counts(server)
+    assert server.runtime is not None
+    started_ms = server.runtime.now_ms()
     hot_answers, hot_rounds = await _play(server, hot, script, seed)
-    hot_counts = batch.answered - before[0], batch.consumer_answered - before[1]
+    hot_counts = _since(_counts(server), before)
+    # Its session moved by the daemon's clock (the reader reads the loop's as LoopClock).
+    groups, armed = server.runtime.node.groups.heartbeat_tables()
+    member = groups["warm-classic"].members[hot.classic]  # type: ignore[attr-defined]
+    assert started_ms <= member.last_heartbeat_ms <= server.runtime.now_ms()
+    assert armed[member.heartbeat_key].deadline_ms == member.last_heartbeat_ms + 60_000
 
     assert cold_hot == 0
     assert hot_rounds > len(script) // 4  # it did go hot, again and again
     assert len(hot_answers) == len(cold_answers)
     for i, (h, c) in enumerate(zip(hot_answers, cold_answers, strict=True)):
         assert h == c, f"answer {i} differs"
-    # The compiled lane answered the same frames, and counted them the same.
+    # The same frames counted the same.
     assert hot_counts == cold_counts
-    assert hot_counts[0] > 0 and hot_counts[1] > 0
+    assert hot_counts[0] > 0
 
 
 async def _go_hot(srv: Server, m: Members) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
@@ -284,6 +333,32 @@ async def _go_hot(srv: Server, m: Members) -> tuple[asyncio.StreamReader, asynci
         await _read_frame(reader)
     assert [conn.hot is not None for conn in srv.connections] == [True]
     return reader, writer
+
+
+async def test_what_a_hot_reader_answered_is_booked_when_it_settles(server: Server) -> None:
+    """Without metrics the reader books its reads on settling: the idle sweep settles
+    every hot connection, and cooling settles it."""
+    m = await _members(server.port, "owed")
+    assert server.runtime is not None and server.runtime.heartbeat_batch is not None
+    batch = server.runtime.heartbeat_batch
+    before = batch.answered
+    reader, writer = await _go_hot(server, m)
+    (conn,) = server.connections
+    conn.ctx.client_id = "someone else"
+    for i in range(50):
+        writer.write(_frame(m, "heartbeat", 4, i))
+        await _read_frame(reader)
+    await asyncio.sleep(1.1)  # a sweep (at most every second)
+    assert conn.hot is not None  # still hot, settled by the sweep
+    # Every heartbeat but the first (not in the memo yet: the Python lane decoded it).
+    walked = server_module.HOT_AFTER_READS + 2 - 1
+    assert batch.answered - before == walked + 50
+    assert conn.ctx.client_id == CLIENT
+    writer.write(_frame(m, "heartbeat", 4, 99))
+    await _read_frame(reader)
+    conn.cool()
+    assert batch.answered - before == walked + 51
+    writer.close()
 
 
 async def test_a_hot_client_that_stops_reading_gets_every_answer_in_order(server: Server) -> None:
