@@ -37,10 +37,9 @@ from protocol.apis.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatResponse,
 )
 from protocol.apis.heartbeat import HeartbeatRequest
-from protocol.apis.join_group import JoinGroupRequest, JoinGroupRequestProtocol, JoinGroupResponse
 from protocol.apis.metadata import MetadataRequest
-from protocol.apis.sync_group import SyncGroupRequest, SyncGroupResponse
 from protocol.frames import encode_request
+from tests.coordinator.shell.members import stable_classic_member
 
 pytestmark = pytest.mark.skipif(
     not compiled() or forced_pure(), reason="hot reads need the compiled heartbeat lane"
@@ -99,26 +98,7 @@ async def _members(port: int, prefix: str) -> Members:
 
 
 async def _classic(c: KafkaConnectionClient, m: Members) -> None:
-    def join(member_id: str) -> JoinGroupRequest:
-        return JoinGroupRequest(
-            group_id=f"{m.prefix}-classic",
-            session_timeout_ms=60_000,
-            rebalance_timeout_ms=60_000,
-            member_id=member_id,
-            protocol_type="consumer",
-            protocols=[JoinGroupRequestProtocol(name="range", metadata=b"")],
-        )
-
-    first = await c.request(join(""), 5, JoinGroupResponse)
-    joined = await c.request(join(first.member_id), 5, JoinGroupResponse)
-    assert joined.error_code == 0, joined
-    sync = SyncGroupRequest(
-        group_id=f"{m.prefix}-classic",
-        generation_id=joined.generation_id,
-        member_id=first.member_id,
-    )
-    assert (await c.request(sync, 3, SyncGroupResponse)).error_code == 0
-    m.classic, m.generation = first.member_id, joined.generation_id
+    m.classic, m.generation = await stable_classic_member(c, f"{m.prefix}-classic")
 
 
 async def _consumer(c: KafkaConnectionClient, m: Members) -> None:

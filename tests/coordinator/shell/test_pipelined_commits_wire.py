@@ -36,16 +36,15 @@ from protocol.apis.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
 )
-from protocol.apis.join_group import JoinGroupRequest, JoinGroupRequestProtocol, JoinGroupResponse
 from protocol.apis.offset_commit import (
     OffsetCommitRequest,
     OffsetCommitRequestPartition,
     OffsetCommitRequestTopic,
     OffsetCommitResponse,
 )
-from protocol.apis.sync_group import SyncGroupRequest, SyncGroupResponse
 from protocol.errors import ErrorCode
 from protocol.frames import decode_response, encode_request
+from tests.coordinator.shell.members import stable_classic_member
 
 ORDERS = topic_id_for("orders")
 PARTITIONS = 4
@@ -106,26 +105,7 @@ async def server(tmp_path: Path) -> AsyncIterator[Server]:
 
 
 async def _classic(c: KafkaConnectionClient, s: Scenario) -> None:
-    def join(member_id: str) -> JoinGroupRequest:
-        return JoinGroupRequest(
-            group_id=f"{s.prefix}-classic",
-            session_timeout_ms=60_000,
-            rebalance_timeout_ms=60_000,
-            member_id=member_id,
-            protocol_type="consumer",
-            protocols=[JoinGroupRequestProtocol(name="range", metadata=b"")],
-        )
-
-    first = await c.request(join(""), 5, JoinGroupResponse)
-    joined = await c.request(join(first.member_id), 5, JoinGroupResponse)
-    assert joined.error_code == 0, joined
-    sync = SyncGroupRequest(
-        group_id=f"{s.prefix}-classic",
-        generation_id=joined.generation_id,
-        member_id=first.member_id,
-    )
-    assert (await c.request(sync, 3, SyncGroupResponse)).error_code == 0
-    s.classic_member, s.generation = first.member_id, joined.generation_id
+    s.classic_member, s.generation = await stable_classic_member(c, f"{s.prefix}-classic")
 
 
 async def _consumer(c: KafkaConnectionClient, s: Scenario) -> None:
