@@ -56,8 +56,13 @@ def tansu_version(binary: str) -> str:
 
 def cpu_seconds(pid: int) -> float:
     """utime + stime of a process (all its threads), in seconds."""
+    return sum(cpu_split(pid))
+
+
+def cpu_split(pid: int) -> tuple[float, float]:
+    """(utime, stime) of a process (all its threads), in seconds: user space and kernel."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / _TICKS
+    return int(fields[11]) / _TICKS, int(fields[12]) / _TICKS
 
 
 #: Where the load generator (this process) and the servers run (``place``).

@@ -25,4 +25,5 @@ def test_steady_measures_both_protocols_and_both_ceilings() -> None:
     )
     assert set(medians) == {f"{t}@{d}" for t in targets for d in steady.DEPTHS}
     assert all(v["rate_per_s"] > 0 for v in medians.values())
+    assert all(0 <= v["user_us_per_request"] <= v["cpu_us_per_request"] for v in medians.values())
     assert set(result["summary"]["ratios"]) >= {"consumer/classic cpu per request @64"}
