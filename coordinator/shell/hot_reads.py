@@ -18,14 +18,14 @@ way (``data_received``), and the transport reads again. The end of the stream an
 errors are handed back with nothing, for the transport to find on its next read. A
 connection goes hot only when nothing of it is waiting anywhere (nothing queued, parked,
 committing or buffered for writing), on a plain TCP listener, where the walker may answer
-at all (no ACLs, one node); closing it cools it first.
+at all (no ACLs, one node): ``data_received`` hands the compiled lane reads only then, and
+``heat`` checks the transport; closing it cools it first.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-from collections import deque
 from typing import Any, Protocol
 
 import structlog
@@ -35,7 +35,6 @@ from protocol.frames import FrameSplitter
 from ..handlers.connection_context import ConnectionContext
 from ..security.config import Listener
 from ..shared.clock import LoopClock
-from ..upstream.proxy import Upstream
 from .runtime import Runtime
 
 log = structlog.get_logger("server")
@@ -54,10 +53,6 @@ class KafkaConnection(Protocol):
     ctx: ConnectionContext
     splitter: FrameSplitter
     listener: Listener | None
-    upstream: Upstream | None
-    queue: deque[bytes]
-    busy: bool
-    paused: bool
     closed: bool
     last_activity: float
 
@@ -125,18 +120,16 @@ class HotReads:
 
 
 def heat(conn: KafkaConnection) -> HotReads | None:
-    """Make ``conn`` hot, if it may be (see the module's doc)."""
+    """Make ``conn`` hot, if it may be. Called only after a read the compiled lane
+    answered whole, which ``data_received`` hands it only with nothing queued, parked or
+    committing, authenticated, with no upstream, and where the walker answers at all: what
+    is left to check is the transport (open, plain TCP, nothing unsent)."""
     runtime, transport = conn.runtime, conn.transport
-    batch = runtime.heartbeat_batch
-    if batch is None or transport is None or conn.closed or transport.is_closing():
-        return None
-    if not batch.may_answer() or conn.upstream is not None or not conn.ctx.authenticated:
+    if transport is None or conn.closed or transport.is_closing():
         return None
     if conn.listener is not None and conn.listener.protocol.uses_tls:
         return None
-    if transport.get_extra_info("sslcontext") is not None:
-        return None
-    if transport.get_write_buffer_size() or conn.queue or conn.busy or conn.paused:
+    if transport.get_extra_info("sslcontext") is not None or transport.get_write_buffer_size():
         return None
     sock = transport.get_extra_info("socket")
     if sock is None:
