@@ -97,13 +97,23 @@ PIPELINED = 64
 
 
 class _Discard:
-    """A transport that counts what it is given."""
+    """A transport that counts what it is given; it has no socket, so the connection never
+    goes hot (``shell/hot_reads.py``) and every read takes ``data_received``."""
 
     def __init__(self) -> None:
         self.written = 0
 
     def write(self, data: bytes) -> None:
         self.written += len(data)
+
+    def is_closing(self) -> bool:
+        return False
+
+    def get_extra_info(self, name: str) -> None:
+        return None
+
+    def get_write_buffer_size(self) -> int:
+        return 0
 
 
 def main(argv: list[str] | None = None) -> dict[str, tuple[float, float]]:

@@ -54,6 +54,14 @@ typedef struct {
     long interval;
     unsigned char *key;  /* PyMem; key_cap bytes */
     Py_ssize_t key_cap;
+    /* A Heartbeat frame's group, member and session timer as beat() last found them,
+     * with the version tags of the dicts they were found in then (found: 0 none). Kept
+     * while those tags stand (see remembered); borrowed, for the dicts hold them. The
+     * member's session key they were found by is held, so that another key made at the
+     * same address cannot pass for it. */
+    int found;
+    uint64_t groups_tag, members_tag, statics_tag, armed_tag;
+    PyObject *g, *m, *armed, *session_key;
 } CacheSlot;
 
 /* Added to a consumer frame's version in the cache, so that the two APIs' frames of the
@@ -128,6 +136,7 @@ static void Walker_dealloc(Walker *self) {
             Py_XDECREF(self->cache[i].heard);
             Py_XDECREF(self->cache[i].session);
             Py_XDECREF(self->cache[i].reply);
+            Py_XDECREF(self->cache[i].session_key);
             PyMem_Free(self->cache[i].key);
         }
         PyMem_Free(self->cache);
@@ -242,16 +251,25 @@ static inline void slot_set(PyObject *obj, Py_ssize_t offset, PyObject *value) {
     Py_XDECREF(old);
 }
 
-/* Deadlines.move_heartbeat, where the driver need not be told: the session timer ``key``
- * moves in place to ``deadline`` (the same one, from another heartbeat within the
- * millisecond, is left as it is). 0: nothing moved, the Python path answers (a new timer,
- * or an earlier deadline, which the driver must be told of). */
-static int move_session(Walker *self, PyObject *armed_keys, PyObject *key, long deadline) {
-    PyObject *armed = PyDict_GetItemWithError(armed_keys, key);
-    if (armed == NULL || (PyObject *)Py_TYPE(armed) != self->armed_type) {
-        PyErr_Clear();
-        return 0;
-    }
+/* Dict version tags (CPython 3.11 to 3.13; 3.14 has none): every change to a dict gives
+ * it a tag no dict had before, so a dict showing a tag seen earlier holds the same items
+ * as then, and a lookup in it finds what it found then. Without them every frame is
+ * looked up. */
+#if PY_VERSION_HEX < 0x030E0000
+#define HAVE_DICT_TAGS 1
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+static inline uint64_t dict_tag(PyObject *d) { return ((PyDictObject *)d)->ma_version_tag; }
+#pragma GCC diagnostic pop
+#else
+#define HAVE_DICT_TAGS 0
+#endif
+
+/* Deadlines.move_heartbeat, where the driver need not be told: the session timer
+ * ``armed`` moves in place to ``deadline`` (the same one, from another heartbeat within
+ * the millisecond, is left as it is). 0: nothing moved, the Python path answers (an
+ * earlier deadline, which the driver must be told of). */
+static int move_armed(Walker *self, PyObject *armed, long deadline) {
     int ok = 1;
     long before = slot_long(SLOT(armed, self->a_deadline_ms), &ok);
     if (!ok || deadline < before) return 0;
@@ -264,45 +282,129 @@ static int move_session(Walker *self, PyObject *armed_keys, PyObject *key, long 
     return 1;
 }
 
-/* Whether the member named by ``heard`` may be answered now, as membership.beat would
- * answer it (no error, or REBALANCE_IN_PROGRESS) with no timer to tell the driver of.
- * 1: yes, and the session was moved in place (``*rebalancing`` set); 0: no, nothing
- * changed (the Python path answers it). No Python code runs here: dict lookups by str,
- * slots read by offset, objects of exact types only; so borrowed references hold. */
-static int beat(Walker *self, PyObject *heard, PyObject *groups, PyObject *armed_keys,
-                long now, PyObject *now_obj, int *rebalancing) {
+/* move_armed for the session timer ``key``, looked up; 0 also if there is none (a new
+ * timer: the Python path arms it). */
+static int move_session(Walker *self, PyObject *armed_keys, PyObject *key, long deadline) {
+    PyObject *armed = PyDict_GetItemWithError(armed_keys, key);
+    if (armed == NULL || (PyObject *)Py_TYPE(armed) != self->armed_type) {
+        PyErr_Clear();
+        return 0;
+    }
+    return move_armed(self, armed, deadline);
+}
+
+/* What a Heartbeat frame names, found. */
+typedef struct {
+    PyObject *g, *m, *armed;
+} Found;
+
+/* The group, member and session timer that ``heard`` names, looked up as membership.beat
+ * and ClassicGroup.validate_member look them up; 0: not all there, or not of the exact
+ * types (the Python path answers). No Python code runs here: dict lookups by str, slots
+ * read by offset, objects of exact types only; so borrowed references hold. */
+static int look_up(Walker *self, PyObject *heard, PyObject *groups, PyObject *armed_keys,
+                   Found *found) {
     PyObject *group_id = PyTuple_GET_ITEM(heard, 2);
-    PyObject *generation = PyTuple_GET_ITEM(heard, 3);
     PyObject *member_id = PyTuple_GET_ITEM(heard, 4);
     PyObject *instance = PyTuple_GET_ITEM(heard, 5);
     if (!PyUnicode_CheckExact(group_id) || PyUnicode_GET_LENGTH(group_id) == 0) return 0;
     if (!PyUnicode_CheckExact(member_id)) return 0;
     PyObject *g = PyDict_GetItemWithError(groups, group_id);
-    if (g == NULL || (PyObject *)Py_TYPE(g) != self->classic_type) return 0;
-    PyObject *state = SLOT(g, self->g_state);
-    if (state != self->stable && state != self->completing && state != self->preparing)
-        return 0;  /* Empty, Dead: the Python path answers */
+    if (g == NULL || (PyObject *)Py_TYPE(g) != self->classic_type) goto absent;
     if (instance != Py_None) {  /* ClassicGroup.validate_member */
         if (!PyUnicode_CheckExact(instance)) return 0;
         PyObject *statics = SLOT(g, self->g_static_members);
         if (statics == NULL || !PyDict_CheckExact(statics)) return 0;
         PyObject *owner = PyDict_GetItemWithError(statics, instance);
-        if (owner == NULL || !PyUnicode_CheckExact(owner)) return 0;
+        if (owner == NULL || !PyUnicode_CheckExact(owner)) goto absent;
         if (owner != member_id && PyUnicode_Compare(owner, member_id) != 0) return 0;
     }
     PyObject *members = SLOT(g, self->g_members);
     if (members == NULL || !PyDict_CheckExact(members)) return 0;
     PyObject *m = PyDict_GetItemWithError(members, member_id);
-    if (m == NULL || (PyObject *)Py_TYPE(m) != self->member_type) return 0;
-    int ok = 1;
-    long group_generation = slot_long(SLOT(g, self->g_generation_id), &ok);
-    long heard_generation = slot_long(generation, &ok);
-    long session_ms = slot_long(SLOT(m, self->m_session_timeout_ms), &ok);
-    if (!ok || group_generation != heard_generation) return 0;
+    if (m == NULL || (PyObject *)Py_TYPE(m) != self->member_type) goto absent;
     PyObject *key = SLOT(m, self->m_heartbeat_key);
     if (key == NULL || !PyUnicode_CheckExact(key)) return 0;
-    if (!move_session(self, armed_keys, key, now + session_ms)) return 0;
-    slot_set(m, self->m_last_heartbeat_ms, now_obj);
+    PyObject *armed = PyDict_GetItemWithError(armed_keys, key);
+    if (armed == NULL || (PyObject *)Py_TYPE(armed) != self->armed_type) goto absent;
+    found->g = g;
+    found->m = m;
+    found->armed = armed;
+    return 1;
+absent:
+    PyErr_Clear();
+    return 0;
+}
+
+/* What ``slot``'s frame named when beat() last found it, if every dict it was found in
+ * still shows the tag it showed then (and the member still has the session key it was
+ * found by): what look_up would find now. */
+static int remembered(Walker *self, CacheSlot *slot, PyObject *groups, PyObject *armed_keys,
+                      Found *found) {
+#if HAVE_DICT_TAGS
+    if (!slot->found || dict_tag(groups) != slot->groups_tag
+        || dict_tag(armed_keys) != slot->armed_tag)
+        return 0;
+    /* g is alive (groups, unchanged, holds it); its dicts may have been replaced or
+     * changed since, which their tags tell. */
+    PyObject *members = SLOT(slot->g, self->g_members);
+    if (members == NULL || !PyDict_CheckExact(members) || dict_tag(members) != slot->members_tag)
+        return 0;
+    if (PyTuple_GET_ITEM(slot->heard, 5) != Py_None) {
+        PyObject *statics = SLOT(slot->g, self->g_static_members);
+        if (statics == NULL || !PyDict_CheckExact(statics)
+            || dict_tag(statics) != slot->statics_tag)
+            return 0;
+    }
+    if (SLOT(slot->m, self->m_heartbeat_key) != slot->session_key) return 0;
+    found->g = slot->g;
+    found->m = slot->m;
+    found->armed = slot->armed;
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+/* ``slot`` remembers what look_up found for its frame, and the dicts' tags now. */
+static void remember(Walker *self, CacheSlot *slot, PyObject *groups, PyObject *armed_keys,
+                     const Found *found) {
+#if HAVE_DICT_TAGS
+    PyObject *statics = SLOT(found->g, self->g_static_members);
+    slot->groups_tag = dict_tag(groups);
+    slot->armed_tag = dict_tag(armed_keys);
+    slot->members_tag = dict_tag(SLOT(found->g, self->g_members));
+    slot->statics_tag = statics != NULL && PyDict_CheckExact(statics) ? dict_tag(statics) : 0;
+    slot->g = found->g;
+    slot->m = found->m;
+    slot->armed = found->armed;
+    Py_XSETREF(slot->session_key, Py_NewRef(SLOT(found->m, self->m_heartbeat_key)));
+    slot->found = 1;
+#endif
+}
+
+/* Whether the member named by ``heard`` may be answered now, as membership.beat would
+ * answer it (no error, or REBALANCE_IN_PROGRESS) with no timer to tell the driver of.
+ * 1: yes, and the session was moved in place (``*rebalancing`` set); 0: no, nothing
+ * changed (the Python path answers it). ``slot``: the walker's cache slot holding the
+ * frame, or NULL (then every frame is looked up). */
+static int beat(Walker *self, CacheSlot *slot, PyObject *heard, PyObject *groups,
+                PyObject *armed_keys, long now, PyObject *now_obj, int *rebalancing) {
+    Found f;
+    if (slot == NULL || !remembered(self, slot, groups, armed_keys, &f)) {
+        if (!look_up(self, heard, groups, armed_keys, &f)) return 0;
+        if (slot != NULL) remember(self, slot, groups, armed_keys, &f);
+    }
+    PyObject *state = SLOT(f.g, self->g_state);
+    if (state != self->stable && state != self->completing && state != self->preparing)
+        return 0;  /* Empty, Dead: the Python path answers */
+    int ok = 1;
+    long group_generation = slot_long(SLOT(f.g, self->g_generation_id), &ok);
+    long heard_generation = slot_long(PyTuple_GET_ITEM(heard, 3), &ok);
+    long session_ms = slot_long(SLOT(f.m, self->m_session_timeout_ms), &ok);
+    if (!ok || group_generation != heard_generation) return 0;
+    if (!move_armed(self, f.armed, now + session_ms)) return 0;
+    slot_set(f.m, self->m_last_heartbeat_ms, now_obj);
     *rebalancing = state == self->preparing;
     return 1;
 }
@@ -362,6 +464,8 @@ static int slot_fill(CacheSlot *slot, PyObject *heard, uint64_t h, int kind,
     Py_XSETREF(slot->heard, heard);
     Py_CLEAR(slot->session);
     Py_CLEAR(slot->reply);
+    slot->found = 0;
+    Py_CLEAR(slot->session_key);
     slot->hash = h;
     slot->version = kind;
     slot->len = n;
@@ -370,17 +474,22 @@ static int slot_fill(CacheSlot *slot, PyObject *heard, uint64_t h, int kind,
 }
 
 /* The decoded fields of a frame (borrowed), from the walker's cache or the lane's memo;
- * NULL if neither has them. */
-static PyObject *heard_of(Walker *self, int version, const unsigned char *tail, Py_ssize_t n) {
+ * NULL if neither has them. ``*held``: the cache slot holding them, or NULL. */
+static PyObject *heard_of(Walker *self, int version, const unsigned char *tail, Py_ssize_t n,
+                          CacheSlot **held) {
     uint64_t h = hash_key(version, tail, n);
     CacheSlot *slot = &self->cache[h & (CACHE_SLOTS - 1)];
-    if (slot_holds(slot, h, version, tail, n)) return slot->heard;
+    *held = NULL;
+    if (slot_holds(slot, h, version, tail, n)) {
+        *held = slot;
+        return slot->heard;
+    }
     PyObject *heard = memo_get(self->memo, tail, n);
     if (heard == NULL) return NULL;
     if (!PyTuple_CheckExact(heard) || PyTuple_GET_SIZE(heard) != 6) return NULL;
     PyObject *v = PyTuple_GET_ITEM(heard, 0);
     if (!PyLong_CheckExact(v) || PyLong_AsLong(v) != version) { PyErr_Clear(); return NULL; }
-    if (n <= CACHE_KEY_BYTES) slot_fill(slot, heard, h, version, tail, n);
+    if (n <= CACHE_KEY_BYTES && slot_fill(slot, heard, h, version, tail, n)) *held = slot;
     return heard;
 }
 
@@ -691,10 +800,11 @@ static Py_ssize_t walk_frames(Walker *self, const unsigned char *data, Py_ssize_
         PyObject *client;
         if (api == HEARTBEAT_KEY) {
             if (version < self->min_version || version > self->max_version) break;
-            PyObject *heard = heard_of(self, version, frame + 8, (Py_ssize_t)size - 8);
+            CacheSlot *held;
+            PyObject *heard = heard_of(self, version, frame + 8, (Py_ssize_t)size - 8, &held);
             if (heard == NULL) break;  /* not decoded yet: the Python lane decodes it */
             int rebalancing = 0;
-            if (!beat(self, heard, groups, armed_keys, now, now_obj, &rebalancing)) break;
+            if (!beat(self, held, heard, groups, armed_keys, now, now_obj, &rebalancing)) break;
             answer = self->answer[version][rebalancing];
             n = self->answer_len[version][rebalancing];
             client = PyTuple_GET_ITEM(heard, 1);
@@ -986,7 +1096,7 @@ static PyObject *Reader_readable(Reader *self, PyObject *Py_UNUSED(ignored)) {
     while (got < 0 && errno == EINTR);
     if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) Py_RETURN_NONE;
     if (got <= 0) return hand_back(self, NULL, 0, NULL, 0, NULL);
-    double started = monotonic_s();
+    double started = self->tally != Py_None ? monotonic_s() : 0.0;  /* for the tally */
     PyObject *now_obj = PyObject_CallNoArgs(self->clock);
     if (now_obj == NULL) return failed(self, got);
     long now;

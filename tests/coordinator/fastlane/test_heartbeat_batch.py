@@ -38,12 +38,14 @@ from protocol.apis.api_versions import ApiVersionsRequest
 from protocol.apis.describe_groups import DescribeGroupsRequest
 from protocol.apis.heartbeat import HeartbeatRequest
 from protocol.apis.join_group import JoinGroupRequest, JoinGroupRequestProtocol
+from protocol.apis.leave_group import LeaveGroupRequest, LeaveGroupRequestMemberIdentity
 from protocol.apis.offset_commit import (
     OffsetCommitRequest,
     OffsetCommitRequestPartition,
     OffsetCommitRequestTopic,
 )
 from protocol.apis.sync_group import SyncGroupRequest
+from protocol.errors import ErrorCode
 from protocol.frames import decode_response, encode_request
 from protocol.schema import Struct
 
@@ -348,6 +350,46 @@ async def test_a_whole_read_of_steady_heartbeats_is_answered_in_c_in_one_write()
     assert compiled_twin.runtime.heartbeat_batch.answered - before == 64
     last, deadline = compiled_twin.sessions()[leader]
     assert last == compiled_twin.clock.now and deadline == last + 30_000
+
+
+@needs_compiled
+async def test_a_member_replaced_or_gone_is_not_answered_from_what_the_lane_found_before() -> None:
+    """The compiled lane remembers, per frame, the group, member and session timer it found,
+    for as long as the dicts it found them in are unchanged: a member fenced by its
+    instance's new member or gone since is answered as the Python lane answers it."""
+    twins, leader, static, generation = await stable_twins(
+        Settings(store="memory", group=GroupConfig(initial_rebalance_delay_ms=0))
+    )
+    conns = [t.connect() for t in twins]
+
+    def beat(member: str, instance: str | None) -> bytes:
+        body = HeartbeatRequest(
+            group_id=GROUP, generation_id=generation, member_id=member, group_instance_id=instance
+        )
+        return frame(body, 4, 7)
+
+    compiled_batch = twins[0].runtime.heartbeat_batch
+    assert compiled_batch is not None
+    for _ in range(3):  # decoded by the Python lane once, then answered in C
+        for member, instance in ((leader, None), (static, "i1")):
+            assert (await call(twins, conns, beat(member, instance))).error_code == 0
+    assert compiled_batch.answered >= 4
+    # The static member's instance joins again with no member id: a new member id takes
+    # its place (Stable, no rebalance), and the old one is fenced.
+    newcomers = [t.connect() for t in twins]
+    rejoined = await call(twins, newcomers, frame(join("", "i1"), 5, 1))
+    assert rejoined.error_code == 0 and rejoined.member_id != static
+    fenced = await call(twins, conns, beat(static, "i1"))
+    assert fenced.error_code == ErrorCode.FENCED_INSTANCE_ID
+    assert (await call(twins, conns, beat(leader, None))).error_code == 0
+    # The leader leaves: its heartbeat is of an unknown member now.
+    leave = LeaveGroupRequest(
+        group_id=GROUP, members=[LeaveGroupRequestMemberIdentity(member_id=leader)]
+    )
+    assert (await call(twins, conns, frame(leave, 3, 8))).error_code == 0
+    gone = await call(twins, conns, beat(leader, None))
+    assert gone.error_code == ErrorCode.UNKNOWN_MEMBER_ID
+    assert twins[0].sessions() == twins[1].sessions()
 
 
 @needs_compiled
