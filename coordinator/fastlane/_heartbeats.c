@@ -268,7 +268,8 @@ static inline uint64_t dict_tag(PyObject *d) { return ((PyDictObject *)d)->ma_ve
 /* Deadlines.move_heartbeat, where the driver need not be told: the session timer
  * ``armed`` moves in place to ``deadline`` (the same one, from another heartbeat within
  * the millisecond, is left as it is). 0: nothing moved, the Python path answers (an
- * earlier deadline, which the driver must be told of). */
+ * earlier deadline, which the driver must be told of; a timer not armed at all is not
+ * found by the lookups, and the Python path arms it). */
 static int move_armed(Walker *self, PyObject *armed, long deadline) {
     int ok = 1;
     long before = slot_long(SLOT(armed, self->a_deadline_ms), &ok);
@@ -280,17 +281,6 @@ static int move_armed(Walker *self, PyObject *armed, long deadline) {
         Py_DECREF(deadline_obj);
     }
     return 1;
-}
-
-/* move_armed for the session timer ``key``, looked up; 0 also if there is none (a new
- * timer: the Python path arms it). */
-static int move_session(Walker *self, PyObject *armed_keys, PyObject *key, long deadline) {
-    PyObject *armed = PyDict_GetItemWithError(armed_keys, key);
-    if (armed == NULL || (PyObject *)Py_TYPE(armed) != self->armed_type) {
-        PyErr_Clear();
-        return 0;
-    }
-    return move_armed(self, armed, deadline);
 }
 
 /* What a Heartbeat frame names, found. */
@@ -336,51 +326,66 @@ absent:
     return 0;
 }
 
-/* What ``slot``'s frame named when beat() last found it, if every dict it was found in
- * still shows the tag it showed then (and the member still has the session key it was
- * found by): what look_up would find now. */
-static int remembered(Walker *self, CacheSlot *slot, PyObject *groups, PyObject *armed_keys,
-                      Found *found) {
+/* Whether every dict ``slot``'s lookups were made in still shows the tag it showed then
+ * (the group's members and static members read by these offsets): then the lookups
+ * would find what they found. */
+static int tags_stand(const CacheSlot *slot, PyObject *groups, PyObject *armed_keys,
+                      Py_ssize_t members_at, Py_ssize_t statics_at) {
 #if HAVE_DICT_TAGS
     if (!slot->found || dict_tag(groups) != slot->groups_tag
         || dict_tag(armed_keys) != slot->armed_tag)
         return 0;
     /* g is alive (groups, unchanged, holds it); its dicts may have been replaced or
      * changed since, which their tags tell. */
-    PyObject *members = SLOT(slot->g, self->g_members);
+    PyObject *members = SLOT(slot->g, members_at);
     if (members == NULL || !PyDict_CheckExact(members) || dict_tag(members) != slot->members_tag)
         return 0;
     if (PyTuple_GET_ITEM(slot->heard, 5) != Py_None) {
-        PyObject *statics = SLOT(slot->g, self->g_static_members);
+        PyObject *statics = SLOT(slot->g, statics_at);
         if (statics == NULL || !PyDict_CheckExact(statics)
             || dict_tag(statics) != slot->statics_tag)
             return 0;
     }
-    if (SLOT(slot->m, self->m_heartbeat_key) != slot->session_key) return 0;
-    found->g = slot->g;
-    found->m = slot->m;
-    found->armed = slot->armed;
     return 1;
 #else
     return 0;
 #endif
 }
 
-/* ``slot`` remembers what look_up found for its frame, and the dicts' tags now. */
-static void remember(Walker *self, CacheSlot *slot, PyObject *groups, PyObject *armed_keys,
-                     const Found *found) {
+/* ``slot`` keeps what its lookups found, and the tags of the dicts they were made in. */
+static void keep_found(CacheSlot *slot, PyObject *groups, PyObject *armed_keys,
+                       Py_ssize_t members_at, Py_ssize_t statics_at, const Found *found) {
 #if HAVE_DICT_TAGS
-    PyObject *statics = SLOT(found->g, self->g_static_members);
+    PyObject *statics = SLOT(found->g, statics_at);
     slot->groups_tag = dict_tag(groups);
     slot->armed_tag = dict_tag(armed_keys);
-    slot->members_tag = dict_tag(SLOT(found->g, self->g_members));
+    slot->members_tag = dict_tag(SLOT(found->g, members_at));
     slot->statics_tag = statics != NULL && PyDict_CheckExact(statics) ? dict_tag(statics) : 0;
     slot->g = found->g;
     slot->m = found->m;
     slot->armed = found->armed;
-    Py_XSETREF(slot->session_key, Py_NewRef(SLOT(found->m, self->m_heartbeat_key)));
     slot->found = 1;
 #endif
+}
+
+/* What ``slot``'s Heartbeat frame named when beat() last found it, if the tags stand
+ * and the member still has the session key it was found by: what look_up would find. */
+static int remembered(Walker *self, CacheSlot *slot, PyObject *groups, PyObject *armed_keys,
+                      Found *found) {
+    if (!tags_stand(slot, groups, armed_keys, self->g_members, self->g_static_members))
+        return 0;
+    if (SLOT(slot->m, self->m_heartbeat_key) != slot->session_key) return 0;
+    found->g = slot->g;
+    found->m = slot->m;
+    found->armed = slot->armed;
+    return 1;
+}
+
+/* ``slot`` remembers what look_up found for its Heartbeat frame. */
+static void remember(Walker *self, CacheSlot *slot, PyObject *groups, PyObject *armed_keys,
+                     const Found *found) {
+    keep_found(slot, groups, armed_keys, self->g_members, self->g_static_members, found);
+    Py_XSETREF(slot->session_key, Py_NewRef(SLOT(found->m, self->m_heartbeat_key)));
 }
 
 /* Whether the member named by ``heard`` may be answered now, as membership.beat would
@@ -685,6 +690,37 @@ static int partitions_unchanged(Walker *self, PyObject *g) {
     return seen == PyDict_GET_SIZE(known);
 }
 
+/* The group, member (g.static_member for a static one) and session timer that the
+ * consumer frame of ``slot`` names, looked up as steady.py's ``beat`` looks them up; 0:
+ * not all there, or not of the exact types (the Python path answers). */
+static int consumer_look_up(Walker *self, CacheSlot *slot, PyObject *groups,
+                            PyObject *armed_keys, Found *found) {
+    PyObject *heard = slot->heard;
+    PyObject *instance = PyTuple_GET_ITEM(heard, 5);
+    PyObject *g = PyDict_GetItemWithError(groups, PyTuple_GET_ITEM(heard, 2));
+    if (g == NULL || (PyObject *)Py_TYPE(g) != self->c_group_type) goto absent;
+    PyObject *members = slot_dict(g, self->cg_members);
+    if (members == NULL) return 0;
+    PyObject *member_key = PyTuple_GET_ITEM(heard, 3);
+    if (instance != Py_None) {  /* g.static_member(instance) */
+        PyObject *statics = slot_dict(g, self->cg_static_members);
+        if (statics == NULL) return 0;
+        member_key = PyDict_GetItemWithError(statics, instance);
+        if (member_key == NULL || !PyUnicode_CheckExact(member_key)) goto absent;
+    }
+    PyObject *m = PyDict_GetItemWithError(members, member_key);
+    if (m == NULL || (PyObject *)Py_TYPE(m) != self->c_member_type) goto absent;
+    PyObject *armed = PyDict_GetItemWithError(armed_keys, slot->session);
+    if (armed == NULL || (PyObject *)Py_TYPE(armed) != self->armed_type) goto absent;
+    found->g = g;
+    found->m = m;
+    found->armed = armed;
+    return 1;
+absent:
+    PyErr_Clear();
+    return 0;
+}
+
 /* Whether the consumer frame of ``slot`` may be answered now, as steady.py's ``beat``
  * would answer it (the same tests on the same objects, declining wherever it declines)
  * with no timer to tell the driver of. 1: yes, and the session was moved in place; 0: no,
@@ -699,8 +735,16 @@ static int consumer_beat(Walker *self, CacheSlot *slot, PyObject *groups, PyObje
     int ok = 1;
     long epoch = slot_long(PyTuple_GET_ITEM(heard, 4), &ok);
     if (!ok || epoch <= 0) return 0;
-    PyObject *g = PyDict_GetItemWithError(groups, group_id);
-    if (g == NULL || (PyObject *)Py_TYPE(g) != self->c_group_type) { PyErr_Clear(); return 0; }
+    Found f;
+    if (!tags_stand(slot, groups, armed_keys, self->cg_members, self->cg_static_members)) {
+        if (!consumer_look_up(self, slot, groups, armed_keys, &f)) return 0;
+        keep_found(slot, groups, armed_keys, self->cg_members, self->cg_static_members, &f);
+    } else {
+        f.g = slot->g;
+        f.m = slot->m;
+        f.armed = slot->armed;
+    }
+    PyObject *g = f.g, *m = f.m;
     /* g.changed: nothing of the group waits to be written (coalesce.stale: held) */
     PyObject *dirty_members = SLOT(g, self->cg_dirty_members);
     PyObject *removed_members = SLOT(g, self->cg_removed_members);
@@ -712,17 +756,6 @@ static int consumer_beat(Walker *self, CacheSlot *slot, PyObject *groups, PyObje
     long group_epoch = slot_long(SLOT(g, self->cg_group_epoch), &ok);
     long assignment_epoch = slot_long(SLOT(g, self->cg_assignment_epoch), &ok);
     if (!ok || group_epoch > assignment_epoch) return 0;
-    PyObject *members = slot_dict(g, self->cg_members);
-    if (members == NULL) return 0;
-    PyObject *member_key = member_id;
-    if (instance != Py_None) {  /* g.static_member(instance) */
-        PyObject *statics = slot_dict(g, self->cg_static_members);
-        if (statics == NULL) return 0;
-        member_key = PyDict_GetItemWithError(statics, instance);
-        if (member_key == NULL || !PyUnicode_CheckExact(member_key)) { PyErr_Clear(); return 0; }
-    }
-    PyObject *m = PyDict_GetItemWithError(members, member_key);
-    if (m == NULL || (PyObject *)Py_TYPE(m) != self->c_member_type) { PyErr_Clear(); return 0; }
     long member_epoch = slot_long(SLOT(m, self->cm_member_epoch), &ok);
     if (!ok || member_epoch != epoch) return 0;
     if (!str_equal(SLOT(m, self->cm_member_id), member_id)) return 0;
@@ -758,7 +791,7 @@ static int consumer_beat(Walker *self, CacheSlot *slot, PyObject *groups, PyObje
     if (configs != NULL) {
         if (!PyDict_CheckExact(configs) || PyDict_GET_SIZE(configs) != 0) return 0;
     } else if (PyErr_Occurred()) { PyErr_Clear(); return 0; }
-    return move_session(self, armed_keys, slot->session, now + self->c_session_ms);
+    return move_armed(self, f.armed, now + self->c_session_ms);
 }
 
 /* Room in the answers' buffer for ``more`` bytes; 0 (error set) without memory. */

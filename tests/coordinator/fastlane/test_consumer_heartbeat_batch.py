@@ -694,3 +694,25 @@ async def test_a_client_id_of_any_characters_is_compared_as_python_compares_it(
     assert all(conn.ctx.client_id == client_id for conn, _ in world.conns["m1"])
     latin = encode_request(consumer("m1", world.epochs["m1"]), 1, 0, client_id[:-1] + "x")
     assert await steady_again(world, latin) == 0
+
+
+@needs_compiled
+async def test_a_static_member_replaced_is_not_answered_from_what_the_lane_found_before() -> None:
+    """The compiled lane remembers, per frame, the group, member and session timer it
+    found while the dicts it found them in are unchanged. m3 leaves for a while (epoch -2,
+    keeping its instance's partitions) and m4 joins with its instance id in its place; m3's
+    steady heartbeat must then be answered as the Python way answers it (fenced), on its
+    instance's member, not on the member the lane found before."""
+    world = await reconciled_world()
+    template = await warm(world, "m3")
+    assert await steady_again(world, template, "m3") == 1
+    world.send("m3", frame(consumer("m3", -2), 1, 3))
+    await world.settle()
+    joining = consumer("m4", 0, instance="i3", names=[TOPIC], timeout=30_000, owned=[])
+    world.send("m4", frame(joining, 1, 4))
+    await world.settle()
+    world.learn("m4")
+    assert world.epochs.get("m4", 0) > 0  # m4 is i3's member now
+    assert await steady_again(world, template, "m3") == 0
+    answer = decode_response(BY_KEY[68], 1, world.last("m3"))[1]
+    assert answer.error_code != 0  # type: ignore[attr-defined]
