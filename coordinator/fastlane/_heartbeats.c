@@ -62,6 +62,13 @@ typedef struct {
     int found;
     uint64_t groups_tag, members_tag, statics_tag, armed_tag;
     PyObject *g, *m, *armed, *session_key;
+    /* A consumer frame's group-wide lookups, kept by the same rule (group_known: 0
+     * none): its ledger and its own configs (borrowed; NULL: none), and whether its
+     * subscribed topics' partition counts are those of its subscription (see
+     * partitions_unchanged), with the tags of the dicts they were read from. */
+    int group_known, partitions_same;
+    uint64_t ledgers_tag, configs_tag, topics_tag, subscribers_tag, known_tag;
+    PyObject *ledger, *configs;
 } CacheSlot;
 
 /* Added to a consumer frame's version in the cache, so that the two APIs' frames of the
@@ -470,6 +477,7 @@ static int slot_fill(CacheSlot *slot, PyObject *heard, uint64_t h, int kind,
     Py_CLEAR(slot->session);
     Py_CLEAR(slot->reply);
     slot->found = 0;
+    slot->group_known = 0;
     Py_CLEAR(slot->session_key);
     slot->hash = h;
     slot->version = kind;
@@ -690,6 +698,55 @@ static int partitions_unchanged(Walker *self, PyObject *g) {
     return seen == PyDict_GET_SIZE(known);
 }
 
+/* A consumer group's lookups outside the group object: its ledger, its own configs (each
+ * NULL: none) and partitions_unchanged's verdict. */
+typedef struct {
+    PyObject *ledger, *configs;
+    int partitions_same;
+} GroupWide;
+
+/* ``g``'s GroupWide, as ``slot`` kept it while the dicts it was read from keep their tags
+ * (shard.ledgers, shard.group_configs, the catalog's topics, the group's topic
+ * subscribers and subscription metadata: a ledger, a configs dict or a frozen Topic is
+ * only ever replaced in them), else looked up and kept; 0: a lookup failed. */
+static int group_wide(Walker *self, CacheSlot *slot, PyObject *g, PyObject *group_id,
+                      GroupWide *w) {
+#if HAVE_DICT_TAGS
+    PyObject *subscribers = SLOT(g, self->cg_topic_subscribers);
+    PyObject *known = SLOT(g, self->cg_subscription_metadata);
+    int taggable = subscribers != NULL && PyDict_Check(subscribers) && known != NULL
+                   && PyDict_Check(known);
+    if (taggable && slot->group_known && dict_tag(self->c_ledgers) == slot->ledgers_tag
+        && dict_tag(self->c_configs) == slot->configs_tag
+        && dict_tag(self->c_topics) == slot->topics_tag
+        && dict_tag(subscribers) == slot->subscribers_tag && dict_tag(known) == slot->known_tag) {
+        w->ledger = slot->ledger;
+        w->configs = slot->configs;
+        w->partitions_same = slot->partitions_same;
+        return 1;
+    }
+#endif
+    w->ledger = PyDict_GetItemWithError(self->c_ledgers, group_id);
+    if (w->ledger == NULL && PyErr_Occurred()) { PyErr_Clear(); return 0; }
+    w->configs = PyDict_GetItemWithError(self->c_configs, group_id);
+    if (w->configs == NULL && PyErr_Occurred()) { PyErr_Clear(); return 0; }
+    w->partitions_same = partitions_unchanged(self, g);
+#if HAVE_DICT_TAGS
+    if (taggable) {
+        slot->ledger = w->ledger;
+        slot->configs = w->configs;
+        slot->partitions_same = w->partitions_same;
+        slot->ledgers_tag = dict_tag(self->c_ledgers);
+        slot->configs_tag = dict_tag(self->c_configs);
+        slot->topics_tag = dict_tag(self->c_topics);
+        slot->subscribers_tag = dict_tag(subscribers);
+        slot->known_tag = dict_tag(known);
+        slot->group_known = 1;
+    }
+#endif
+    return 1;
+}
+
 /* The group, member (g.static_member for a static one) and session timer that the
  * consumer frame of ``slot`` names, looked up as steady.py's ``beat`` looks them up; 0:
  * not all there, or not of the exact types (the Python path answers). */
@@ -766,15 +823,16 @@ static int consumer_beat(Walker *self, CacheSlot *slot, PyObject *groups, PyObje
     if (!str_equal(SLOT(m, self->cm_client_id), client_id)) return 0;
     if (!str_equal(SLOT(m, self->cm_client_host), client_host)) return 0;
     if (instance != Py_None && java_blank(instance)) return 0;
+    GroupWide w;
+    if (!group_wide(self, slot, g, group_id, &w)) return 0;
     /* the durability rule: the answer would wait for the group's records in flight */
-    PyObject *ledger = PyDict_GetItemWithError(self->c_ledgers, group_id);
-    if (ledger != NULL) {
-        if ((PyObject *)Py_TYPE(ledger) != self->c_ledger_type) return 0;
-        PyObject *in_flight = SLOT(ledger, self->l_in_flight);
+    if (w.ledger != NULL) {
+        if ((PyObject *)Py_TYPE(w.ledger) != self->c_ledger_type) return 0;
+        PyObject *in_flight = SLOT(w.ledger, self->l_in_flight);
         if (in_flight == NULL || (PyObject *)Py_TYPE(in_flight) != self->c_deque_type) return 0;
         Py_ssize_t waiting = PyObject_Length(in_flight);  /* deque's own length: no Python */
         if (waiting != 0) { PyErr_Clear(); return 0; }
-    } else if (PyErr_Occurred()) { PyErr_Clear(); return 0; }
+    }
     /* regex.to_resolve(g, None, ...): the group's regexes are due a refresh */
     PyObject *resolved = slot_dict(g, self->cg_resolved);
     if (resolved == NULL) return 0;
@@ -785,12 +843,10 @@ static int consumer_beat(Walker *self, CacheSlot *slot, PyObject *groups, PyObje
             || now - resolved_at >= self->c_regex_refresh_ms)
             return 0;
     }
-    if (partitions_unchanged(self, g) != 1) return 0;  /* the group epoch is bumped */
+    if (w.partitions_same != 1) return 0;  /* the group epoch is bumped */
     /* the group's own configs: the general path applies them */
-    PyObject *configs = PyDict_GetItemWithError(self->c_configs, group_id);
-    if (configs != NULL) {
-        if (!PyDict_CheckExact(configs) || PyDict_GET_SIZE(configs) != 0) return 0;
-    } else if (PyErr_Occurred()) { PyErr_Clear(); return 0; }
+    if (w.configs != NULL && (!PyDict_CheckExact(w.configs) || PyDict_GET_SIZE(w.configs) != 0))
+        return 0;
     return move_armed(self, f.armed, now + self->c_session_ms);
 }
 
