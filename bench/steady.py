@@ -25,7 +25,8 @@ to run, and in five slices per target, the targets taking turns:
 
 Every answer of the daemon is checked once per round to be error-free. Medians over runs;
 the ratios are computed within each run and their median shown. Writes
-``bench/results/steady.json`` and ``steady.md``.
+``bench/results/steady.json`` and ``steady.md`` (``steady_same.*``, ``steady_split.*``
+with ``--placement same`` or ``split``).
 """
 
 from __future__ import annotations
@@ -429,8 +430,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     }
     if not args.no_write:
         RESULTS.mkdir(exist_ok=True)
-        (RESULTS / "steady.json").write_text(json.dumps(result, indent=2) + "\n")
-        (RESULTS / "steady.md").write_text(_markdown(result))
+        # Each placement keeps its own results: steady.json (free), steady_same.json, ...
+        name = "steady" if args.placement == "free" else f"steady_{args.placement}"
+        (RESULTS / f"{name}.json").write_text(json.dumps(result, indent=2) + "\n")
+        (RESULTS / f"{name}.md").write_text(_markdown(result))
     print(_markdown(result))
     return result
 
