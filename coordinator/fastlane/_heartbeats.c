@@ -295,6 +295,21 @@ typedef struct {
     PyObject *g, *m, *armed;
 } Found;
 
+/* ``found``: g, m and m's session timer ``key``, looked up; 0: no such timer (the Python
+ * path arms it). */
+static int with_timer(Walker *self, PyObject *g, PyObject *m, PyObject *armed_keys,
+                      PyObject *key, Found *found) {
+    PyObject *armed = PyDict_GetItemWithError(armed_keys, key);
+    if (armed == NULL || (PyObject *)Py_TYPE(armed) != self->armed_type) {
+        PyErr_Clear();
+        return 0;
+    }
+    found->g = g;
+    found->m = m;
+    found->armed = armed;
+    return 1;
+}
+
 /* The group, member and session timer that ``heard`` names, looked up as membership.beat
  * and ClassicGroup.validate_member look them up; 0: not all there, or not of the exact
  * types (the Python path answers). No Python code runs here: dict lookups by str, slots
@@ -322,12 +337,7 @@ static int look_up(Walker *self, PyObject *heard, PyObject *groups, PyObject *ar
     if (m == NULL || (PyObject *)Py_TYPE(m) != self->member_type) goto absent;
     PyObject *key = SLOT(m, self->m_heartbeat_key);
     if (key == NULL || !PyUnicode_CheckExact(key)) return 0;
-    PyObject *armed = PyDict_GetItemWithError(armed_keys, key);
-    if (armed == NULL || (PyObject *)Py_TYPE(armed) != self->armed_type) goto absent;
-    found->g = g;
-    found->m = m;
-    found->armed = armed;
-    return 1;
+    return with_timer(self, g, m, armed_keys, key, found);
 absent:
     PyErr_Clear();
     return 0;
@@ -767,12 +777,7 @@ static int consumer_look_up(Walker *self, CacheSlot *slot, PyObject *groups,
     }
     PyObject *m = PyDict_GetItemWithError(members, member_key);
     if (m == NULL || (PyObject *)Py_TYPE(m) != self->c_member_type) goto absent;
-    PyObject *armed = PyDict_GetItemWithError(armed_keys, slot->session);
-    if (armed == NULL || (PyObject *)Py_TYPE(armed) != self->armed_type) goto absent;
-    found->g = g;
-    found->m = m;
-    found->armed = armed;
-    return 1;
+    return with_timer(self, g, m, armed_keys, slot->session, found);
 absent:
     PyErr_Clear();
     return 0;
