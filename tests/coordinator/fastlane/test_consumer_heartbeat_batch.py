@@ -48,6 +48,7 @@ from protocol.apis.incremental_alter_configs import (
 )
 from protocol.apis.join_group import JoinGroupRequest, JoinGroupRequestProtocol
 from protocol.apis.sync_group import SyncGroupRequest
+from protocol.errors import ErrorCode
 from protocol.frames import decode_response, encode_request
 from protocol.schema import Struct
 
@@ -715,4 +716,4 @@ async def test_a_static_member_replaced_is_not_answered_from_what_the_lane_found
     assert world.epochs.get("m4", 0) > 0  # m4 is i3's member now
     assert await steady_again(world, template, "m3") == 0
     answer = decode_response(BY_KEY[68], 1, world.last("m3"))[1]
-    assert answer.error_code != 0  # type: ignore[attr-defined]
+    assert answer.error_code == ErrorCode.FENCED_INSTANCE_ID  # type: ignore[attr-defined]
