@@ -32,6 +32,7 @@ from coordinator.shell.runtime import Runtime
 from coordinator.shell.server import KafkaConnection
 from protocol.apis.heartbeat import HeartbeatRequest
 from protocol.frames import Request, encode_request
+from protocol.schema import Struct
 
 from .metrics_overhead import stable_member
 
@@ -60,7 +61,7 @@ async def measure(heartbeats: int, repeats: int) -> dict[str, tuple[float, float
         request = conn.receive(frame)
         assert isinstance(request, Request)
         reply = runtime.handle(request, ctx)
-        assert getattr(reply, "error_code", None) == 0
+        assert isinstance(reply, Struct) and getattr(reply, "error_code", None) == 0
         stages = {
             "decode": lambda: conn.receive(frame),
             "handle": lambda: runtime.handle(request, ctx),
