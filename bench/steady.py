@@ -42,7 +42,7 @@ from typing import Any
 
 import uvloop
 
-from coordinator.client.connection import connect
+from coordinator.client.connection import KafkaConnectionClient, connect
 from coordinator.fastlane.batch import PURE_PYTHON_ENV, compiled
 from coordinator.shared.catalog import topic_id_for
 from protocol.apis import BY_KEY
@@ -129,15 +129,18 @@ async def _pipe(port: int) -> Pipe:
     return pipe
 
 
-async def classic_member(port: int) -> bytes:
-    """A Stable classic member's Heartbeat v4 frame."""
-    c = await connect("127.0.0.1", port, client_id=CLIENT_ID)
+async def stable_classic_member(
+    c: KafkaConnectionClient, group_id: str, session_timeout_ms: int = 30_000
+) -> tuple[str, int]:
+    """A member alone in classic group ``group_id``, joined and synced over ``c`` (its
+    session and rebalance timeouts ``session_timeout_ms``): its member id and generation.
+    The wire tests make their members with it too."""
 
     def join(member_id: str) -> JoinGroupRequest:
         return JoinGroupRequest(
-            group_id="steady-classic",
-            session_timeout_ms=30_000,
-            rebalance_timeout_ms=30_000,
+            group_id=group_id,
+            session_timeout_ms=session_timeout_ms,
+            rebalance_timeout_ms=session_timeout_ms,
             member_id=member_id,
             protocol_type="consumer",
             protocols=[JoinGroupRequestProtocol(name="range", metadata=b"")],
@@ -145,13 +148,21 @@ async def classic_member(port: int) -> bytes:
 
     first = await c.request(join(""), 5, JoinGroupResponse)
     joined = await c.request(join(first.member_id), 5, JoinGroupResponse)
+    assert joined.error_code == 0, joined
     sync = SyncGroupRequest(
-        group_id="steady-classic", generation_id=joined.generation_id, member_id=first.member_id
+        group_id=group_id, generation_id=joined.generation_id, member_id=first.member_id
     )
-    await c.request(sync, 3, SyncGroupResponse)
+    assert (await c.request(sync, 3, SyncGroupResponse)).error_code == 0
+    return first.member_id, joined.generation_id
+
+
+async def classic_member(port: int) -> bytes:
+    """A Stable classic member's Heartbeat v4 frame."""
+    c = await connect("127.0.0.1", port, client_id=CLIENT_ID)
+    member_id, generation = await stable_classic_member(c, "steady-classic")
     c.close()
     body = HeartbeatRequest(
-        group_id="steady-classic", generation_id=joined.generation_id, member_id=first.member_id
+        group_id="steady-classic", generation_id=generation, member_id=member_id
     )
     return encode_request(body, 4, 1, CLIENT_ID)
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.steady import stable_classic_member
 from coordinator.client.connection import KafkaConnectionClient, connect
 from coordinator.fastlane.batch import compiled, forced_pure
 from coordinator.group.config import GroupConfig
@@ -39,7 +40,6 @@ from protocol.apis.consumer_group_heartbeat import (
 from protocol.apis.heartbeat import HeartbeatRequest
 from protocol.apis.metadata import MetadataRequest
 from protocol.frames import encode_request
-from tests.coordinator.shell.members import stable_classic_member
 
 pytestmark = pytest.mark.skipif(
     not compiled() or forced_pure(), reason="hot reads need the compiled heartbeat lane"
@@ -98,7 +98,7 @@ async def _members(port: int, prefix: str) -> Members:
 
 
 async def _classic(c: KafkaConnectionClient, m: Members) -> None:
-    m.classic, m.generation = await stable_classic_member(c, f"{m.prefix}-classic")
+    m.classic, m.generation = await stable_classic_member(c, f"{m.prefix}-classic", 60_000)
 
 
 async def _consumer(c: KafkaConnectionClient, m: Members) -> None:

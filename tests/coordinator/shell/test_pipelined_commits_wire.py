@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.steady import stable_classic_member
 from coordinator.client.connection import KafkaConnectionClient, connect
 from coordinator.cluster.placement import partition_for
 from coordinator.cluster.routing import ClusterRouting, PartitionState
@@ -44,7 +45,6 @@ from protocol.apis.offset_commit import (
 )
 from protocol.errors import ErrorCode
 from protocol.frames import decode_response, encode_request
-from tests.coordinator.shell.members import stable_classic_member
 
 ORDERS = topic_id_for("orders")
 PARTITIONS = 4
@@ -105,7 +105,7 @@ async def server(tmp_path: Path) -> AsyncIterator[Server]:
 
 
 async def _classic(c: KafkaConnectionClient, s: Scenario) -> None:
-    s.classic_member, s.generation = await stable_classic_member(c, f"{s.prefix}-classic")
+    s.classic_member, s.generation = await stable_classic_member(c, f"{s.prefix}-classic", 60_000)
 
 
 async def _consumer(c: KafkaConnectionClient, s: Scenario) -> None:
