@@ -19,6 +19,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -63,6 +64,48 @@ def cpu_split(pid: int) -> tuple[float, float]:
     """(utime, stime) of a process (all its threads), in seconds: user space and kernel."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return int(fields[11]) / _TICKS, int(fields[12]) / _TICKS
+
+
+def last_cpu(stat_path: str) -> int:
+    """The CPU a task last ran on (``/proc/<pid>/stat`` or ``/proc/<pid>/task/<tid>/stat``)."""
+    return int(Path(stat_path).read_text().rsplit(")", 1)[1].split()[36])
+
+
+class Colocation:
+    """Samples, every ``every_s`` from a thread of this process, whether the server being
+    measured last ran on the CPU this process's main thread last ran on: how often the
+    scheduler (``free`` placement) puts the two on one CPU, where a round trip waits for
+    no wake-up on the other."""
+
+    def __init__(self, every_s: float = 0.002) -> None:
+        self.every_s = every_s
+        self.watched: int | None = None
+        self.same = self.samples = 0
+        self._main = f"/proc/self/task/{threading.main_thread().native_id}/stat"
+        self._stopped = threading.Event()
+        threading.Thread(target=self._sample, name="colocation", daemon=True).start()
+
+    def stop(self) -> None:
+        self._stopped.set()
+
+    def watch(self, pid: int | None) -> None:
+        """Sample ``pid`` from now on (None: nothing), counting afresh."""
+        self.watched, self.same, self.samples = pid, 0, 0
+
+    def share(self) -> float:
+        return self.same / self.samples if self.samples else float("nan")
+
+    def _sample(self) -> None:
+        while not self._stopped.wait(self.every_s):
+            pid = self.watched
+            if pid is not None:
+                try:
+                    same = last_cpu(f"/proc/{pid}/stat") == last_cpu(self._main)
+                except (OSError, ValueError):
+                    same = None
+                if same is not None and pid == self.watched:
+                    self.same += same
+                    self.samples += 1
 
 
 #: Where the load generator (this process) and the servers run (``place``).

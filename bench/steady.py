@@ -3,6 +3,7 @@ classic protocol and on KIP-848's, and how the classic one compares with the mac
 ceiling.
 
     python -m bench.steady [--runs 7] [--requests 100000] [--quick] [--no-write]
+        [--placement free|same|split] [--colocation]
 
 One daemon (memory store) holds one Stable classic member (Heartbeat v4) and one
 reconciled consumer-protocol member (ConsumerGroupHeartbeat v1 with its group, member id
@@ -22,6 +23,9 @@ to run, and in five slices per target, the targets taking turns:
 * ``ceiling-c`` (``bench/ceiling_c.py``, compiled here with ``cc``: no Python at all) and
   ``ceiling-py`` (``bench/ceiling.py``, uvloop answering canned bytes), answering Heartbeat
   v4 at depth 64 and 1: the rate.
+
+With ``--colocation`` a thread samples every 2 ms whether the measured server last ran on
+the generator's CPU (``servers.Colocation``): the share of samples is reported per target.
 
 Every answer of the daemon is checked once per round to be error-free. Medians over runs;
 the ratios are computed within each run and their median shown. Writes
@@ -60,6 +64,7 @@ from .ceiling_c import CompiledCeiling
 from .servers import (
     DAEMON_ARGS,
     PLACEMENTS,
+    Colocation,
     ServerProcess,
     cpu_split,
     free_port,
@@ -233,12 +238,20 @@ def _error_free(frame: bytes, answer: bytes) -> None:
         raise RuntimeError(f"{BY_KEY[key].name} answered error {body.error_code}")
 
 
-async def _measure(pid: int, port: int, frame: bytes, depth: int, total: int) -> dict[str, float]:
+async def _measure(
+    pid: int, port: int, frame: bytes, depth: int, total: int, colocation: Colocation | None = None
+) -> dict[str, float]:
     pipe = await _pipe(port)
     await pipe.run(frame, depth, min(total, 2_000))  # warm: memo, caches
+    if colocation is not None:
+        colocation.watch(pid)
     (user0, sys0), wall0 = cpu_split(pid), time.perf_counter()
     last = await pipe.run(frame, depth, total)
     wall, (user1, sys1) = time.perf_counter() - wall0, cpu_split(pid)
+    shared: dict[str, float] = {}
+    if colocation is not None:
+        shared = {"same_cpu": colocation.same, "cpu_samples": colocation.samples}
+        colocation.watch(None)
     assert pipe.transport is not None
     pipe.transport.close()
     _error_free(frame, last)
@@ -246,6 +259,7 @@ async def _measure(pid: int, port: int, frame: bytes, depth: int, total: int) ->
         "rate_per_s": total / wall,
         "cpu_us_per_request": (user1 - user0 + sys1 - sys0) / total * 1e6,
         "user_us_per_request": (user1 - user0) / total * 1e6,
+        **shared,
     }
 
 
@@ -255,7 +269,9 @@ def _heartbeat_answer() -> bytes:
     return encode_response(BY_KEY[12], 4, 0, Answer())
 
 
-async def _run(runs: int, total: int, placement: str) -> tuple[list[dict[str, Any]], str]:
+async def _run(
+    runs: int, total: int, placement: str, colocation: Colocation | None = None
+) -> tuple[list[dict[str, Any]], str]:
     daemon = start_daemon(args=DAEMON_ARGS)
     pure = start_daemon(name="daemon-pure", args=DAEMON_ARGS, env={PURE_PYTHON_ENV: "1"})
     py_ceiling: ServerProcess = start_ceiling()
@@ -291,21 +307,27 @@ async def _run(runs: int, total: int, placement: str) -> tuple[list[dict[str, An
                 # Each target's requests in SLICES slices, the targets taking turns: a
                 # shared machine's load changes within seconds, and a ratio is only as
                 # good as the two rates' sharing of it.
-                spent: dict[str, list[float]] = {name: [0.0, 0.0, 0.0] for name in order}
+                spent = {name: [0.0] * 5 for name in order}
                 for _ in range(SLICES):
                     for name in order:
                         pid, port, frame = targets[name]
-                        m = await _measure(pid, port, frame, depth, n // SLICES)
+                        m = await _measure(pid, port, frame, depth, n // SLICES, colocation)
                         spent[name][0] += (n // SLICES) / m["rate_per_s"]
                         spent[name][1] += m["cpu_us_per_request"] * (n // SLICES) / 1e6
                         spent[name][2] += m["user_us_per_request"] * (n // SLICES) / 1e6
-                for name, (wall, cpu, user) in spent.items():
+                        spent[name][3] += m.get("same_cpu", 0)
+                        spent[name][4] += m.get("cpu_samples", 0)
+                for name, (wall, cpu, user, same, samples) in spent.items():
                     done = n // SLICES * SLICES
                     sample[f"{name}@{depth}"] = {
                         "rate_per_s": done / wall,
                         "cpu_us_per_request": cpu / done * 1e6,
                         "user_us_per_request": user / done * 1e6,
                     }
+                    if colocation is not None:
+                        sample[f"{name}@{depth}"]["same_cpu_share"] = (
+                            same / samples if samples else float("nan")
+                        )
             out.append(sample)
             print(f"run {run + 1}/{runs}: " + _line(sample), flush=True)
         return out, placed
@@ -340,6 +362,8 @@ def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
             "cpu_us_per_request": med(key, "cpu_us_per_request"),
             "user_us_per_request": med(key, "user_us_per_request"),
         }
+        if "same_cpu_share" in samples[0][key]:
+            out["medians"][key]["same_cpu_share"] = med(key, "same_cpu_share")
     for depth in DEPTHS:
         out["ratios"][f"consumer/classic cpu per request @{depth}"] = ratio(
             f"consumer@{depth}", f"classic@{depth}", "cpu_us_per_request"
@@ -397,13 +421,24 @@ def _markdown(result: dict[str, Any]) -> str:
         " Server CPU from /proc (10 ms ticks: coarse below 1 µs), and of it the time in user"
         " space (the rest is the kernel's: the socket calls and the wake-ups).",
         "",
-        "| target @ depth | requests/s | server CPU per request (µs) | of it in user space |",
-        "|---|---|---|---|",
+    ]
+    shared = any("same_cpu_share" in v for v in s["medians"].values())
+    if shared:
+        lines += [
+            "Last column (`--colocation`): the share of 2 ms samples in which the server last"
+            " ran on the generator's CPU, while the target was measured.",
+            "",
+        ]
+    lines += [
+        "| target @ depth | requests/s | server CPU per request (µs) | of it in user space |"
+        + (" on the generator's CPU |" if shared else ""),
+        "|---|---|---|---|" + ("---|" if shared else ""),
     ]
     for key, v in s["medians"].items():
         lines.append(
             f"| {key} | {v['rate_per_s']:,.0f} | {v['cpu_us_per_request']:.2f}"
             f" | {v.get('user_us_per_request', float('nan')):.2f} |"
+            + (f" {v.get('same_cpu_share', float('nan')):.0%} |" if shared else "")
         )
     lines += ["", "| ratio (median of per-run ratios) | value |", "|---|---|"]
     for key, v in s["ratios"].items():
@@ -423,10 +458,20 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         default="free",
         help="where the generator and the servers run (bench/servers.py: place)",
     )
+    parser.add_argument(
+        "--colocation",
+        action="store_true",
+        help="sample how often each server shares the generator's CPU (servers.Colocation)",
+    )
     args = parser.parse_args(argv)
     runs, total = (1, 5_000) if args.quick else (args.runs, args.requests)
     loadavg = Path("/proc/loadavg").read_text().split()[:3]
-    samples, placed = uvloop.run(_run(runs, total, args.placement))
+    colocation = Colocation() if args.colocation else None
+    try:
+        samples, placed = uvloop.run(_run(runs, total, args.placement, colocation))
+    finally:
+        if colocation is not None:
+            colocation.stop()
     result = {
         "placement": placed,
         "runs": runs,
