@@ -92,9 +92,6 @@ class Colocation:
         """Sample ``pid`` from now on (None: nothing), counting afresh."""
         self.watched, self.same, self.samples = pid, 0, 0
 
-    def share(self) -> float:
-        return self.same / self.samples if self.samples else float("nan")
-
     def _sample(self) -> None:
         while not self._stopped.wait(self.every_s):
             pid = self.watched
