@@ -10,9 +10,13 @@ connection's gate), ``handle`` (``Runtime.handle``: handler, state machine, effe
 ``lane`` is ``Runtime.answer_heartbeat`` (frame in, response frame out, timer and metrics
 included); ``connection`` is ``KafkaConnection.data_received`` with 64 pipelined heartbeats
 per read (framing, the drain loop, the lane, one write to a transport that discards),
-per heartbeat. CPU time (``time.process_time``), so a busy machine moves it less than wall
-time; medians and minimums of the repeats are printed. Issue 19's target is 3 µs per
-heartbeat for all of it, sockets included.
+per heartbeat. ``connection, ACLs`` is the same with ACLs on (the member's principal may
+READ the group: the compiled walker answers what the Python lane admitted on the
+connection), and ``connection, ACLs, Python lane`` the same without the compiled lane
+(what every heartbeat cost with ACLs before the walker checked them). CPU time
+(``time.process_time``), so a busy machine moves it less than wall time; medians and
+minimums of the repeats are printed. Issue 19's target is 3 µs per heartbeat for all of
+it, sockets included.
 """
 
 from __future__ import annotations
@@ -26,12 +30,22 @@ from typing import Any
 
 from coordinator.group.config import GroupConfig
 from coordinator.handlers.connection_context import ConnectionContext
+from coordinator.security.config import ANONYMOUS, SecuritySettings
 from coordinator.settings.config import Settings
+from coordinator.shared.accounts import (
+    AclBinding,
+    Operation,
+    PatternType,
+    Permission,
+    ResourceType,
+)
 from coordinator.shell.connection import ConnectionProtocol
 from coordinator.shell.runtime import Runtime
 from coordinator.shell.server import KafkaConnection
-from protocol.apis.heartbeat import HeartbeatRequest
-from protocol.frames import Request, encode_request
+from coordinator.store.base import SecurityRows
+from protocol.apis import BY_KEY
+from protocol.apis.heartbeat import HeartbeatRequest, HeartbeatResponse
+from protocol.frames import Request, encode_request, encode_response
 from protocol.schema import Struct
 
 from .metrics_overhead import stable_member
@@ -90,7 +104,56 @@ async def measure(heartbeats: int, repeats: int) -> dict[str, tuple[float, float
     result["lane"] = (statistics.median(lane), min(lane))
     connection = [t / PIPELINED for t in per_read]
     result["connection"] = (statistics.median(connection), min(connection))
+    for name, compiled in (("connection, ACLs", True), ("connection, ACLs, Python lane", False)):
+        per_read = await _with_acls(heartbeats, repeats, compiled)
+        per_heartbeat = [t / PIPELINED for t in per_read]
+        result[name] = (statistics.median(per_heartbeat), min(per_heartbeat))
     return result
+
+
+async def _with_acls(heartbeats: int, repeats: int, compiled: bool) -> list[float]:
+    """The ``connection`` stage's reads (µs each) on a daemon with ACLs, where anyone may
+    READ the group; ``compiled`` False: without the compiled lane."""
+    runtime = Runtime(
+        Settings(
+            store="memory",
+            group=GroupConfig(initial_rebalance_delay_ms=0),
+            security=SecuritySettings(acls_enabled=True),
+        ),
+        asyncio.get_running_loop(),
+    )
+    allow = AclBinding(
+        ANONYMOUS,
+        ResourceType.GROUP,
+        "bench",
+        PatternType.LITERAL,
+        Operation.READ,
+        Permission.ALLOW,
+    )
+    runtime.node.security.load(SecurityRows(acls=(allow,)))
+    if not compiled:
+        runtime.heartbeat_batch = None
+    try:
+        member_id, generation = await stable_member(runtime)
+        body = HeartbeatRequest(group_id="bench", generation_id=generation, member_id=member_id)
+        conn = KafkaConnection(runtime, set())
+        sink = _Discard()
+        conn.transport = sink  # type: ignore[assignment]
+        reads = encode_request(body, 4, 1, "bench") * PIPELINED
+        conn.data_received(reads)  # decoded and admitted by the Python lane
+        conn.data_received(reads)
+        answer = encode_response(BY_KEY[12], 4, 1, HeartbeatResponse())
+        assert sink.written == 2 * len(answer) * PIPELINED  # every one answered, no error
+        batch = runtime.heartbeat_batch
+        before = batch.answered if batch is not None else 0
+        per_read = _per_call_us(
+            lambda: conn.data_received(reads), max(1, heartbeats // PIPELINED), repeats
+        )
+        if batch is not None:  # the walker answered them, not the Python lane
+            assert batch.answered - before >= heartbeats // PIPELINED * PIPELINED
+        return per_read
+    finally:
+        runtime.timers.cancel_all()
 
 
 #: Heartbeats per read in the ``connection`` stage (one loop turn of the server).

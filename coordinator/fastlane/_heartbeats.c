@@ -868,14 +868,25 @@ static int out_room(Walker *self, Py_ssize_t used, Py_ssize_t more) {
     return 1;
 }
 
+/* Whether the group ``heard`` names (item 2 of a Heartbeat's or a ConsumerGroupHeartbeat's
+ * fields) is one ``admitted`` holds: groups this connection's principal was found allowed
+ * to READ under the authorizer of now (the lanes record them, ``admission.admitted``).
+ * ``admitted`` NULL: no ACLs, nothing to check. */
+static inline int group_admitted(PyObject *admitted, PyObject *heard) {
+    if (admitted == NULL) return 1;
+    PyObject *yes = PyDict_GetItemWithError(admitted, PyTuple_GET_ITEM(heard, 2));
+    if (yes == NULL) PyErr_Clear();
+    return yes == Py_True;
+}
+
 /* Answers the frames at the start of data[0:len] into self->out (``*written`` bytes);
  * returns the bytes of data answered, or -1 (error set). The counts, the client id and
- * ``*answered``/``*consumers`` are then the walk's. */
+ * ``*answered``/``*consumers`` are then the walk's. ``admitted``: see group_admitted. */
 static Py_ssize_t walk_frames(Walker *self, const unsigned char *data, Py_ssize_t len,
                               PyObject *groups, PyObject *armed_keys, long now,
                               long long max_frame, Py_ssize_t limit, PyObject *client_host,
-                              Py_ssize_t *written, Py_ssize_t *answered_out,
-                              Py_ssize_t *consumers_out) {
+                              PyObject *admitted, Py_ssize_t *written,
+                              Py_ssize_t *answered_out, Py_ssize_t *consumers_out) {
     Py_ssize_t at = 0, answered = 0, consumers = 0, o = 0;
     memset(self->counts, 0, sizeof self->counts);
     memset(self->c_counts, 0, sizeof self->c_counts);
@@ -897,6 +908,7 @@ static Py_ssize_t walk_frames(Walker *self, const unsigned char *data, Py_ssize_
             CacheSlot *held;
             PyObject *heard = heard_of(self, version, frame + 8, (Py_ssize_t)size - 8, &held);
             if (heard == NULL) break;  /* not decoded yet: the Python lane decodes it */
+            if (!group_admitted(admitted, heard)) break;  /* the Python lane checks it */
             int rebalancing = 0;
             if (!beat(self, held, heard, groups, armed_keys, now, now_obj, &rebalancing)) break;
             answer = self->answer[version][rebalancing];
@@ -908,6 +920,7 @@ static Py_ssize_t walk_frames(Walker *self, const unsigned char *data, Py_ssize_
             if (version < self->c_min_version || version > self->c_max_version) break;
             CacheSlot *slot = consumer_slot(self, version, frame + 8, (Py_ssize_t)size - 8);
             if (slot == NULL) break;  /* not (yet) a steady heartbeat the lane knows */
+            if (!group_admitted(admitted, slot->heard)) break;
             if (!consumer_beat(self, slot, groups, armed_keys, client_host, now)) break;
             answer = PyBytes_AS_STRING(slot->reply);
             n = PyBytes_GET_SIZE(slot->reply);
@@ -937,17 +950,21 @@ static Py_ssize_t walk_frames(Walker *self, const unsigned char *data, Py_ssize_
     return at;
 }
 
-/* walk(data, groups, armed, now_ms, max_frame_bytes, limit, client_host)
+/* walk(data, groups, armed, now_ms, max_frame_bytes, limit, client_host, admitted)
  *   -> (bytes of data answered, the answers, Heartbeats answered,
  *       ConsumerGroupHeartbeats answered)
+ * ``admitted``: None (no ACLs), or the dict of groups the connection may READ (a frame of
+ * any other group is left to the Python lanes, which check and record). 
  * The client id of the last frame answered is then ``client_id``, and the frames answered
  * by version and error ``counts()`` (Heartbeat) and ``consumer_counts()``. */
 static PyObject *Walker_walk(Walker *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 7 || !PyDict_CheckExact(args[1]) || !PyDict_CheckExact(args[2])) {
+    if (nargs != 8 || !PyDict_CheckExact(args[1]) || !PyDict_CheckExact(args[2])
+        || (args[7] != Py_None && !PyDict_CheckExact(args[7]))) {
         PyErr_SetString(PyExc_TypeError,
-                        "walk(data, groups, armed, now, max_frame, limit, client_host)");
+                        "walk(data, groups, armed, now, max_frame, limit, client_host, admitted)");
         return NULL;
     }
+    PyObject *admitted = args[7] == Py_None ? NULL : args[7];
     if (self->cache == NULL || self->memo == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "Walker not initialised");
         return NULL;
@@ -962,7 +979,7 @@ static PyObject *Walker_walk(Walker *self, PyObject *const *args, Py_ssize_t nar
     if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
     Py_ssize_t o, answered, consumers;
     Py_ssize_t at = walk_frames(self, view.buf, view.len, args[1], args[2], now, max_frame,
-                                limit, args[6], &o, &answered, &consumers);
+                                limit, args[6], admitted, &o, &answered, &consumers);
     PyBuffer_Release(&view);
     if (at < 0) return NULL;
     PyObject *out = PyBytes_FromStringAndSize(self->out, o);
@@ -1208,9 +1225,11 @@ static PyObject *Reader_readable(Reader *self, PyObject *Py_UNUSED(ignored)) {
     if (PyErr_Occurred()) return failed(self, got);
     Walker *walker = self->walker;
     Py_ssize_t o, answered, consumers;
+    /* No admitted groups: a connection goes hot only where there are no ACLs to check
+     * (shell/hot_reads.py: heat). */
     Py_ssize_t at = walk_frames(walker, read_buf, got, self->groups, self->armed, now,
-                                self->max_frame, self->limit, self->client_host, &o, &answered,
-                                &consumers);
+                                self->max_frame, self->limit, self->client_host, NULL, &o,
+                                &answered, &consumers);
     if (at < 0) return failed(self, got);
     Py_ssize_t sent = 0;
     while (sent < o) {

@@ -56,6 +56,7 @@ from ..group.consumer.member import ConsumerMember, MemberState
 from ..group.coordinator import GroupCoordinator
 from ..group.deadlines import Armed, consumer_session_key
 from ..group.ledger import Ledger
+from ..handlers.admission import readable_groups
 from ..handlers.connection_context import ConnectionContext
 from ..handlers.consumer_heartbeat_lane import CONSUMER_GROUP_HEARTBEAT_KEY, ConsumerHeartbeatLane
 from ..handlers.heartbeat_lane import HEARTBEAT_KEY, HeartbeatLane
@@ -145,9 +146,10 @@ class HeartbeatBatch:
         )
 
     def may_answer(self) -> bool:
-        """Whether the walker may answer at all: not when admission has something to
-        check (ACLs, a cluster's placement), which the Python lanes do."""
-        return not (self.node.security.acls_enabled or self.node.routing.clustered)
+        """Whether the walker may answer at all: not in a cluster, whose placement and
+        leases the Python lanes check. With ACLs it answers only frames of groups the
+        connection was admitted to (``admission.readable_groups``)."""
+        return not self.node.routing.clustered
 
     def answer_read(
         self,
@@ -170,6 +172,7 @@ class HeartbeatBatch:
             max_frame_bytes,
             FRAMES_PER_READ,
             conn.client_host,
+            readable_groups(self.node, conn) if self.node.security.acls_enabled else None,
         )
         if answered or consumers:
             self.told(conn, answered, consumers, started, metrics)

@@ -29,6 +29,7 @@ from protocol.errors import ErrorCode
 
 from ..security.acls import Operation, ResourceType
 from . import versions as V
+from .connection_context import ConnectionContext
 from .node import Node
 
 GROUP_AUTHORIZATION_FAILED = ErrorCode.GROUP_AUTHORIZATION_FAILED
@@ -99,6 +100,31 @@ def refusal(
         if routing.clustered:
             return routing.refusal(group_id, node.now_ms() if now_ms is None else now_ms)
     return None
+
+
+#: Groups a connection's ``readable`` memo holds at most (an ACL by prefix can allow
+#: endless names): past it the memo starts afresh.
+READABLE_GROUPS_KEPT = 1024
+
+
+def readable_groups(node: Node, conn: ConnectionContext) -> dict[str, bool]:
+    """The groups ``conn``'s principal was found allowed to READ under the node's
+    authorizer of now: the compiled heartbeat walker answers frames of these only, and
+    leaves every other to the Python lanes, which check. Any ACL change (a new authorizer)
+    or another principal starts it afresh."""
+    under = (node.security.authorizer, conn.principal)
+    known = conn.readable_under
+    if conn.readable is None or known is None or known[0] is not under[0] or known[1] != under[1]:
+        conn.readable, conn.readable_under = {}, under
+    return conn.readable
+
+
+def note_readable(node: Node, conn: ConnectionContext, group_id: str) -> None:
+    """``conn`` was admitted to READ ``group_id`` (ACLs on): remember it for the walker."""
+    groups = readable_groups(node, conn)
+    if len(groups) >= READABLE_GROUPS_KEPT and group_id not in groups:
+        groups.clear()
+    groups[group_id] = True
 
 
 def refusals(

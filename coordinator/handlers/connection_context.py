@@ -21,3 +21,7 @@ class ConnectionContext:
     #: In front of an upstream: the upstream broker this address stands for (None: the
     #: daemon's own address), so the node id a client expects of it is that broker's.
     upstream_broker: int | None = None
+    #: With ACLs: the groups this connection's principal was found allowed to READ, under
+    #: the authorizer and principal of ``readable_under`` (``admission.readable_groups``).
+    readable: dict[str, bool] | None = None
+    readable_under: tuple[object, str] | None = None

@@ -41,7 +41,7 @@ from protocol.errors import DecodeError
 from protocol.frames import encode_response
 from protocol.headers import RequestHeader
 
-from .admission import CONSUMER_GROUP_HEARTBEAT, refusal
+from .admission import CONSUMER_GROUP_HEARTBEAT, note_readable, refusal
 from .connection_context import ConnectionContext
 from .heartbeat_lane import LaneAnswer
 from .node import Node
@@ -140,16 +140,20 @@ class ConsumerHeartbeatLane:
             return None
         version, client_id, group_id, member_id, epoch, instance_id = heard
         node = self.node
-        if (node.security.acls_enabled or node.routing.clustered) and refusal(
-            node,
-            conn.principal,
-            conn.client_host,
-            CONSUMER_GROUP_HEARTBEAT,
-            group_id,
-            _NO_BODY,
-            now_ms,
-        ) is not None:
-            return None  # refused: answered by the general path, in its words
+        if node.security.acls_enabled or node.routing.clustered:
+            refused = refusal(
+                node,
+                conn.principal,
+                conn.client_host,
+                CONSUMER_GROUP_HEARTBEAT,
+                group_id,
+                _NO_BODY,
+                now_ms,
+            )
+            if refused is not None:
+                return None  # refused: answered by the general path, in its words
+            if node.security.acls_enabled:
+                note_readable(node, conn, group_id)  # the compiled walker's too
         steady = self._steady(
             group_id, member_id, epoch, instance_id, client_id, conn.client_host, now_ms
         )

@@ -31,7 +31,7 @@ from protocol.errors import DecodeError
 from protocol.frames import encode_response
 from protocol.headers import RequestHeader
 
-from .admission import HEARTBEAT, heartbeat_refused_code, refusal
+from .admission import HEARTBEAT, heartbeat_refused_code, note_readable, refusal
 from .connection_context import ConnectionContext
 from .node import Node
 
@@ -130,11 +130,14 @@ class HeartbeatLane:
         # Admission as the general path's (``admission.HEARTBEAT``), skipped outright when
         # there is nothing to check: no ACLs, one node (``admission.checks``, inlined: this
         # runs for every heartbeat).
-        if (self._security.acls_enabled or self.node.routing.clustered) and (
-            refused := refusal(
+        refused = None
+        if self._security.acls_enabled or self.node.routing.clustered:
+            refused = refusal(
                 self.node, conn.principal, conn.client_host, HEARTBEAT, group_id, None, now_ms
             )
-        ) is not None:
+            if refused is None and self._security.acls_enabled:
+                note_readable(self.node, conn, group_id)  # the compiled walker's too
+        if refused is not None:
             error, key, deadline = heartbeat_refused_code(refused), None, 0
         else:
             error, key, deadline = self._heartbeat_now(

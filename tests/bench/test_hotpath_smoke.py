@@ -14,6 +14,9 @@ def test_hotpath_times_the_general_path_the_lane_and_the_connection() -> None:
     heartbeats = hotpath.PIPELINED * (HOT_AFTER_READS + 2)
     result = hotpath.main(["--heartbeats", str(heartbeats), "--repeats", "2"])
     stages = {"decode", "handle", "encode", "general total", "lane", "connection"}
+    # With ACLs: main asserts every heartbeat answered without error, and (where the
+    # compiled lane is built) that the walker answered them.
+    stages |= {"connection, ACLs", "connection, ACLs, Python lane"}
     assert set(result) == stages
     assert all(median > 0 and least > 0 for median, least in result.values())
     total = result["general total"][0]

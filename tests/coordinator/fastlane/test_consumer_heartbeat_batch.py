@@ -27,11 +27,14 @@ from coordinator.group.config import GroupConfig
 from coordinator.group.consumer.group import ConsumerGroup
 from coordinator.group.consumer.member import MemberState
 from coordinator.group.deadlines import consumer_session_key
-from coordinator.security.config import SecuritySettings
+from coordinator.security.acls import AclBinding, Operation, PatternType, Permission, ResourceType
+from coordinator.security.config import ANONYMOUS, SecuritySettings
 from coordinator.settings.config import Settings
+from coordinator.shared.accounts import WILDCARD
 from coordinator.shared.catalog import topic_id_for
 from coordinator.shared.clock import LoopClock
 from coordinator.store import Write
+from coordinator.store.base import SecurityRows
 from protocol.apis import BY_KEY
 from protocol.apis.api_versions import ApiVersionsRequest
 from protocol.apis.consumer_group_describe import ConsumerGroupDescribeRequest
@@ -60,6 +63,7 @@ CLASSIC = "cg"
 TOPIC = "orders"
 ORDERS = topic_id_for(TOPIC)
 MEMBERS = ("m1", "m2", "m3")
+ALLOW = Permission.ALLOW
 STATIC = {"m3": "i3"}
 #: The clock starts this far ahead of the loop's: the loop's timers never fire by
 #: themselves, the test fires them (``fire_due``) at the clock's readings, on both alike.
@@ -619,7 +623,7 @@ async def test_in_a_cluster_every_consumer_heartbeat_goes_the_python_way(
 
 
 @needs_compiled
-async def test_with_acls_every_consumer_heartbeat_goes_the_python_way() -> None:
+async def test_with_acls_a_refused_consumer_heartbeat_is_never_answered_in_c() -> None:
     world = World(settings(acls_enabled=True))
     template = encode_request(consumer("m1", 3), 1, 0, "c")
     for i in range(3):  # from the second, the frame is in the Python lane's memo
@@ -628,6 +632,42 @@ async def test_with_acls_every_consumer_heartbeat_goes_the_python_way() -> None:
     answer = decode_response(BY_KEY[68], 1, world.last("m1"))[1]
     assert answer.error_code == 30  # type: ignore[attr-defined]  # GROUP_AUTHORIZATION_FAILED
     assert world.compiled.answered == 0
+
+
+def allow_reading(world: World, groups: tuple[str, ...]) -> None:
+    """Each twin's ACLs: the (anonymous) connections may READ ``groups`` and DESCRIBE
+    every topic; nothing else."""
+    allow = [
+        AclBinding(ANONYMOUS, ResourceType.GROUP, g, PatternType.LITERAL, Operation.READ, ALLOW)
+        for g in groups
+    ] + [
+        AclBinding(
+            ANONYMOUS, ResourceType.TOPIC, WILDCARD, PatternType.LITERAL, Operation.DESCRIBE, ALLOW
+        )
+    ]
+    for t in world.twins:
+        t.runtime.node.security.load(SecurityRows(acls=tuple(allow)))
+
+
+@needs_compiled
+async def test_with_acls_an_admitted_group_is_answered_in_c_until_the_acls_change() -> None:
+    """The Python lane admits the first heartbeat and the compiled walker answers the next
+    ones alike; once the ACLs change (READ on the group taken away) the next heartbeat is
+    refused on both twins, not answered from the admission made before."""
+    world = World(settings(acls_enabled=True))
+    allow_reading(world, (GROUP,))
+    for who in MEMBERS:
+        await world.join(who)
+    await world.reconcile(MEMBERS)
+    template = await warm(world)  # asserts the second is answered in C
+    assert await steady_again(world, template) == 1
+    allow_reading(world, ("another-group",))
+    assert await steady_again(world, template) == 0
+    answer = decode_response(BY_KEY[68], 1, world.last("m1"))[1]
+    assert answer.error_code == 30  # type: ignore[attr-defined]  # GROUP_AUTHORIZATION_FAILED
+    allow_reading(world, (GROUP,))  # allowed again: admitted afresh, then answered in C
+    assert await steady_again(world, template) == 0
+    assert await steady_again(world, template) == 1
 
 
 @needs_compiled

@@ -26,12 +26,14 @@ from coordinator.group.classic.group import ClassicGroup
 from coordinator.group.config import GroupConfig
 from coordinator.group.coordinator import GroupCoordinator
 from coordinator.group.deadlines import heartbeat_key
-from coordinator.security.config import SecuritySettings
+from coordinator.security.acls import AclBinding, Operation, PatternType, Permission, ResourceType
+from coordinator.security.config import ANONYMOUS, SecuritySettings
 from coordinator.settings.config import Settings
 from coordinator.shared.clock import LoopClock
 from coordinator.shell.runtime import Runtime
 from coordinator.shell.server import KafkaConnection
 from coordinator.store import Write
+from coordinator.store.base import SecurityRows
 from coordinator.telemetry.metrics import Metrics
 from protocol.apis import BY_KEY
 from protocol.apis.api_versions import ApiVersionsRequest
@@ -394,7 +396,7 @@ async def test_a_member_replaced_or_gone_is_not_answered_from_what_the_lane_foun
 
 @needs_compiled
 @pytest.mark.parametrize("refusing", ["acls", "not-coordinator"])
-async def test_where_admission_has_checks_the_python_lane_answers_every_heartbeat(
+async def test_where_admission_refuses_the_python_lane_answers_every_heartbeat(
     refusing: str,
 ) -> None:
     if refusing == "acls":
@@ -422,6 +424,66 @@ async def test_where_admission_has_checks_the_python_lane_answers_every_heartbea
     assert body.error_code == code  # type: ignore[attr-defined]
     compiled_batch = twins[0].runtime.heartbeat_batch
     assert compiled_batch is not None and compiled_batch.answered == 0
+
+
+def allow_reading(twins: list[Twin], group: str) -> None:
+    """Each twin's ACLs: the (anonymous) connections may READ ``group``, nothing else."""
+    allow = AclBinding(
+        ANONYMOUS, ResourceType.GROUP, group, PatternType.LITERAL, Operation.READ, Permission.ALLOW
+    )
+    for t in twins:
+        t.runtime.node.security.load(SecurityRows(acls=(allow,)))
+
+
+@needs_compiled
+async def test_with_acls_an_admitted_groups_heartbeats_are_answered_in_c_until_acls_change() -> (
+    None
+):
+    """The Python lane admits a connection's heartbeats of a group it may READ; the walker
+    then answers them in C with the same bytes. Once READ on the group is taken away, they
+    are refused on both twins, none answered in C from the admission made before."""
+    security = SecuritySettings(acls_enabled=True)
+    twins = pair(
+        Settings(store="memory", group=GroupConfig(initial_rebalance_delay_ms=0), security=security)
+    )
+    allow_reading(twins, GROUP)
+    conns = [t.connect() for t in twins]
+    first = await call(twins, conns, frame(join(""), 5, 1))
+    joined = await call(twins, conns, frame(join(first.member_id), 5, 2))
+    generation = joined.generation_id
+    sync = SyncGroupRequest(group_id=GROUP, generation_id=generation, member_id=first.member_id)
+    await call(twins, conns, frame(sync, 3, 3))
+    hb = HeartbeatRequest(group_id=GROUP, generation_id=generation, member_id=first.member_id)
+    # Versions 0-2 are the same bytes but for the version: one frame of each kind in the
+    # lane's memo at a time; a client sends one version.
+    versions = [3, 4] * 10
+    stream = b"".join(frame(hb, v, 10 + i) for i, v in enumerate(versions))
+
+    async def read() -> set[int]:
+        """The stream on both twins: its answers' error codes (the same bytes on both)."""
+        counts = [len(sink.responses()) for _, sink in conns]
+        for conn, _ in conns:
+            conn.data_received(stream)
+        await settle(
+            *((sink, n + len(versions)) for (_, sink), n in zip(conns, counts, strict=True))
+        )
+        answers = [sink.responses()[n:] for (_, sink), n in zip(conns, counts, strict=True)]
+        assert answers[0] == answers[1]
+        return {
+            decode_response(BY_KEY[12], v, a)[1].error_code  # type: ignore[attr-defined]
+            for v, a in zip(versions, answers[0], strict=True)
+        }
+
+    compiled = twins[0].runtime.heartbeat_batch
+    assert compiled is not None
+    assert await read() == {0}  # decoded and admitted by the Python lane
+    before = compiled.answered
+    assert await read() == {0}
+    assert compiled.answered == before + len(versions)
+    assert twins[0].sessions() == twins[1].sessions()
+    allow_reading(twins, "another-group")
+    assert await read() == {ErrorCode.GROUP_AUTHORIZATION_FAILED}
+    assert compiled.answered == before + len(versions)
 
 
 async def test_the_environment_forces_the_pure_lane(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -26,11 +26,16 @@ from bench.steady import stable_classic_member
 from coordinator.client.connection import KafkaConnectionClient, connect
 from coordinator.fastlane.batch import compiled, forced_pure
 from coordinator.group.config import GroupConfig
+from coordinator.security.acls import AclBinding, Operation, PatternType, Permission, ResourceType
+from coordinator.security.config import ANONYMOUS, SecuritySettings
 from coordinator.settings.config import Settings
 from coordinator.settings.limits import ConnectionLimits
 from coordinator.shell import server as server_module
+from coordinator.shell.hot_reads import HOT_AFTER_READS
 from coordinator.shell.server import Server
+from coordinator.store.base import SecurityRows
 from coordinator.telemetry.settings import ObservabilitySettings
+from protocol.apis import BY_KEY
 from protocol.apis.api_versions import ApiVersionsRequest
 from protocol.apis.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequest,
@@ -39,13 +44,15 @@ from protocol.apis.consumer_group_heartbeat import (
 )
 from protocol.apis.heartbeat import HeartbeatRequest
 from protocol.apis.metadata import MetadataRequest
-from protocol.frames import encode_request
+from protocol.errors import ErrorCode
+from protocol.frames import decode_response, encode_request
 
 pytestmark = pytest.mark.skipif(
     not compiled() or forced_pure(), reason="hot reads need the compiled heartbeat lane"
 )
 
 CLIENT = "hot-reads-test"
+ALLOW = Permission.ALLOW
 NEVER = 10**9
 
 
@@ -308,11 +315,71 @@ async def _compare(server: Server, monkeypatch: pytest.MonkeyPatch, seed: int) -
 
 async def _go_hot(srv: Server, m: Members) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     reader, writer = await asyncio.open_connection("127.0.0.1", srv.port)
-    for i in range(server_module.HOT_AFTER_READS + 2):
+    for i in range(HOT_AFTER_READS + 2):
         writer.write(_frame(m, "heartbeat", 4, i))
         await _read_frame(reader)
     assert [conn.hot is not None for conn in srv.connections] == [True]
     return reader, writer
+
+
+def _error(kind: str, answer: bytes) -> int:
+    """The error code of the answer (size prefix included) to ``_frame(m, kind, 4, _)``."""
+    key, version = (12, 4) if kind.startswith("heartbeat") else (68, 0)
+    return int(decode_response(BY_KEY[key], version, answer[4:])[1].error_code)  # type: ignore[attr-defined]
+
+
+async def test_with_acls_a_connection_never_goes_hot_and_a_revoked_group_is_refused(
+    tmp_path: Path,
+) -> None:
+    """The hot reader checks no ACLs: with them a connection stays on the transport path,
+    where the compiled walker answers only groups it was admitted to, until the ACLs
+    change."""
+    srv = Server(
+        Settings(
+            listen=("127.0.0.1", 0),
+            store="memory",
+            data_dir=tmp_path,
+            topics=(("orders", 4),),
+            group=GroupConfig(initial_rebalance_delay_ms=0),
+            security=SecuritySettings(acls_enabled=True),
+        )
+    )
+    await srv.start()
+    runtime = srv.runtime
+    assert runtime is not None
+    security = runtime.node.security
+
+    def allow(groups: tuple[str, ...]) -> None:
+        rows = [
+            AclBinding(ANONYMOUS, ResourceType.GROUP, g, PatternType.LITERAL, Operation.READ, ALLOW)
+            for g in groups
+        ]
+        topic = AclBinding(
+            ANONYMOUS, ResourceType.TOPIC, "orders", PatternType.LITERAL, Operation.DESCRIBE, ALLOW
+        )
+        security.load(SecurityRows(acls=(*rows, topic)))
+
+    try:
+        allow(("acl-classic", "acl-consumer"))
+        m = await _members(srv.port, "acl")
+        batch = runtime.heartbeat_batch
+        assert batch is not None
+        reader, writer = await asyncio.open_connection("127.0.0.1", srv.port)
+        before = batch.answered
+        for i in range(HOT_AFTER_READS * 2):
+            writer.write(_frame(m, STEADY[i % 2], 4, i))
+            assert _error(STEADY[i % 2], await _read_frame(reader)) == 0
+        assert [conn.hot is not None for conn in srv.connections] == [False]
+        assert batch.answered - before >= HOT_AFTER_READS  # in C, not hot
+        allow(("another-group",))
+        for i, kind in enumerate(STEADY):
+            writer.write(_frame(m, kind, 4, 100 + i))
+        answers = await _read_frames(reader, 2)
+        codes = [_error(kind, a) for kind, a in zip(STEADY, answers, strict=True)]
+        assert codes == [ErrorCode.GROUP_AUTHORIZATION_FAILED] * 2
+        writer.close()
+    finally:
+        await srv.stop()
 
 
 async def test_what_a_hot_reader_answered_is_booked_when_it_settles(server: Server) -> None:
@@ -331,7 +398,7 @@ async def test_what_a_hot_reader_answered_is_booked_when_it_settles(server: Serv
     await asyncio.sleep(1.1)  # a sweep (at most every second)
     assert conn.hot is not None  # still hot, settled by the sweep
     # Every heartbeat but the first (not in the memo yet: the Python lane decoded it).
-    walked = server_module.HOT_AFTER_READS + 2 - 1
+    walked = HOT_AFTER_READS + 2 - 1
     assert batch.answered - before == walked + 50
     assert conn.ctx.client_id == CLIENT
     writer.write(_frame(m, "heartbeat", 4, 99))
