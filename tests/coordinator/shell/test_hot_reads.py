@@ -64,7 +64,10 @@ async def server(tmp_path: Path) -> AsyncIterator[Server]:
 
 
 async def _start(
-    tmp_path: Path, limits: ConnectionLimits | None = None, metrics: bool = False
+    tmp_path: Path,
+    limits: ConnectionLimits | None = None,
+    metrics: bool = False,
+    acls: bool = False,
 ) -> Server:
     srv = Server(
         Settings(
@@ -77,6 +80,7 @@ async def _start(
             observability=ObservabilitySettings(
                 metrics_listen=("127.0.0.1", 0) if metrics else None
             ),
+            security=SecuritySettings(acls_enabled=acls),
         )
     )
     await srv.start()
@@ -334,17 +338,7 @@ async def test_with_acls_a_connection_never_goes_hot_and_a_revoked_group_is_refu
     """The hot reader checks no ACLs: with them a connection stays on the transport path,
     where the compiled walker answers only groups it was admitted to, until the ACLs
     change."""
-    srv = Server(
-        Settings(
-            listen=("127.0.0.1", 0),
-            store="memory",
-            data_dir=tmp_path,
-            topics=(("orders", 4),),
-            group=GroupConfig(initial_rebalance_delay_ms=0),
-            security=SecuritySettings(acls_enabled=True),
-        )
-    )
-    await srv.start()
+    srv = await _start(tmp_path, acls=True)
     runtime = srv.runtime
     assert runtime is not None
     security = runtime.node.security
