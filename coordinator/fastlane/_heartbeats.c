@@ -869,9 +869,9 @@ static int out_room(Walker *self, Py_ssize_t used, Py_ssize_t more) {
 }
 
 /* Whether the group ``heard`` names (item 2 of a Heartbeat's or a ConsumerGroupHeartbeat's
- * fields) is one ``admitted`` holds: groups this connection's principal was found allowed
- * to READ under the authorizer of now (the lanes record them, ``admission.admitted``).
- * ``admitted`` NULL: no ACLs, nothing to check. */
+ * fields) is one ``admitted`` holds: groups admission let this connection heartbeat in as
+ * things stand (ACLs, a cluster's placement; the Python lanes record them,
+ * ``admission.admitted_groups``). ``admitted`` NULL: admission checks nothing. */
 static inline int group_admitted(PyObject *admitted, PyObject *heard) {
     if (admitted == NULL) return 1;
     PyObject *yes = PyDict_GetItemWithError(admitted, PyTuple_GET_ITEM(heard, 2));
@@ -953,8 +953,9 @@ static Py_ssize_t walk_frames(Walker *self, const unsigned char *data, Py_ssize_
 /* walk(data, groups, armed, now_ms, max_frame_bytes, limit, client_host, admitted)
  *   -> (bytes of data answered, the answers, Heartbeats answered,
  *       ConsumerGroupHeartbeats answered)
- * ``admitted``: None (no ACLs), or the dict of groups the connection may READ (a frame of
- * any other group is left to the Python lanes, which check and record). 
+ * ``admitted``: None (admission checks nothing), or the dict of groups admission let the
+ * connection heartbeat in (a frame of any other group is left to the Python lanes, which
+ * check and record). 
  * The client id of the last frame answered is then ``client_id``, and the frames answered
  * by version and error ``counts()`` (Heartbeat) and ``consumer_counts()``. */
 static PyObject *Walker_walk(Walker *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -1225,8 +1226,8 @@ static PyObject *Reader_readable(Reader *self, PyObject *Py_UNUSED(ignored)) {
     if (PyErr_Occurred()) return failed(self, got);
     Walker *walker = self->walker;
     Py_ssize_t o, answered, consumers;
-    /* No admitted groups: a connection goes hot only where there are no ACLs to check
-     * (shell/hot_reads.py: heat). */
+    /* No admitted groups: a connection goes hot only where admission checks nothing (no
+     * ACLs, one node: shell/hot_reads.py, heat). */
     Py_ssize_t at = walk_frames(walker, read_buf, got, self->groups, self->armed, now,
                                 self->max_frame, self->limit, self->client_host, NULL, &o,
                                 &answered, &consumers);

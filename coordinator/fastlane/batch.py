@@ -56,7 +56,7 @@ from ..group.consumer.member import ConsumerMember, MemberState
 from ..group.coordinator import GroupCoordinator
 from ..group.deadlines import Armed, consumer_session_key
 from ..group.ledger import Ledger
-from ..handlers.admission import readable_groups
+from ..handlers.admission import admitted_groups
 from ..handlers.connection_context import ConnectionContext
 from ..handlers.consumer_heartbeat_lane import CONSUMER_GROUP_HEARTBEAT_KEY, ConsumerHeartbeatLane
 from ..handlers.heartbeat_lane import HEARTBEAT_KEY, HeartbeatLane
@@ -145,12 +145,6 @@ class HeartbeatBatch:
             consumer_lane.template,
         )
 
-    def may_answer(self) -> bool:
-        """Whether the walker may answer at all: not in a cluster, whose placement and
-        leases the Python lanes check. With ACLs it answers only frames of groups the
-        connection was admitted to (``admission.readable_groups``)."""
-        return not self.node.routing.clustered
-
     def answer_read(
         self,
         data: bytes,
@@ -160,9 +154,16 @@ class HeartbeatBatch:
         metrics: Metrics | None,
     ) -> tuple[int, bytes]:
         """(bytes of ``data`` answered, their answers): the complete Heartbeat frames at its
-        start that the walker may answer; the rest is the caller's to frame as usual."""
-        if not self.may_answer():
-            return 0, b""
+        start that the walker may answer; the rest is the caller's to frame as usual.
+        Where admission checks something (ACLs, a cluster), only frames of groups the
+        connection was admitted to (``admission.admitted_groups``), and in a cluster none
+        once this node's lease may have run out."""
+        node = self.node
+        admitted = None
+        if node.security.acls_enabled or node.routing.clustered:
+            if node.routing.stale(now_ms):
+                return 0, b""
+            admitted = admitted_groups(node, conn)
         started = time.perf_counter() if metrics is not None else 0.0
         consumed, out, answered, consumers = self._walk(
             data,
@@ -172,7 +173,7 @@ class HeartbeatBatch:
             max_frame_bytes,
             FRAMES_PER_READ,
             conn.client_host,
-            readable_groups(self.node, conn) if self.node.security.acls_enabled else None,
+            admitted,
         )
         if answered or consumers:
             self.told(conn, answered, consumers, started, metrics)

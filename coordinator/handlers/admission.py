@@ -27,9 +27,10 @@ from typing import Any
 
 from protocol.errors import ErrorCode
 
+from ..cluster.routing import ClusterRouting
 from ..security.acls import Operation, ResourceType
 from . import versions as V
-from .connection_context import ConnectionContext
+from .connection_context import AdmittedUnder, ConnectionContext
 from .node import Node
 
 GROUP_AUTHORIZATION_FAILED = ErrorCode.GROUP_AUTHORIZATION_FAILED
@@ -102,27 +103,40 @@ def refusal(
     return None
 
 
-#: Groups a connection's ``readable`` memo holds at most (an ACL by prefix can allow
+#: Groups a connection's ``admitted`` memo holds at most (an ACL by prefix can allow
 #: endless names): past it the memo starts afresh.
-READABLE_GROUPS_KEPT = 1024
+ADMITTED_GROUPS_KEPT = 1024
 
 
-def readable_groups(node: Node, conn: ConnectionContext) -> dict[str, bool]:
-    """The groups ``conn``'s principal was found allowed to READ under the node's
-    authorizer of now: the compiled heartbeat walker answers frames of these only, and
-    leaves every other to the Python lanes, which check. Any ACL change (a new authorizer)
-    or another principal starts it afresh."""
-    under = (node.security.authorizer, conn.principal)
-    known = conn.readable_under
-    if conn.readable is None or known is None or known[0] is not under[0] or known[1] != under[1]:
-        conn.readable, conn.readable_under = {}, under
-    return conn.readable
+def admitted_groups(node: Node, conn: ConnectionContext) -> dict[str, bool]:
+    """The groups admission let ``conn`` heartbeat in, as things stand now: its principal
+    may READ them under the node's authorizer of now (ACLs on), and this node holds their
+    coordinator partitions, loaded (a cluster). The compiled heartbeat walker answers
+    frames of these groups only, and leaves every other to the Python lanes, which check;
+    its caller checks a cluster's lease before each walk. Any ACL change (a new
+    authorizer), another principal, or any change to the partitions this node holds
+    starts it afresh."""
+    security, routing = node.security, node.routing
+    known = conn.admitted_under
+    if (
+        conn.admitted is None
+        or known is None
+        or known.authorizer is not security.authorizer
+        or known.principal != conn.principal
+        or known.routing is not routing
+        or (isinstance(routing, ClusterRouting) and known.mine != routing.mine)
+    ):
+        mine = dict(routing.mine) if isinstance(routing, ClusterRouting) else None
+        conn.admitted = {}
+        conn.admitted_under = AdmittedUnder(security.authorizer, conn.principal, routing, mine)
+    return conn.admitted
 
 
-def note_readable(node: Node, conn: ConnectionContext, group_id: str) -> None:
-    """``conn`` was admitted to READ ``group_id`` (ACLs on): remember it for the walker."""
-    groups = readable_groups(node, conn)
-    if len(groups) >= READABLE_GROUPS_KEPT and group_id not in groups:
+def note_admitted(node: Node, conn: ConnectionContext, group_id: str) -> None:
+    """Admission let ``conn`` heartbeat in ``group_id`` (it checked something: ACLs or a
+    cluster's placement): remember it for the compiled walker."""
+    groups = admitted_groups(node, conn)
+    if len(groups) >= ADMITTED_GROUPS_KEPT and group_id not in groups:
         groups.clear()
     groups[group_id] = True
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..security.config import ANONYMOUS, Listener
 from ..security.sasl import SaslSession
@@ -21,7 +23,16 @@ class ConnectionContext:
     #: In front of an upstream: the upstream broker this address stands for (None: the
     #: daemon's own address), so the node id a client expects of it is that broker's.
     upstream_broker: int | None = None
-    #: With ACLs: the groups this connection's principal was found allowed to READ, under
-    #: the authorizer and principal of ``readable_under`` (``admission.readable_groups``).
-    readable: dict[str, bool] | None = None
-    readable_under: tuple[object, str] | None = None
+    #: With ACLs or in a cluster: the groups admission let this connection heartbeat in,
+    #: as things stood in ``admitted_under`` (``admission.admitted_groups``).
+    admitted: dict[str, bool] | None = None
+    admitted_under: AdmittedUnder | None = None
+
+
+class AdmittedUnder(NamedTuple):
+    """What a connection's ``admitted`` groups were admitted under."""
+
+    authorizer: object  # the node's authorizer then: any ACL change makes a new one
+    principal: str
+    routing: object  # the node's routing then
+    mine: Mapping[int, object] | None  # a cluster's partitions this node held, and their states

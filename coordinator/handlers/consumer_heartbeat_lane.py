@@ -41,7 +41,7 @@ from protocol.errors import DecodeError
 from protocol.frames import encode_response
 from protocol.headers import RequestHeader
 
-from .admission import CONSUMER_GROUP_HEARTBEAT, note_readable, refusal
+from .admission import CONSUMER_GROUP_HEARTBEAT, note_admitted, refusal
 from .connection_context import ConnectionContext
 from .heartbeat_lane import LaneAnswer
 from .node import Node
@@ -152,8 +152,7 @@ class ConsumerHeartbeatLane:
             )
             if refused is not None:
                 return None  # refused: answered by the general path, in its words
-            if node.security.acls_enabled:
-                note_readable(node, conn, group_id)  # the compiled walker's too
+            note_admitted(node, conn, group_id)  # for the compiled walker too
         steady = self._steady(
             group_id, member_id, epoch, instance_id, client_id, conn.client_host, now_ms
         )

@@ -31,7 +31,7 @@ from protocol.errors import DecodeError
 from protocol.frames import encode_response
 from protocol.headers import RequestHeader
 
-from .admission import HEARTBEAT, heartbeat_refused_code, note_readable, refusal
+from .admission import HEARTBEAT, heartbeat_refused_code, note_admitted, refusal
 from .connection_context import ConnectionContext
 from .node import Node
 
@@ -135,8 +135,8 @@ class HeartbeatLane:
             refused = refusal(
                 self.node, conn.principal, conn.client_host, HEARTBEAT, group_id, None, now_ms
             )
-            if refused is None and self._security.acls_enabled:
-                note_readable(self.node, conn, group_id)  # the compiled walker's too
+            if refused is None:
+                note_admitted(self.node, conn, group_id)  # for the compiled walker too
         if refused is not None:
             error, key, deadline = heartbeat_refused_code(refused), None, 0
         else:

@@ -123,13 +123,15 @@ def heat(conn: KafkaConnection) -> HotReads | None:
     """Make ``conn`` hot, if it may be. Called only after a read the compiled lane
     answered whole, which ``data_received`` hands it only with nothing queued, parked or
     committing, authenticated, with no upstream, and where the walker answers at all: what
-    is left to check is the transport (open, plain TCP, nothing unsent), and that there are
-    no ACLs (the hot reader checks none; ``data_received``'s walks check them)."""
+    is left to check is the transport (open, plain TCP, nothing unsent), and that admission
+    checks nothing (no ACLs, one node: the hot reader checks neither; ``data_received``'s
+    walks check both)."""
     runtime, transport = conn.runtime, conn.transport
     if transport is None or conn.closed or transport.is_closing():
         return None
-    if runtime.node.security.acls_enabled:
-        return None  # the reader's walks check no ACLs: data_received's do
+    node = runtime.node
+    if node.security.acls_enabled or node.routing.clustered:
+        return None  # the reader's walks check no admission: data_received's do
     if conn.listener is not None and conn.listener.protocol.uses_tls:
         return None
     if transport.get_extra_info("sslcontext") is not None or transport.get_write_buffer_size():

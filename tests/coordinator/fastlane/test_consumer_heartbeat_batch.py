@@ -604,22 +604,36 @@ async def test_another_client_host_is_left_to_the_python_way() -> None:
 
 @needs_compiled
 @pytest.mark.parametrize("state", [None, PartitionState.LOADING, PartitionState.OWNED])
-async def test_in_a_cluster_every_consumer_heartbeat_goes_the_python_way(
+async def test_in_a_cluster_a_consumer_heartbeat_is_answered_in_c_only_once_admitted(
     state: PartitionState | None,
 ) -> None:
     """Admission has something to check (the group's coordinator, a group loading): the
-    Python lane admits every heartbeat (not coordinator, loading, or answered)."""
+    Python lane admits the first heartbeat (not coordinator, loading, or answered); only
+    a group admitted (its partition held, loaded) is answered in C after it, and only
+    until the lease may have run out."""
     world = await reconciled_world()
     template = await warm(world)
-    for t in world.twins:
-        mine = {} if state is None else {partition_for(GROUP, 6): state}
-        t.runtime.node.routing = ClusterRouting(
-            node_id=1, partitions=6, mine=mine, lease_valid_until_ms=t.clock.now + 600_000
+    routings = [
+        ClusterRouting(
+            node_id=1,
+            partitions=6,
+            mine={} if state is None else {partition_for(GROUP, 6): state},
+            lease_valid_until_ms=t.clock.now + 600_000,
         )
+        for t in world.twins
+    ]
+    for t, routing in zip(world.twins, routings, strict=True):
+        t.runtime.node.routing = routing
     assert await steady_again(world, template) == 0
     answer = decode_response(BY_KEY[68], 1, world.last("m1"))[1]
     expected = {None: 16, PartitionState.LOADING: 14, PartitionState.OWNED: 0}[state]
     assert answer.error_code == expected  # type: ignore[attr-defined]
+    assert await steady_again(world, template) == (state is PartitionState.OWNED)
+    for t, routing in zip(world.twins, routings, strict=True):
+        routing.lease_valid_until_ms = t.clock.now
+    assert await steady_again(world, template) == 0
+    answer = decode_response(BY_KEY[68], 1, world.last("m1"))[1]
+    assert answer.error_code == 16  # type: ignore[attr-defined]  # NOT_COORDINATOR
 
 
 @needs_compiled

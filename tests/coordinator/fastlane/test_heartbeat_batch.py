@@ -14,13 +14,13 @@ import itertools
 import random
 import shutil
 import struct
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
 
 from coordinator.cluster.placement import partition_for
-from coordinator.cluster.routing import ClusterRouting
+from coordinator.cluster.routing import ClusterRouting, PartitionState
 from coordinator.fastlane import batch
 from coordinator.group.classic.group import ClassicGroup
 from coordinator.group.config import GroupConfig
@@ -435,6 +435,45 @@ def allow_reading(twins: list[Twin], group: str) -> None:
         t.runtime.node.security.load(SecurityRows(acls=(allow,)))
 
 
+async def member_on(twins: list[Twin]) -> Callable[[], Awaitable[set[int]]]:
+    """A member alone in a Stable group on each twin, over a connection each; a read of
+    its heartbeats (versions 3 and 4: 0-2 are the same bytes but for the version, one
+    frame of each kind in the lane's memo at a time) to send on both, which returns the
+    answers' error codes (the same bytes on both twins, asserted)."""
+    conns = [t.connect() for t in twins]
+    first = await call(twins, conns, frame(join(""), 5, 1))
+    joined = await call(twins, conns, frame(join(first.member_id), 5, 2))
+    generation = joined.generation_id
+    sync = SyncGroupRequest(group_id=GROUP, generation_id=generation, member_id=first.member_id)
+    await call(twins, conns, frame(sync, 3, 3))
+    hb = HeartbeatRequest(group_id=GROUP, generation_id=generation, member_id=first.member_id)
+    versions = [3, 4] * 10
+    stream = b"".join(frame(hb, v, 10 + i) for i, v in enumerate(versions))
+
+    async def read() -> set[int]:
+        counts = [len(sink.responses()) for _, sink in conns]
+        for conn, _ in conns:
+            conn.data_received(stream)
+        await settle(
+            *((sink, n + len(versions)) for (_, sink), n in zip(conns, counts, strict=True))
+        )
+        answers = [sink.responses()[n:] for (_, sink), n in zip(conns, counts, strict=True)]
+        assert answers[0] == answers[1]
+        assert twins[0].sessions() == twins[1].sessions()
+        return {
+            decode_response(BY_KEY[12], v, a)[1].error_code  # type: ignore[attr-defined]
+            for v, a in zip(versions, answers[0], strict=True)
+        }
+
+    return read
+
+
+def answered_in_c(twins: list[Twin]) -> int:
+    compiled = twins[0].runtime.heartbeat_batch
+    assert compiled is not None
+    return compiled.answered
+
+
 @needs_compiled
 async def test_with_acls_an_admitted_groups_heartbeats_are_answered_in_c_until_acls_change() -> (
     None
@@ -447,43 +486,73 @@ async def test_with_acls_an_admitted_groups_heartbeats_are_answered_in_c_until_a
         Settings(store="memory", group=GroupConfig(initial_rebalance_delay_ms=0), security=security)
     )
     allow_reading(twins, GROUP)
-    conns = [t.connect() for t in twins]
-    first = await call(twins, conns, frame(join(""), 5, 1))
-    joined = await call(twins, conns, frame(join(first.member_id), 5, 2))
-    generation = joined.generation_id
-    sync = SyncGroupRequest(group_id=GROUP, generation_id=generation, member_id=first.member_id)
-    await call(twins, conns, frame(sync, 3, 3))
-    hb = HeartbeatRequest(group_id=GROUP, generation_id=generation, member_id=first.member_id)
-    # Versions 0-2 are the same bytes but for the version: one frame of each kind in the
-    # lane's memo at a time; a client sends one version.
-    versions = [3, 4] * 10
-    stream = b"".join(frame(hb, v, 10 + i) for i, v in enumerate(versions))
-
-    async def read() -> set[int]:
-        """The stream on both twins: its answers' error codes (the same bytes on both)."""
-        counts = [len(sink.responses()) for _, sink in conns]
-        for conn, _ in conns:
-            conn.data_received(stream)
-        await settle(
-            *((sink, n + len(versions)) for (_, sink), n in zip(conns, counts, strict=True))
-        )
-        answers = [sink.responses()[n:] for (_, sink), n in zip(conns, counts, strict=True)]
-        assert answers[0] == answers[1]
-        return {
-            decode_response(BY_KEY[12], v, a)[1].error_code  # type: ignore[attr-defined]
-            for v, a in zip(versions, answers[0], strict=True)
-        }
-
-    compiled = twins[0].runtime.heartbeat_batch
-    assert compiled is not None
+    read = await member_on(twins)
     assert await read() == {0}  # decoded and admitted by the Python lane
-    before = compiled.answered
+    before = answered_in_c(twins)
     assert await read() == {0}
-    assert compiled.answered == before + len(versions)
-    assert twins[0].sessions() == twins[1].sessions()
+    assert answered_in_c(twins) == before + 20
     allow_reading(twins, "another-group")
     assert await read() == {ErrorCode.GROUP_AUTHORIZATION_FAILED}
-    assert compiled.answered == before + len(versions)
+    assert answered_in_c(twins) == before + 20
+
+
+@needs_compiled
+async def test_in_a_cluster_heartbeats_are_answered_in_c_while_partition_and_lease_hold() -> None:
+    """In a cluster the Python lane admits a group whose coordinator partition this node
+    holds, loaded, within its lease; the walker then answers in C, with the same bytes,
+    until the lease may have run out (NOT_COORDINATOR from then on, none answered in C),
+    and again once it is renewed, but not once the partition is loading again or given
+    up."""
+    twins = pair(
+        Settings(store="memory", node_id=1, group=GroupConfig(initial_rebalance_delay_ms=0))
+    )
+    partition = partition_for(GROUP, 6)
+    routings = [
+        ClusterRouting(
+            node_id=1,
+            partitions=6,
+            mine={partition: PartitionState.OWNED},
+            lease_valid_until_ms=t.clock.now + 60_000,
+        )
+        for t in twins
+    ]
+    for t, routing in zip(twins, routings, strict=True):
+        t.runtime.node.routing = routing
+    read = await member_on(twins)
+    assert await read() == {0}  # admitted by the Python lane
+    before = answered_in_c(twins)
+    assert await read() == {0}
+    assert answered_in_c(twins) == before + 20
+    for t, r in zip(twins, routings, strict=True):
+        r.lease_valid_until_ms = t.clock.now  # ran out now
+    assert await read() == {ErrorCode.NOT_COORDINATOR}
+    assert answered_in_c(twins) == before + 20
+    for t, r in zip(twins, routings, strict=True):
+        r.lease_valid_until_ms = t.clock.now + 60_000
+    assert await read() == {0}
+    assert answered_in_c(twins) == before + 40  # the partitions held are as they were
+    for r in routings:
+        r.mine[partition] = PartitionState.LOADING
+    assert await read() == {0}  # what Kafka answers while loading: NONE, blindly
+    assert answered_in_c(twins) == before + 40
+    for r in routings:
+        r.mine[partition] = PartitionState.OWNED
+    assert await read() == {0}  # admitted afresh
+    assert await read() == {0}
+    assert answered_in_c(twins) == before + 60
+    assert partition_for(GROUP, 7) != partition
+    for t, r in zip(twins, routings, strict=True):  # the same partitions, another placement
+        t.runtime.node.routing = ClusterRouting(
+            node_id=1, partitions=7, mine=dict(r.mine), lease_valid_until_ms=r.lease_valid_until_ms
+        )
+    assert await read() == {ErrorCode.NOT_COORDINATOR}
+    assert answered_in_c(twins) == before + 60
+    for t, r in zip(twins, routings, strict=True):
+        t.runtime.node.routing = r
+    for r in routings:
+        del r.mine[partition]  # given up
+    assert await read() == {ErrorCode.NOT_COORDINATOR}
+    assert answered_in_c(twins) == before + 60
 
 
 async def test_the_environment_forces_the_pure_lane(monkeypatch: pytest.MonkeyPatch) -> None:

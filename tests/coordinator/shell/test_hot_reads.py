@@ -24,6 +24,8 @@ import pytest
 
 from bench.steady import stable_classic_member
 from coordinator.client.connection import KafkaConnectionClient, connect
+from coordinator.cluster.placement import partition_for
+from coordinator.cluster.routing import ClusterRouting, PartitionState
 from coordinator.fastlane.batch import compiled, forced_pure
 from coordinator.group.config import GroupConfig
 from coordinator.security.acls import AclBinding, Operation, PatternType, Permission, ResourceType
@@ -332,30 +334,42 @@ def _error(kind: str, answer: bytes) -> int:
     return int(decode_response(BY_KEY[key], version, answer[4:])[1].error_code)  # type: ignore[attr-defined]
 
 
-async def test_with_acls_a_connection_never_goes_hot_and_a_revoked_group_is_refused(
-    tmp_path: Path,
+@pytest.mark.parametrize("checks", ["acls", "cluster"])
+async def test_where_admission_checks_a_connection_never_goes_hot_and_a_refusal_is_heard(
+    tmp_path: Path, checks: str
 ) -> None:
-    """The hot reader checks no ACLs: with them a connection stays on the transport path,
-    where the compiled walker answers only groups it was admitted to, until the ACLs
-    change."""
-    srv = await _start(tmp_path, acls=True)
+    """The hot reader checks no admission: with ACLs, or in a cluster, a connection stays
+    on the transport path, where the compiled walker answers only the groups it was
+    admitted to, until the ACLs change (GROUP_AUTHORIZATION_FAILED) or the node's lease
+    may have run out (NOT_COORDINATOR)."""
+    srv = await _start(tmp_path, acls=checks == "acls")
     runtime = srv.runtime
     assert runtime is not None
-    security = runtime.node.security
+    node = runtime.node
+    groups = ("checked-classic", "checked-consumer")
 
-    def allow(groups: tuple[str, ...]) -> None:
+    def allow(names: tuple[str, ...]) -> None:
         rows = [
             AclBinding(ANONYMOUS, ResourceType.GROUP, g, PatternType.LITERAL, Operation.READ, ALLOW)
-            for g in groups
+            for g in names
         ]
         topic = AclBinding(
             ANONYMOUS, ResourceType.TOPIC, "orders", PatternType.LITERAL, Operation.DESCRIBE, ALLOW
         )
-        security.load(SecurityRows(acls=(*rows, topic)))
+        node.security.load(SecurityRows(acls=(*rows, topic)))
 
+    routing = ClusterRouting(
+        node_id=0,
+        partitions=6,
+        mine={partition_for(g, 6): PartitionState.OWNED for g in groups},
+        lease_valid_until_ms=runtime.now_ms() + 600_000,
+    )
+    if checks == "acls":
+        allow(groups)
+    else:
+        node.routing = routing
     try:
-        allow(("acl-classic", "acl-consumer"))
-        m = await _members(srv.port, "acl")
+        m = await _members(srv.port, "checked")
         batch = runtime.heartbeat_batch
         assert batch is not None
         reader, writer = await asyncio.open_connection("127.0.0.1", srv.port)
@@ -365,12 +379,16 @@ async def test_with_acls_a_connection_never_goes_hot_and_a_revoked_group_is_refu
             assert _error(STEADY[i % 2], await _read_frame(reader)) == 0
         assert [conn.hot is not None for conn in srv.connections] == [False]
         assert batch.answered - before >= HOT_AFTER_READS  # in C, not hot
-        allow(("another-group",))
+        if checks == "acls":
+            allow(("another-group",))
+            refused = ErrorCode.GROUP_AUTHORIZATION_FAILED
+        else:
+            routing.lease_valid_until_ms = runtime.now_ms()
+            refused = ErrorCode.NOT_COORDINATOR
         for i, kind in enumerate(STEADY):
             writer.write(_frame(m, kind, 4, 100 + i))
         answers = await _read_frames(reader, 2)
-        codes = [_error(kind, a) for kind, a in zip(STEADY, answers, strict=True)]
-        assert codes == [ErrorCode.GROUP_AUTHORIZATION_FAILED] * 2
+        assert [_error(kind, a) for kind, a in zip(STEADY, answers, strict=True)] == [refused] * 2
         writer.close()
     finally:
         await srv.stop()
