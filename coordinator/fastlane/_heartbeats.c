@@ -955,7 +955,7 @@ static Py_ssize_t walk_frames(Walker *self, const unsigned char *data, Py_ssize_
  *       ConsumerGroupHeartbeats answered)
  * ``admitted``: None (admission checks nothing), or the dict of groups admission let the
  * connection heartbeat in (a frame of any other group is left to the Python lanes, which
- * check and record). 
+ * check and record).
  * The client id of the last frame answered is then ``client_id``, and the frames answered
  * by version and error ``counts()`` (Heartbeat) and ``consumer_counts()``. */
 static PyObject *Walker_walk(Walker *self, PyObject *const *args, Py_ssize_t nargs) {
