@@ -122,10 +122,9 @@ class HotReads:
 def heat(conn: KafkaConnection) -> HotReads | None:
     """Make ``conn`` hot, if it may be. Called only after a read the compiled lane
     answered whole, which ``data_received`` hands it only with nothing queued, parked or
-    committing, authenticated, with no upstream, and where the walker answers at all: what
-    is left to check is the transport (open, plain TCP, nothing unsent), and that admission
-    checks nothing (no ACLs, one node: the hot reader checks neither; ``data_received``'s
-    walks check both)."""
+    committing, authenticated, with no upstream: what is left to check is the transport
+    (open, plain TCP, nothing unsent), and that admission checks nothing (no ACLs, one
+    node: the hot reader checks neither; ``data_received``'s walks check both)."""
     runtime, transport = conn.runtime, conn.transport
     if transport is None or conn.closed or transport.is_closing():
         return None
