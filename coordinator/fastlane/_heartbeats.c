@@ -385,6 +385,13 @@ static void keep_found(CacheSlot *slot, PyObject *groups, PyObject *armed_keys,
 #endif
 }
 
+/* What ``slot`` keeps of its lookups (keep_found), into ``found``. */
+static inline void kept(const CacheSlot *slot, Found *found) {
+    found->g = slot->g;
+    found->m = slot->m;
+    found->armed = slot->armed;
+}
+
 /* What ``slot``'s Heartbeat frame named when beat() last found it, if the tags stand
  * and the member still has the session key it was found by: what look_up would find. */
 static int remembered(Walker *self, CacheSlot *slot, PyObject *groups, PyObject *armed_keys,
@@ -392,9 +399,7 @@ static int remembered(Walker *self, CacheSlot *slot, PyObject *groups, PyObject 
     if (!tags_stand(slot, groups, armed_keys, self->g_members, self->g_static_members))
         return 0;
     if (SLOT(slot->m, self->m_heartbeat_key) != slot->session_key) return 0;
-    found->g = slot->g;
-    found->m = slot->m;
-    found->armed = slot->armed;
+    kept(slot, found);
     return 1;
 }
 
@@ -802,9 +807,7 @@ static int consumer_beat(Walker *self, CacheSlot *slot, PyObject *groups, PyObje
         if (!consumer_look_up(self, slot, groups, armed_keys, &f)) return 0;
         keep_found(slot, groups, armed_keys, self->cg_members, self->cg_static_members, &f);
     } else {
-        f.g = slot->g;
-        f.m = slot->m;
-        f.armed = slot->armed;
+        kept(slot, &f);
     }
     PyObject *g = f.g, *m = f.m;
     /* g.changed: nothing of the group waits to be written (coalesce.stale: held) */

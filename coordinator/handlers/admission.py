@@ -117,6 +117,7 @@ def admitted_groups(node: Node, conn: ConnectionContext) -> dict[str, bool]:
     authorizer), another principal, or any change to the partitions this node holds
     starts it afresh."""
     security, routing = node.security, node.routing
+    mine = routing.mine if isinstance(routing, ClusterRouting) else None
     known = conn.admitted_under
     if (
         conn.admitted is None
@@ -124,11 +125,11 @@ def admitted_groups(node: Node, conn: ConnectionContext) -> dict[str, bool]:
         or known.authorizer is not security.authorizer
         or known.principal != conn.principal
         or known.routing is not routing
-        or (isinstance(routing, ClusterRouting) and known.mine != routing.mine)
+        or known.mine != mine
     ):
-        mine = dict(routing.mine) if isinstance(routing, ClusterRouting) else None
+        held = None if mine is None else dict(mine)  # a copy: ``mine`` changes in place
         conn.admitted = {}
-        conn.admitted_under = AdmittedUnder(security.authorizer, conn.principal, routing, mine)
+        conn.admitted_under = AdmittedUnder(security.authorizer, conn.principal, routing, held)
     return conn.admitted
 
 

@@ -34,7 +34,6 @@ from coordinator.shared.accounts import WILDCARD
 from coordinator.shared.catalog import topic_id_for
 from coordinator.shared.clock import LoopClock
 from coordinator.store import Write
-from coordinator.store.base import SecurityRows
 from protocol.apis import BY_KEY
 from protocol.apis.api_versions import ApiVersionsRequest
 from protocol.apis.consumer_group_describe import ConsumerGroupDescribeRequest
@@ -56,6 +55,7 @@ from protocol.frames import decode_response, encode_request
 from protocol.schema import Struct
 
 from .test_heartbeat_batch import Twin as ClassicTwin
+from .test_heartbeat_batch import allow_reading as allow_classic_reading
 from .test_heartbeat_batch import needs_compiled
 
 GROUP = "g"
@@ -648,19 +648,13 @@ async def test_with_acls_a_refused_consumer_heartbeat_is_never_answered_in_c() -
     assert world.compiled.answered == 0
 
 
-def allow_reading(world: World, groups: tuple[str, ...]) -> None:
-    """Each twin's ACLs: the (anonymous) connections may READ ``groups`` and DESCRIBE
-    every topic; nothing else."""
-    allow = [
-        AclBinding(ANONYMOUS, ResourceType.GROUP, g, PatternType.LITERAL, Operation.READ, ALLOW)
-        for g in groups
-    ] + [
-        AclBinding(
-            ANONYMOUS, ResourceType.TOPIC, WILDCARD, PatternType.LITERAL, Operation.DESCRIBE, ALLOW
-        )
-    ]
-    for t in world.twins:
-        t.runtime.node.security.load(SecurityRows(acls=tuple(allow)))
+def allow_reading(world: World, group: str) -> None:
+    """Each twin's ACLs: the (anonymous) connections may READ ``group`` and DESCRIBE every
+    topic; nothing else."""
+    describe = AclBinding(
+        ANONYMOUS, ResourceType.TOPIC, WILDCARD, PatternType.LITERAL, Operation.DESCRIBE, ALLOW
+    )
+    allow_classic_reading(world.twins, group, describe)
 
 
 @needs_compiled
@@ -669,17 +663,17 @@ async def test_with_acls_an_admitted_group_is_answered_in_c_until_the_acls_chang
     ones alike; once the ACLs change (READ on the group taken away) the next heartbeat is
     refused on both twins, not answered from the admission made before."""
     world = World(settings(acls_enabled=True))
-    allow_reading(world, (GROUP,))
+    allow_reading(world, GROUP)
     for who in MEMBERS:
         await world.join(who)
     await world.reconcile(MEMBERS)
     template = await warm(world)  # asserts the second is answered in C
     assert await steady_again(world, template) == 1
-    allow_reading(world, ("another-group",))
+    allow_reading(world, "another-group")
     assert await steady_again(world, template) == 0
     answer = decode_response(BY_KEY[68], 1, world.last("m1"))[1]
     assert answer.error_code == 30  # type: ignore[attr-defined]  # GROUP_AUTHORIZATION_FAILED
-    allow_reading(world, (GROUP,))  # allowed again: admitted afresh, then answered in C
+    allow_reading(world, GROUP)  # allowed again: admitted afresh, then answered in C
     assert await steady_again(world, template) == 0
     assert await steady_again(world, template) == 1
 

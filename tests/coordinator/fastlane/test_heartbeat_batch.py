@@ -14,7 +14,7 @@ import itertools
 import random
 import shutil
 import struct
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import pytest
@@ -426,13 +426,14 @@ async def test_where_admission_refuses_the_python_lane_answers_every_heartbeat(
     assert compiled_batch is not None and compiled_batch.answered == 0
 
 
-def allow_reading(twins: list[Twin], group: str) -> None:
-    """Each twin's ACLs: the (anonymous) connections may READ ``group``, nothing else."""
+def allow_reading(twins: Sequence[Twin], group: str, *more: AclBinding) -> None:
+    """Each twin's ACLs: the (anonymous) connections may READ ``group`` (and what ``more``
+    allows), nothing else."""
     allow = AclBinding(
         ANONYMOUS, ResourceType.GROUP, group, PatternType.LITERAL, Operation.READ, Permission.ALLOW
     )
     for t in twins:
-        t.runtime.node.security.load(SecurityRows(acls=(allow,)))
+        t.runtime.node.security.load(SecurityRows(acls=(allow, *more)))
 
 
 async def member_on(twins: list[Twin]) -> Callable[[], Awaitable[set[int]]]:
